@@ -1,0 +1,205 @@
+package lockmw
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Client is one lock owner space on Redis, like one Redisson instance: every
+// lock it takes is owned by "<ID>:<ownerID>". A Client is safe for
+// concurrent use. It runs a fixed number of goroutines whatever the number of
+// locks held or waited for: one watchdog and one pub/sub receiver per
+// subscription connection (one on a single node; one per hash slot with
+// waiters on a Redis 7 cluster).
+//
+// Close it when done; Close does not close the go-redis client.
+type Client struct {
+	rdb     redis.UniversalClient
+	id      string
+	opts    options
+	cluster bool
+	log     *slog.Logger
+
+	ownerSeq atomic.Uint64
+	reqSeq   atomic.Uint64
+	pubCmd   atomic.Value // "publish" or "spublish", once known
+	latchMS  int64
+
+	bgCtx    context.Context // cancelled by Close; parent of background calls
+	bgCancel context.CancelFunc
+	closed   chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+
+	mu    sync.Mutex
+	holds map[*hold]struct{} // every hold not yet ended
+
+	wd  *watchdog
+	hub *hub
+}
+
+// New returns a Client that keeps its locks on rdb: a *redis.Client, a
+// failover (Sentinel) client or a *redis.ClusterClient. It panics when rdb is
+// nil or an option is invalid: that is configuration that can never be right.
+func New(rdb redis.UniversalClient, opts ...Option) *Client {
+	if rdb == nil {
+		panic("lockmw: New(nil): a go-redis client is required")
+	}
+	o := options{
+		watchdog:       DefaultWatchdogTimeout,
+		logger:         slog.New(slog.DiscardHandler),
+		releaseTimeout: DefaultReleaseTimeout,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.clientID == "" {
+		o.clientID = newUUID()
+	}
+	c := &Client{
+		rdb:     rdb,
+		id:      o.clientID,
+		opts:    o,
+		log:     o.logger,
+		latchMS: latchTTL(rdb).Milliseconds(),
+		closed:  make(chan struct{}),
+		holds:   make(map[*hold]struct{}),
+	}
+	_, c.cluster = rdb.(*redis.ClusterClient)
+	if !c.cluster {
+		c.pubCmd.Store("publish")
+	}
+	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
+	c.wd = newWatchdog(c)
+	c.hub = newHub(c)
+	c.wg.Add(1)
+	go c.wd.run()
+	return c
+}
+
+// ID returns the client's ID, the first half of every owner field.
+func (c *Client) ID() string { return c.id }
+
+// Redis returns the go-redis client the locks live on, for adapters that keep
+// small keys of their own beside the locks.
+func (c *Client) Redis() redis.UniversalClient { return c.rdb }
+
+// Close stops the client: every hold context is cancelled with cause
+// ErrClosed and renewal stops (the locks stay in Redis until they are
+// unlocked or expire; Unlock still releases them), waiters blocked in Lock
+// return ErrClosed, and later Lock calls return ErrClosed. Close waits for the
+// client's goroutines to end and is safe to call more than once.
+func (c *Client) Close() error {
+	c.once.Do(func() {
+		close(c.closed)
+		c.mu.Lock()
+		hs := make([]*hold, 0, len(c.holds))
+		for h := range c.holds {
+			hs = append(hs, h)
+		}
+		c.mu.Unlock()
+		for _, h := range hs {
+			h.end(endClosed, ErrClosed)
+		}
+		c.bgCancel()
+		c.hub.close()
+	})
+	c.wg.Wait()
+	return nil
+}
+
+func (c *Client) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// publishCmd is the command the scripts publish with: SPUBLISH on a Redis 7
+// cluster (sharded pub/sub, as Redisson 3.22+ does there), PUBLISH elsewhere.
+func (c *Client) publishCmd(ctx context.Context) string {
+	if v, ok := c.pubCmd.Load().(string); ok {
+		return v
+	}
+	info, err := c.rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return "publish" // not remembered: asked again next time
+	}
+	cmd := "publish"
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			var major int
+			if _, err := fmt.Sscanf(v, "%d", &major); err == nil && major >= 7 {
+				cmd = "spublish"
+			}
+		}
+	}
+	c.pubCmd.Store(cmd)
+	return cmd
+}
+
+func (c *Client) sharded() bool {
+	v, _ := c.pubCmd.Load().(string)
+	return v == "spublish"
+}
+
+// requestID names one request's latch key, so that go-redis re-sending it
+// after a timeout finds the first result instead of counting twice.
+func (c *Client) requestID() string {
+	return c.id + ":" + formatUint(c.reqSeq.Add(1))
+}
+
+func (c *Client) addHold(h *hold) {
+	c.mu.Lock()
+	c.holds[h] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *Client) removeHold(h *hold) {
+	c.mu.Lock()
+	delete(c.holds, h)
+	c.mu.Unlock()
+}
+
+// latchTTL is how long a request's latch key lives: long enough to cover
+// go-redis re-sending it (read timeout × attempts, plus back-off).
+func latchTTL(rdb redis.UniversalClient) time.Duration {
+	read, retries, backoff := 3*time.Second, 3, 512*time.Millisecond
+	switch r := rdb.(type) {
+	case *redis.Client:
+		o := r.Options()
+		read, retries, backoff = o.ReadTimeout, o.MaxRetries, o.MaxRetryBackoff
+	case *redis.ClusterClient:
+		o := r.Options()
+		read, retries, backoff = o.ReadTimeout, o.MaxRetries, o.MaxRetryBackoff
+	}
+	if read <= 0 {
+		read = 3 * time.Second
+	}
+	if retries < 0 {
+		retries = 0
+	}
+	if backoff <= 0 {
+		backoff = 512 * time.Millisecond
+	}
+	d := time.Duration(retries+1)*read + time.Duration(retries)*backoff
+	return min(max(d, time.Second), time.Minute)
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

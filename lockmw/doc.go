@@ -1,0 +1,88 @@
+// Package lockmw is a reentrant distributed lock on Redis, wire-compatible
+// with Redisson's RLock, and the core of rlock.
+//
+// A lock is a Redis hash at key name whose field "<clientID>:<ownerID>" holds
+// the reentrancy count, changed only by Lua scripts; Redisson clients and
+// rlock clients exclude each other on the same name and wake each other's
+// waiters through Redisson's channel redisson_lock__channel:{name}.
+//
+// # The context is the thread
+//
+// Redisson ties a hold to a Java thread. Go has no thread identity, so rlock
+// ties it to a context: Lock returns a hold context, derived from the one
+// passed in, that carries (client, owner, name). Pass it (or a context derived
+// from it) to Lock on the same Client and name to re-enter, and to Unlock to
+// release that level:
+//
+//	hctx, err := m.Lock(ctx)
+//	if err != nil { return err }
+//	defer m.Unlock(hctx)
+//	doWork(hctx) // a nested m.Lock(hctx) re-enters instead of deadlocking
+//
+// Two Clients, even in one process, are two owners, like two Redisson
+// instances. A context that carries no hold, such as context.Background(),
+// never re-enters and cannot Unlock (ErrNotHeld).
+//
+// # Lifetimes
+//
+//	what happens                         the hold context              renewal            Unlock afterwards
+//	the ctx passed to Lock is cancelled  cancelled, the caller's cause goes on until Unlock releases, returns nil
+//	a leased hold reaches its lease end  deadline exceeded             none               ErrLockLost if gone or someone else's, else releases
+//	the lock is lost (renewal finds it   cancelled, cause ErrLockLost  stops              ErrLockLost, nothing touched
+//	  gone; renewals fail until the key
+//	  could have expired; force unlock)
+//	Client.Close                         cancelled, cause ErrClosed    stops              releases the lock if it is still there
+//	the last Unlock                      cancelled                     stops              ErrNotHeld
+//
+// Unlock and UnlockAt work with a cancelled context: they take the owner from
+// it and run the release detached, bounded by WithReleaseTimeout.
+//
+// # Watchdog, leases and losing a lock
+//
+// Lock, and TryLock with lease 0, give the key the watchdog timeout (30s by
+// default) as TTL and renew it every third of that while held. TryLock with a
+// lease sets that TTL and never renews. When a renewal finds the key gone or
+// owned by someone else, the hold context is cancelled at once with cause
+// ErrLockLost; when renewals fail (network, Redis down) it is cancelled no
+// later than the send time of the last successful renewal plus the timeout,
+// minus a margin of 1% + 2ms for clock drift. Redisson never tells its holder;
+// rlock does, so work done under the lock can stop:
+//
+//	if errors.Is(context.Cause(hctx), lockmw.ErrLockLost) { ... }
+//
+// # Waiting
+//
+// A busy acquisition that may wait joins a queue of waiters kept in Redis
+// beside the lock (rlock_queue:{name}, rlock_waiters:{name}) and subscribes
+// to the lock's channels; all waiters of one name in one Client share one
+// subscription, and all names one connection. The last Unlock hands the lock
+// straight to the first live waiter in the queue and tells only that waiter,
+// on rlock_handoff:{name}; it publishes Redisson's "0" on Redisson's channel
+// only when nobody is queued. So one unlock wakes one waiter across all
+// processes, with no herd of failed attempts. A waiter also retries when
+// Redisson's "0" arrives, when the holder's TTL runs out, and at least every
+// third of its own TTL (which keeps its queue entry alive). Queue entries of
+// waiters that died expire; a lock handed to a waiter that died just before
+// expires after that waiter's TTL.
+//
+// # Fencing
+//
+// With WithFencing each new hold takes a token from INCR
+// redisson_lock_token:{name} inside the acquire script; Token reads it from the
+// hold context without a round trip. Pass it to the resource you protect and
+// have it reject writes with a token lower than one it has seen: a paused or
+// partitioned holder may still believe it holds the lock after it expired.
+//
+// # Retries
+//
+// go-redis re-sends a command after a read timeout. A re-sent acquire cannot
+// count twice (its owner field is new, so finding it means it already won), a
+// re-sent re-entry or unlock finds the result of the first in a short-lived
+// latch key (redisson_unlock_latch:{name}:<requestID>), as Redisson does.
+//
+// # Cost
+//
+// An uncontended Lock and Unlock are one EVALSHA each. A Client runs one
+// watchdog goroutine, which renews all its locks in scripts of at most 100
+// locks sent in one pipeline, and one goroutine per subscription connection.
+package lockmw

@@ -1,0 +1,185 @@
+package lockmw
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// A hold is one ownership of a lock by one owner field: created by a new
+// acquisition, shared by its re-entries, ended by the last Unlock, a loss or
+// Close.
+type hold struct {
+	m       *Mutex
+	field   string
+	token   int64
+	lease   time.Duration // 0: renewed by the watchdog
+	start   time.Time
+	hookCtx context.Context // what HoldStart returned; handed to HoldEnd and Renewal
+	cancel  context.CancelCauseFunc
+	stopDL  context.CancelFunc // the lease deadline's, when leased
+
+	mu        sync.Mutex
+	state     holdState
+	lossTime  *time.Timer // fires when the key could have expired (watchdog holds)
+	inRelease int         // Unlock calls under way; a renewal that finds the key gone then is no loss
+}
+
+type holdState int
+
+const (
+	holdActive   holdState = iota
+	holdReleased           // the last level was unlocked
+	holdLost               // renewal found it gone, renewals failed too long, or Unlock found it gone
+	holdClosed             // Client.Close: renewal stopped, Unlock still releases
+)
+
+type endKind int
+
+const (
+	endReleased endKind = iota
+	endLost
+	endClosed
+)
+
+// A level is one successful Lock or TryLock: the hold's first acquisition or
+// one re-entry. The context returned by Lock carries it.
+type level struct {
+	h        *hold
+	parent   *level // the next level out in the context chain (any lock)
+	cancel   context.CancelCauseFunc
+	reentry  bool
+	reqID    string // latch of this level's release; fixed so a retried Unlock is idempotent
+	mu       sync.Mutex
+	released bool
+}
+
+type levelKey struct{}
+
+// topLevel returns the innermost level ctx carries, of any lock.
+func topLevel(ctx context.Context) *level {
+	l, _ := ctx.Value(levelKey{}).(*level)
+	return l
+}
+
+// findLevel returns the innermost level of m's lock (same Client and name)
+// that ctx carries, or nil.
+func (m *Mutex) findLevel(ctx context.Context) *level {
+	for l := topLevel(ctx); l != nil; l = l.parent {
+		if l.h.m.c == m.c && l.h.m.name == m.name {
+			return l
+		}
+	}
+	return nil
+}
+
+// state returns the hold's state.
+func (h *hold) getState() holdState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.state
+}
+
+// end moves an active hold to its final state, once: cancels the hold
+// context, stops renewal and reports HoldEnd. A closed hold can still be
+// released (Unlock after Close) but reports nothing more.
+func (h *hold) end(kind endKind, cause error) bool {
+	h.mu.Lock()
+	prev := h.state
+	switch {
+	case prev == holdActive:
+	case prev == holdClosed && kind == endReleased:
+		h.state = holdReleased
+		h.mu.Unlock()
+		h.m.c.removeHold(h)
+		return true
+	default:
+		h.mu.Unlock()
+		return false
+	}
+	switch kind {
+	case endReleased:
+		h.state = holdReleased
+	case endLost:
+		h.state = holdLost
+	case endClosed:
+		h.state = holdClosed
+	}
+	if h.lossTime != nil {
+		h.lossTime.Stop()
+	}
+	h.mu.Unlock()
+
+	c := h.m.c
+	if h.lease == 0 {
+		c.wd.remove(h)
+	}
+	if kind != endClosed {
+		c.removeHold(h)
+	}
+	if kind == endReleased {
+		h.cancel(nil)
+	} else {
+		h.cancel(cause)
+	}
+	if h.stopDL != nil {
+		h.stopDL()
+	}
+	if kind == endLost {
+		c.log.Warn("lockmw: lock lost", "name", h.m.name, "field", h.field, "cause", cause)
+	}
+	if f := c.opts.hooks.HoldEnd; f != nil {
+		f(h.hookCtx, HoldEndEvent{
+			Name:     h.m.name,
+			Duration: time.Since(h.start),
+			Lost:     kind == endLost,
+			Err:      cause,
+		})
+	}
+	return true
+}
+
+// releasing reports whether an Unlock of the hold is under way.
+func (h *hold) releasing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inRelease > 0
+}
+
+func (h *hold) beginRelease() {
+	h.mu.Lock()
+	h.inRelease++
+	h.mu.Unlock()
+}
+
+func (h *hold) endRelease() {
+	h.mu.Lock()
+	h.inRelease--
+	h.mu.Unlock()
+}
+
+// renewed records a successful renewal sent at sent: the key cannot expire
+// before sent + timeout.
+func (h *hold) renewed(sent time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state == holdActive && h.lossTime != nil {
+		h.lossTime.Reset(time.Until(h.m.c.expiryBound(sent, h.m.c.opts.watchdog)))
+	}
+}
+
+// expiryBound is the last moment a key given ttl by a request sent at sent is
+// surely still there: sent + ttl, minus a margin for clock drift between this
+// process and Redis (1% of ttl + 2ms, as Redlock's drift factor).
+func (c *Client) expiryBound(sent time.Time, ttl time.Duration) time.Time {
+	return sent.Add(ttl - ttl/100 - 2*time.Millisecond)
+}
+
+func formatUint(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// msCeil converts d to whole milliseconds, rounding up, at least 1.
+func msCeil(d time.Duration) int64 {
+	ms := int64((d + time.Millisecond - 1) / time.Millisecond)
+	return max(ms, 1)
+}

@@ -1,0 +1,215 @@
+package lockmw
+
+import (
+	"context"
+	"time"
+)
+
+// Hooks are optional callbacks for the events of a lock's life, in the manner
+// of net/http/httptrace.ClientTrace: otelhooks fills them with OpenTelemetry
+// spans and metrics. A nil func costs nothing. Hooks run synchronously on the
+// goroutine of the event (the caller's for acquisitions and holds, the
+// watchdog's for renewals and losses) and must not block or call back into
+// the same lock.
+type Hooks struct {
+	// AcquireStart is called when Lock or TryLock begins. The context it
+	// returns (ctx when it returns nil) is handed to AcquireEnd.
+	AcquireStart func(ctx context.Context, e AcquireStartEvent) context.Context
+
+	// AcquireEnd is called once for every AcquireStart, with the context
+	// AcquireStart returned.
+	AcquireEnd func(ctx context.Context, e AcquireEndEvent)
+
+	// HoldStart is called when a new hold begins (not on a re-entry), with
+	// the caller's context. The context it returns (ctx when nil) becomes the
+	// parent of the hold context that Lock returns, and is handed to
+	// HoldEnd and to Renewal.
+	HoldStart func(ctx context.Context, e HoldStartEvent) context.Context
+
+	// Metadata, called right after HoldStart with the context HoldStart
+	// returned, gives a short string (at most MaxMetadataLen bytes; longer
+	// strings are dropped) to store with the lock. Waiters that find the lock
+	// busy get it back with their busy reply, in AcquireEndEvent.HolderMetadata
+	// and BusyError.Metadata, at no extra round trip. It is written in the
+	// background right after the acquisition, so a waiter that arrives within
+	// a round trip of it may not see it yet.
+	Metadata func(ctx context.Context, name string) string
+
+	// HoldEnd is called once for every HoldStart, when the last level is
+	// unlocked or the hold is lost or abandoned by Close.
+	HoldEnd func(ctx context.Context, e HoldEndEvent)
+
+	// Renewal is called after each renewal script of the watchdog, on the
+	// watchdog goroutine, with the outcome for every lock it renewed.
+	Renewal func(e RenewalEvent)
+}
+
+// MaxMetadataLen is the longest metadata string stored with a lock.
+const MaxMetadataLen = 512
+
+// Outcome says how an acquisition ended.
+type Outcome int
+
+// The outcomes of an acquisition.
+const (
+	Acquired Outcome = iota // the lock is held
+	TimedOut                // busy for the whole wait (ErrNotAcquired)
+	Canceled                // the context ended first, or the Client was closed
+	Failed                  // Redis or argument error
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Acquired:
+		return "acquired"
+	case TimedOut:
+		return "timeout"
+	case Canceled:
+		return "canceled"
+	default:
+		return "error"
+	}
+}
+
+// AcquireStartEvent describes an acquisition that begins.
+type AcquireStartEvent struct {
+	Name      string
+	Reentrant bool          // the context already holds the lock
+	Wait      time.Duration // Forever for Lock
+	Lease     time.Duration // 0: watchdog
+}
+
+// AcquireEndEvent describes how an acquisition ended.
+type AcquireEndEvent struct {
+	Name      string
+	Reentrant bool
+	Outcome   Outcome
+	Err       error         // nil when acquired
+	Waited    bool          // the lock was busy at least once
+	Duration  time.Duration // from AcquireStart
+	Token     int64         // fencing token when acquired on a fenced mutex
+	// Holder and HolderMetadata describe the holder last seen while waiting.
+	Holder         string
+	HolderMetadata string
+}
+
+// HoldStartEvent describes a new hold.
+type HoldStartEvent struct {
+	Name   string
+	Field  string        // "<clientID>:<ownerID>"
+	Token  int64         // fencing token; 0 when the mutex is not fenced
+	Lease  time.Duration // 0: renewed by the watchdog
+	Waited bool          // the acquisition had to wait
+}
+
+// HoldEndEvent describes the end of a hold.
+type HoldEndEvent struct {
+	Name     string
+	Duration time.Duration
+	Lost     bool  // the hold ended without its owner releasing it
+	Err      error // why, when lost (matches ErrLockLost or ErrClosed)
+}
+
+// RenewalOutcome is the result of renewing one lock.
+type RenewalOutcome int
+
+// The outcomes of a renewal.
+const (
+	Renewed      RenewalOutcome = iota // the TTL was extended
+	RenewLost                          // the lock was gone or someone else's
+	RenewFailed                        // the script failed (network, Redis down)
+)
+
+func (o RenewalOutcome) String() string {
+	switch o {
+	case Renewed:
+		return "renewed"
+	case RenewLost:
+		return "lost"
+	default:
+		return "error"
+	}
+}
+
+// RenewedLock is one lock of a renewal batch.
+type RenewedLock struct {
+	Name    string
+	Context context.Context // the context HoldStart returned for this hold
+	Outcome RenewalOutcome
+}
+
+// RenewalEvent describes one renewal script.
+type RenewalEvent struct {
+	Locks    []RenewedLock
+	Err      error // the script's error, when it failed
+	Duration time.Duration
+}
+
+// CombineHooks returns Hooks that call each of hs in order. Context-returning
+// hooks are chained: each gets the context the previous one returned. The
+// first non-empty Metadata wins.
+func CombineHooks(hs ...Hooks) Hooks {
+	var out Hooks
+	for _, h := range hs {
+		out.AcquireStart = chainCtx(out.AcquireStart, h.AcquireStart)
+		out.AcquireEnd = chainEnd(out.AcquireEnd, h.AcquireEnd)
+		out.HoldStart = chainCtx(out.HoldStart, h.HoldStart)
+		out.HoldEnd = chainEnd(out.HoldEnd, h.HoldEnd)
+		out.Renewal = chainRenewal(out.Renewal, h.Renewal)
+		out.Metadata = chainMeta(out.Metadata, h.Metadata)
+	}
+	return out
+}
+
+func chainCtx[E any](a, b func(context.Context, E) context.Context) func(context.Context, E) context.Context {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	return func(ctx context.Context, e E) context.Context {
+		if c := a(ctx, e); c != nil {
+			ctx = c
+		}
+		if c := b(ctx, e); c != nil {
+			ctx = c
+		}
+		return ctx
+	}
+}
+
+func chainEnd[E any](a, b func(context.Context, E)) func(context.Context, E) {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	return func(ctx context.Context, e E) { a(ctx, e); b(ctx, e) }
+}
+
+func chainRenewal(a, b func(RenewalEvent)) func(RenewalEvent) {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	return func(e RenewalEvent) { a(e); b(e) }
+}
+
+func chainMeta(a, b func(context.Context, string) string) func(context.Context, string) string {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	return func(ctx context.Context, name string) string {
+		if s := a(ctx, name); s != "" {
+			return s
+		}
+		return b(ctx, name)
+	}
+}

@@ -1,0 +1,98 @@
+package lockmw
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxNameLen is the longest lock name accepted, in bytes.
+const MaxNameLen = 1024
+
+// keys are the Redis names a mutex uses; all share the name's hash slot.
+type keys struct {
+	lock      string // the Redisson hash
+	channel   string // Redisson's unlock channel
+	queue     string // waiter queue (sorted set)
+	waiters   string // waiter table (hash)
+	token     string // fencing counter
+	handoff   string // hand-off channel
+	latchBase string // prefix of per-request latch keys; request ID appended
+}
+
+// prefixName is Redisson's rule for a key derived from a lock name: the name
+// goes into a {hash tag} unless it already contains a brace.
+func prefixName(prefix, name string) string {
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
+}
+
+func newKeys(name string) keys {
+	return keys{
+		lock:      name,
+		channel:   prefixName("redisson_lock__channel", name),
+		queue:     prefixName("rlock_queue", name),
+		waiters:   prefixName("rlock_waiters", name),
+		token:     prefixName("redisson_lock_token", name),
+		handoff:   prefixName("rlock_handoff", name),
+		latchBase: prefixName("redisson_unlock_latch", name) + ":",
+	}
+}
+
+func (k *keys) all() []string {
+	return []string{k.lock, k.channel, k.queue, k.waiters, k.token, k.handoff}
+}
+
+// validateName checks a name that arrives at call time.
+func validateName(name string, cluster bool) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty", ErrInvalidName)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w: %d bytes, more than %d", ErrInvalidName, len(name), MaxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidName)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: %q contains a control character", ErrInvalidName, name)
+	}
+	if cluster {
+		k := newKeys(name)
+		slot := keySlot(k.lock)
+		for _, key := range k.all()[1:] {
+			if keySlot(key) != slot {
+				return fmt.Errorf("%w: on a cluster %q and %q fall in different hash slots; put the name in a {hash tag}", ErrInvalidName, k.lock, key)
+			}
+		}
+	}
+	return nil
+}
+
+// keySlot is Redis Cluster's hash slot of key: CRC16 of the hash tag (the
+// part between the first '{' and the next '}', when not empty) mod 16384.
+func keySlot(key string) int {
+	if s := strings.IndexByte(key, '{'); s >= 0 {
+		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
+			key = key[s+1 : s+1+e]
+		}
+	}
+	return int(crc16(key) % 16384)
+}
+
+// crc16 is CRC-16/XMODEM, the checksum Redis Cluster uses for slots.
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}

@@ -1,0 +1,562 @@
+package lockmw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Forever, as the wait of TryLock, waits until the lock is acquired or the
+// context ends.
+const Forever time.Duration = math.MaxInt64
+
+// Mutex is a reentrant distributed lock on one name, Redisson's RLock. It is
+// safe for concurrent use and cheap to create; mutexes of one Client and name
+// are interchangeable. Ownership is not a goroutine but a context: Lock returns
+// a hold context, and the hold belongs to whoever has that context (or one
+// derived from it). See the package documentation.
+type Mutex struct {
+	c      *Client
+	name   string
+	k      keys
+	fenced bool
+	err    error    // ErrInvalidName, returned by every call
+	akeys  []string // the acquire script's keys
+}
+
+// Mutex returns the lock called name. It never panics: a name that cannot be
+// used (see ErrInvalidName) gives a Mutex whose every call returns that error.
+func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
+	var o mutexOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	m := &Mutex{c: c, name: name, fenced: o.fencing}
+	if err := validateName(name, c.cluster); err != nil {
+		m.err = err
+		return m
+	}
+	m.k = newKeys(name)
+	m.akeys = []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token}
+	return m
+}
+
+// Name returns the lock's name, which is also its Redis key.
+func (m *Mutex) Name() string { return m.name }
+
+// Lock waits until it holds the lock or ctx ends; it is TryLock(ctx, Forever, 0).
+func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
+	return m.TryLock(ctx, Forever, 0)
+}
+
+// TryLock acquires the lock, waiting at most wait for a busy lock: 0 is a
+// single attempt, Forever waits until ctx ends. With lease == 0 the lock's
+// TTL is the watchdog timeout and the watchdog renews it every third of that
+// until the last Unlock; with lease > 0 the TTL is lease and nothing renews
+// it.
+//
+// On success it returns the hold context: derived from ctx, carrying the hold,
+// cancelled when the hold ends (see the package documentation for each cause),
+// and with a deadline at the lease end when leased. Passing that context (or
+// one derived from it) to TryLock or Lock of a mutex of the same Client and
+// name re-enters: the count in Redis goes up, nothing waits, and the outer
+// hold's regime (watchdog or lease end) is kept whatever wait and lease say.
+//
+// On failure it returns ctx and an error: a *BusyError (matching
+// ErrNotAcquired) when the lock stayed busy for the whole wait, joined with
+// ctx's error when ctx ended first; ErrClosed after Close; ErrInvalidName or
+// ErrInvalidArgument for bad input; or the Redis error. Nothing is left
+// held when it fails.
+func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	if m.err != nil {
+		return ctx, m.err
+	}
+	if wait < 0 {
+		return ctx, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+	}
+	if lease < 0 {
+		return ctx, fmt.Errorf("%w: negative lease %v", ErrInvalidArgument, lease)
+	}
+	c := m.c
+	if c.isClosed() {
+		return ctx, ErrClosed
+	}
+	outer := m.findLevel(ctx)
+	hooks := &c.opts.hooks
+	if hooks.AcquireStart == nil && hooks.AcquireEnd == nil {
+		if outer != nil {
+			return m.reenter(ctx, outer)
+		}
+		return m.acquire(ctx, wait, lease, nil)
+	}
+
+	start := time.Now()
+	actx := ctx
+	if hooks.AcquireStart != nil {
+		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: m.name, Reentrant: outer != nil, Wait: wait, Lease: lease}); x != nil {
+			actx = x
+		}
+	}
+	ev := AcquireEndEvent{Name: m.name, Reentrant: outer != nil}
+	var hctx context.Context
+	var err error
+	if outer != nil {
+		hctx, err = m.reenter(ctx, outer)
+	} else {
+		hctx, err = m.acquire(ctx, wait, lease, &ev)
+	}
+	if hooks.AcquireEnd != nil {
+		ev.Duration = time.Since(start)
+		ev.Err = err
+		ev.Outcome = outcomeOf(err)
+		if err == nil {
+			ev.Token, _ = m.Token(hctx)
+		}
+		hooks.AcquireEnd(actx, ev)
+	}
+	return hctx, err
+}
+
+func outcomeOf(err error) Outcome {
+	switch {
+	case err == nil:
+		return Acquired
+	case errors.Is(err, context.Canceled), errors.Is(err, ErrClosed):
+		return Canceled
+	case errors.Is(err, ErrNotAcquired), errors.Is(err, context.DeadlineExceeded):
+		return TimedOut
+	default:
+		return Failed
+	}
+}
+
+// reenter adds a level to the hold that outer belongs to.
+func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return ctx, errors.Join(ErrNotAcquired, err)
+	}
+	c, h := m.c, outer.h
+	if h.getState() == holdLost {
+		return ctx, ErrLockLost
+	}
+	n, err := reenterScript.Run(ctx, c.rdb, []string{m.k.lock, m.k.latchBase + c.requestID()}, h.field, c.latchMS).Int64()
+	if err != nil {
+		return ctx, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err)
+	}
+	if n < 0 {
+		h.end(endLost, fmt.Errorf("%w: %q was gone when re-entered", ErrLockLost, m.name))
+		return ctx, ErrLockLost
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	lvl := &level{h: h, parent: topLevel(ctx), cancel: cancel, reentry: true}
+	return context.WithValue(lctx, levelKey{}, lvl), nil
+}
+
+// acquireReply is the acquire script's answer.
+type acquireReply struct {
+	won    bool
+	fresh  bool // this request set the TTL
+	token  int64
+	pttl   time.Duration
+	holder string
+	meta   string
+}
+
+func (r *acquireReply) busy(name string) *BusyError {
+	return &BusyError{Name: name, TTL: r.pttl, Holder: r.holder, Metadata: r.meta}
+}
+
+func (m *Mutex) try(ctx context.Context, field string, ttl time.Duration, enqueue bool) (acquireReply, error) {
+	c := m.c
+	q := "0"
+	if enqueue {
+		q = "1"
+	}
+	f := "0"
+	if m.fenced {
+		f = "1"
+	}
+	grace := c.opts.watchdog
+	res, err := acquireScript.Run(ctx, c.rdb, m.akeys, msCeil(ttl), field, q, grace.Milliseconds(), f).Slice()
+	if err != nil {
+		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
+	}
+	var r acquireReply
+	if len(res) >= 3 && asInt(res[0]) == 1 {
+		r.won, r.token, r.fresh = true, asInt(res[1]), asInt(res[2]) == 1
+		return r, nil
+	}
+	if len(res) < 4 {
+		return r, fmt.Errorf("lockmw: acquire %q: unexpected reply %v", m.name, res)
+	}
+	r.pttl = time.Duration(asInt(res[1])) * time.Millisecond
+	if r.pttl < 0 {
+		r.pttl = -1
+	}
+	r.holder, _ = res[2].(string)
+	r.meta, _ = res[3].(string)
+	return r, nil
+}
+
+func asInt(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+// acquire runs a new acquisition: one attempt, then the wait.
+func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *AcquireEndEvent) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return ctx, errors.Join(ErrNotAcquired, err)
+	}
+	c := m.c
+	field := c.id + ":" + formatUint(c.ownerSeq.Add(1))
+	ttl := lease
+	if ttl == 0 {
+		ttl = c.opts.watchdog
+	}
+	sent := time.Now()
+	r, err := m.try(ctx, field, ttl, wait > 0)
+	if err != nil {
+		m.abandon(ctx, field)
+		return ctx, errors.Join(err, ctx.Err())
+	}
+	if r.won {
+		return m.startHold(ctx, field, r.token, lease, sent, false), nil
+	}
+	if ev != nil {
+		ev.Waited, ev.Holder, ev.HolderMetadata = true, r.holder, r.meta
+	}
+	if wait == 0 {
+		return ctx, r.busy(m.name)
+	}
+	token, base, err := m.waitTurn(ctx, field, ttl, wait, r, sent, ev)
+	if err != nil {
+		return ctx, err
+	}
+	return m.startHold(ctx, field, token, lease, base, true), nil
+}
+
+// waitTurn waits, queued in Redis, until the lock is handed to field or a
+// retry wins it. It returns the token and the earliest time the lock's TTL
+// may have been set.
+func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Duration, r acquireReply, sent time.Time, ev *AcquireEndEvent) (int64, time.Time, error) {
+	c := m.c
+	var deadline <-chan time.Time
+	if wait != Forever {
+		t := time.NewTimer(time.Until(sent.Add(wait)))
+		defer t.Stop()
+		deadline = t.C
+	}
+	w := newWaiter(field)
+	ns, confirmed, err := c.hub.join(ctx, m, w)
+	if err != nil {
+		m.abandon(ctx, field)
+		return 0, time.Time{}, errors.Join(fmt.Errorf("lockmw: subscribe for %q: %w", m.name, err), ctx.Err())
+	}
+	defer c.hub.leave(ns, w)
+
+	lastBusy := sent // the lock cannot have been handed to us before this
+	giveUp := func(cause error, keep bool) (int64, time.Time, error) {
+		if tok, ok := m.leaveQueue(ctx, field, keep); ok {
+			return tok, lastBusy, nil
+		}
+		return 0, time.Time{}, cause
+	}
+	busyErr := func() error { return r.busy(m.name) }
+
+	// A new subscription: wait for the server to confirm it, then try once
+	// more, for the lock may have been freed before it was in place.
+	retryNow := !confirmed
+	if !confirmed {
+		select {
+		case <-ns.ready:
+		case tok := <-w.handed:
+			return tok, lastBusy, nil
+		case <-ctx.Done():
+			return giveUp(errors.Join(busyErr(), context.Cause(ctx)), false)
+		case <-c.closed:
+			return giveUp(fmt.Errorf("%w while waiting for %q", ErrClosed, m.name), false)
+		case <-deadline:
+			return giveUp(busyErr(), true)
+		}
+	}
+
+	sleepCap := max(ttl/3, time.Millisecond)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if !retryNow {
+			sleep := sleepCap
+			if r.pttl >= 0 && r.pttl < sleep {
+				sleep = r.pttl
+			}
+			timer.Reset(sleep)
+			select {
+			case tok := <-w.handed:
+				return tok, lastBusy, nil
+			case <-w.wake:
+			case <-timer.C:
+			case <-ctx.Done():
+				return giveUp(errors.Join(busyErr(), context.Cause(ctx)), false)
+			case <-c.closed:
+				return giveUp(fmt.Errorf("%w while waiting for %q", ErrClosed, m.name), false)
+			case <-deadline:
+				return giveUp(busyErr(), true)
+			}
+			timer.Stop()
+		}
+		retryNow = false
+		s := time.Now()
+		r2, err := m.try(ctx, field, ttl, true)
+		if err != nil {
+			return giveUp(errors.Join(err, ctx.Err()), false)
+		}
+		if r2.won {
+			if r2.fresh {
+				return r2.token, s, nil
+			}
+			return r2.token, lastBusy, nil
+		}
+		lastBusy, r = s, r2
+		if ev != nil {
+			ev.Holder, ev.HolderMetadata = r.holder, r.meta
+		}
+	}
+}
+
+// leaveQueue takes field out of the queue. When the lock was handed to it
+// meanwhile, it keeps it (keep) and reports the token, or passes it on.
+func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool) (int64, bool) {
+	c := m.c
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
+	defer cancel()
+	k := "0"
+	if keep {
+		k = "1"
+	}
+	res, err := leaveScript.Run(lctx, c.rdb, m.fullKeys("leave"), field, c.publishCmd(lctx), k).Slice()
+	if err != nil {
+		c.log.Warn("lockmw: leaving the wait queue failed", "name", m.name, "field", field, "err", err)
+		return 0, false
+	}
+	if len(res) >= 2 && asInt(res[0]) == 1 {
+		return asInt(res[1]), true
+	}
+	return 0, false
+}
+
+// abandon undoes an acquisition whose reply was lost: the script may have run.
+func (m *Mutex) abandon(ctx context.Context, field string) {
+	m.leaveQueue(ctx, field, false)
+}
+
+func (m *Mutex) fullKeys(reqID string) []string {
+	return []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token, m.k.latchBase + reqID, m.k.handoff}
+}
+
+// startHold creates the hold of a new acquisition whose TTL was set no
+// earlier than base.
+func (m *Mutex) startHold(ctx context.Context, field string, token int64, lease time.Duration, base time.Time, waited bool) context.Context {
+	c := m.c
+	h := &hold{m: m, field: field, token: token, lease: lease, start: time.Now()}
+	h.hookCtx = ctx
+	if f := c.opts.hooks.HoldStart; f != nil {
+		if x := f(ctx, HoldStartEvent{Name: m.name, Field: field, Token: token, Lease: lease, Waited: waited}); x != nil {
+			h.hookCtx = x
+		}
+	}
+	hctx, cancel := context.WithCancelCause(h.hookCtx)
+	h.cancel = cancel
+	if lease > 0 {
+		hctx, h.stopDL = context.WithDeadline(hctx, c.expiryBound(base, lease))
+	}
+	hctx = context.WithValue(hctx, levelKey{}, &level{h: h, parent: topLevel(ctx)})
+	c.addHold(h)
+	if lease == 0 {
+		h.mu.Lock()
+		h.lossTime = time.AfterFunc(time.Until(c.expiryBound(base, c.opts.watchdog)), func() {
+			h.end(endLost, fmt.Errorf("%w: renewals of %q failed until the key could have expired", ErrLockLost, m.name))
+		})
+		h.mu.Unlock()
+		c.wd.add(h)
+	}
+	if f := c.opts.hooks.Metadata; f != nil {
+		if s := f(h.hookCtx, m.name); s != "" && len(s) <= MaxMetadataLen {
+			c.wd.setMeta(h, s)
+		}
+	}
+	if c.isClosed() { // Close ran while we acquired
+		h.end(endClosed, ErrClosed)
+	}
+	return hctx
+}
+
+// Unlock releases the level of the lock that ctx was returned for (by Lock or
+// TryLock, or any context derived from that one). The last level deletes the
+// key, hands the lock to the next queued waiter (or publishes Redisson's
+// unlock message), stops renewal and cancels the hold context.
+//
+// It works with a cancelled ctx: it takes the owner from ctx and runs the
+// release detached from ctx, bounded by the release timeout. It returns
+// ErrNotHeld when ctx holds no unreleased level of this lock, ErrLockLost when
+// the hold was lost (then nothing in Redis is touched) or when Redis no longer
+// has it, or the Redis error (then the level stays held and Unlock may be
+// called again; a retry cannot count twice).
+func (m *Mutex) Unlock(ctx context.Context) error {
+	return m.release(ctx, 0)
+}
+
+// UnlockAt gives the lock up at at: renewal stops now and the key expires at
+// at (at once when at has passed). On an inner re-entry level it is a plain
+// Unlock. The hold context is cancelled now, and the lock stays owned until it
+// expires: even this Client cannot take it again before.
+func (m *Mutex) UnlockAt(ctx context.Context, at time.Time) error {
+	d := time.Until(at)
+	if d <= 0 {
+		return m.release(ctx, 0)
+	}
+	return m.release(ctx, msCeil(d))
+}
+
+func (m *Mutex) release(ctx context.Context, expireMS int64) error {
+	if m.err != nil {
+		return m.err
+	}
+	lvl := m.findLevel(ctx)
+	if lvl == nil {
+		return ErrNotHeld
+	}
+	lvl.mu.Lock()
+	defer lvl.mu.Unlock()
+	if lvl.released {
+		return ErrNotHeld
+	}
+	h, c := lvl.h, m.c
+	switch h.getState() {
+	case holdLost:
+		lvl.released = true
+		lvl.cancelLevel(ErrLockLost)
+		return ErrLockLost
+	case holdReleased:
+		lvl.released = true
+		return ErrNotHeld
+	}
+	if lvl.reqID == "" {
+		lvl.reqID = c.requestID()
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
+	defer cancel()
+	h.beginRelease()
+	defer h.endRelease()
+	n, err := releaseScript.Run(rctx, c.rdb, m.fullKeys(lvl.reqID), h.field, c.publishCmd(rctx), c.latchMS, expireMS).Int64()
+	if err != nil {
+		return fmt.Errorf("lockmw: unlock %q: %w", m.name, err)
+	}
+	lvl.released = true
+	switch n {
+	case 0: // other levels remain
+		lvl.cancelLevel(nil)
+		return nil
+	case 1, 2:
+		h.end(endReleased, nil)
+		lvl.cancelLevel(nil)
+		return nil
+	default:
+		cause := fmt.Errorf("%w: %q was gone or someone else's at unlock", ErrLockLost, m.name)
+		h.end(endLost, cause)
+		lvl.cancelLevel(cause)
+		return cause
+	}
+}
+
+func (l *level) cancelLevel(cause error) {
+	if l.cancel != nil {
+		l.cancel(cause)
+	}
+}
+
+// ForceUnlock deletes the lock whoever holds it, hands it to the next queued
+// waiter (or publishes Redisson's unlock message) and reports whether a lock
+// existed. A holder renewed by the watchdog learns of it at its next renewal:
+// its hold context is cancelled with ErrLockLost.
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	if m.err != nil {
+		return false, m.err
+	}
+	c := m.c
+	n, err := forceUnlockScript.Run(ctx, c.rdb, m.fullKeys("force"), c.publishCmd(ctx)).Int64()
+	if err != nil {
+		return false, fmt.Errorf("lockmw: force unlock %q: %w", m.name, err)
+	}
+	return n == 1, nil
+}
+
+// IsLocked reports whether any owner holds the lock.
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
+	if m.err != nil {
+		return false, m.err
+	}
+	n, err := m.c.rdb.Exists(ctx, m.k.lock).Result()
+	return n == 1, err
+}
+
+// IsHeld reports whether the owner carried by ctx holds the lock in Redis;
+// false when ctx carries no hold of it.
+func (m *Mutex) IsHeld(ctx context.Context) (bool, error) {
+	n, err := m.HoldCount(ctx)
+	return n > 0, err
+}
+
+// HoldCount returns how many levels the owner carried by ctx holds, as Redis
+// counts them; 0 when ctx carries no hold of the lock.
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
+	if m.err != nil {
+		return 0, m.err
+	}
+	lvl := m.findLevel(ctx)
+	if lvl == nil {
+		return 0, nil
+	}
+	n, err := m.c.rdb.HGet(ctx, m.k.lock, lvl.h.field).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// TTL returns the lock's remaining time to live: 0 when it is not locked, -1
+// when the key has no expiry (set by a foreign client).
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
+	if m.err != nil {
+		return 0, m.err
+	}
+	d, err := m.c.rdb.PTTL(ctx, m.k.lock).Result()
+	if err != nil {
+		return 0, err
+	}
+	switch d {
+	case -2: // no key
+		return 0, nil
+	case -1: // no expiry
+		return -1, nil
+	}
+	return d, nil
+}
+
+// Token returns the fencing token of the hold ctx carries of this lock, with
+// no round trip; false when ctx carries none or the mutex was made without
+// WithFencing. A re-entry has the token of the hold it re-entered.
+func (m *Mutex) Token(ctx context.Context) (int64, bool) {
+	if m.err != nil || !m.fenced {
+		return 0, false
+	}
+	lvl := m.findLevel(ctx)
+	if lvl == nil || lvl.h.token == 0 {
+		return 0, false
+	}
+	return lvl.h.token, true
+}

@@ -1,0 +1,110 @@
+package lockmw
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// DefaultWatchdogTimeout is the TTL of a lock held without a lease, renewed
+// every third of it: Redisson's lockWatchdogTimeout.
+const DefaultWatchdogTimeout = 30 * time.Second
+
+// DefaultReleaseTimeout bounds Unlock, UnlockAt and the clean-up a waiter does
+// when it gives up; they run detached from the caller's (maybe cancelled)
+// context.
+const DefaultReleaseTimeout = 5 * time.Second
+
+// Option configures a [Client].
+type Option func(*options)
+
+// MutexOption configures a [Mutex].
+type MutexOption func(*mutexOptions)
+
+type options struct {
+	watchdog       time.Duration
+	clientID       string
+	hooks          Hooks
+	logger         *slog.Logger
+	releaseTimeout time.Duration
+	latchTTL       time.Duration
+}
+
+type mutexOptions struct {
+	fencing bool
+}
+
+// WithWatchdogTimeout sets the TTL of locks held without a lease; the
+// watchdog renews them every d/3. The default is [DefaultWatchdogTimeout]
+// (30s). A hold whose renewals fail is cancelled before d has passed since
+// the last successful renewal was sent. d must be positive and at least 3ms
+// (New panics otherwise).
+func WithWatchdogTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d < 3*time.Millisecond {
+			panic(fmt.Sprintf("lockmw: WithWatchdogTimeout(%v): must be at least 3ms", d))
+		}
+		o.watchdog = d
+	}
+}
+
+// WithClientID sets the client's ID, the first half of every owner field
+// ("<clientID>:<ownerID>"). The default is a random UUID. Owner IDs count up
+// from 1 for each Client, so two Clients that are alive at the same time must
+// never share an ID, and a restarted process must not reuse the ID of one whose
+// locks may still exist: otherwise one would re-enter the other's locks. The
+// ID must be non-empty and contain no '|' (New panics otherwise).
+func WithClientID(id string) Option {
+	return func(o *options) {
+		if id == "" {
+			panic("lockmw: WithClientID(\"\"): the client ID must not be empty")
+		}
+		for _, r := range id {
+			if r == '|' {
+				panic(fmt.Sprintf("lockmw: WithClientID(%q): the client ID must not contain '|'", id))
+			}
+		}
+		o.clientID = id
+	}
+}
+
+// WithHooks sets the event callbacks (see [Hooks]); several calls combine
+// their hooks in order, as [CombineHooks] does. The default is no hooks.
+func WithHooks(h Hooks) Option {
+	return func(o *options) { o.hooks = CombineHooks(o.hooks, h) }
+}
+
+// WithLogger sets the logger for background events: renewal failures, lost
+// locks, subscription errors. The default is silent (a discarding logger).
+// A nil logger panics.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l == nil {
+			panic("lockmw: WithLogger(nil)")
+		}
+		o.logger = l
+	}
+}
+
+// WithReleaseTimeout bounds Unlock, UnlockAt and a waiter's clean-up, which
+// run detached from the caller's context so that a cancelled context still
+// releases. The default is [DefaultReleaseTimeout] (5s). It must be positive
+// (New panics otherwise).
+func WithReleaseTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			panic(fmt.Sprintf("lockmw: WithReleaseTimeout(%v): must be positive", d))
+		}
+		o.releaseTimeout = d
+	}
+}
+
+// WithFencing makes the mutex hand out fencing tokens: every new hold (not a
+// re-entry) takes INCR redisson_lock_token:{name} inside the acquire script,
+// so a token is strictly greater than that of any earlier hold of the name.
+// Read it with [Mutex.Token]. Redisson's RFencedLock also counts re-entries;
+// rlock gives a re-entry the token of the hold it re-enters. The default is no
+// tokens.
+func WithFencing() MutexOption {
+	return func(o *mutexOptions) { o.fencing = true }
+}

@@ -1,0 +1,355 @@
+package lockmw
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// hub is a Client's pub/sub side: waiters on one name share one subscription
+// (to Redisson's unlock channel and rlock's hand-off channel), and all names
+// share one connection (on a Redis 7 cluster, one per hash slot, since a
+// sharded subscription is bound to its slot's node). One goroutine per
+// connection receives and dispatches:
+//   - a hand-off "<field>|<token>" goes to the one waiter with that field;
+//   - Redisson's unlock message wakes one waiter of the name to retry;
+//   - a (re)confirmed subscription after a lost connection wakes every waiter
+//     of the name, since messages may have been missed.
+//
+// A name's subscription stays for one watchdog interval after its last
+// waiter leaves, so steady contention does not subscribe again and again.
+type hub struct {
+	c         *Client
+	mu        sync.Mutex
+	names     map[string]*nameSub
+	byChannel map[string]*nameSub
+	shards    map[int]*shard
+	pending   map[string]pendingHandoff // hand-offs to our fields not (yet) registered
+	closed    bool
+}
+
+type nameSub struct {
+	name      string
+	k         *keys
+	shard     *shard
+	waiters   []*waiter
+	byField   map[string]*waiter
+	ready     chan struct{} // closed at the first confirmation
+	confirmed bool
+	missed    bool // the connection was lost since the last confirmation
+	idleSince time.Time
+}
+
+// unsharded is the shards key of the one connection used with plain
+// SUBSCRIBE (single node, Sentinel, clusters before Redis 7).
+const unsharded = -1
+
+type shard struct {
+	slot int // hash slot, or unsharded
+	ps   *redis.PubSub
+	subs int // names subscribed through it
+}
+
+type pendingHandoff struct {
+	token int64
+	at    time.Time
+}
+
+type waiter struct {
+	field  string
+	wake   chan struct{} // retry now
+	handed chan int64    // the lock was handed over, with this token
+}
+
+func newWaiter(field string) *waiter {
+	return &waiter{field: field, wake: make(chan struct{}, 1), handed: make(chan int64, 1)}
+}
+
+func newHub(c *Client) *hub {
+	return &hub{
+		c:         c,
+		names:     make(map[string]*nameSub),
+		byChannel: make(map[string]*nameSub),
+		shards:    make(map[int]*shard),
+		pending:   make(map[string]pendingHandoff),
+	}
+}
+
+// join registers w as a waiter on m's name, subscribing when needed. It
+// reports whether the subscription was already confirmed before this call.
+func (h *hub) join(ctx context.Context, m *Mutex, w *waiter) (*nameSub, bool, error) {
+	c := h.c
+	pub := c.publishCmd(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, false, ErrClosed
+	}
+	ns := h.names[m.name]
+	if ns == nil {
+		ns = &nameSub{name: m.name, k: &m.k, byField: make(map[string]*waiter), ready: make(chan struct{})}
+		if err := h.subscribe(ctx, ns, pub == "spublish"); err != nil {
+			return nil, false, err
+		}
+		h.names[m.name] = ns
+		h.byChannel[m.k.channel] = ns
+		h.byChannel[m.k.handoff] = ns
+	}
+	confirmed := ns.confirmed
+	ns.waiters = append(ns.waiters, w)
+	ns.byField[w.field] = w
+	ns.idleSince = time.Time{}
+	if p, ok := h.pending[w.field]; ok {
+		delete(h.pending, w.field)
+		w.handed <- p.token
+	}
+	return ns, confirmed, nil
+}
+
+// subscribe subscribes ns's channels, the hand-off channel last so that its
+// confirmation means both are in place. Called with h.mu held.
+func (h *hub) subscribe(ctx context.Context, ns *nameSub, sharded bool) error {
+	chans := []string{ns.k.channel, ns.k.handoff}
+	slot := unsharded
+	if sharded {
+		slot = keySlot(ns.k.lock)
+	}
+	sh := h.shards[slot]
+	if sh == nil {
+		sh = &shard{slot: slot}
+		if sharded {
+			sh.ps = h.c.rdb.SSubscribe(ctx, chans...)
+		} else {
+			sh.ps = h.c.rdb.Subscribe(ctx, chans...)
+		}
+		h.shards[slot] = sh
+		h.c.wg.Add(1)
+		go h.receive(sh)
+	} else {
+		var err error
+		if sharded {
+			err = sh.ps.SSubscribe(ctx, chans...)
+		} else {
+			err = sh.ps.Subscribe(ctx, chans...)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	sh.subs++
+	ns.shard = sh
+	return nil
+}
+
+// leave unregisters w.
+func (h *hub) leave(ns *nameSub, w *waiter) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.pending, w.field)
+	delete(ns.byField, w.field)
+	for i, x := range ns.waiters {
+		if x == w {
+			ns.waiters = append(ns.waiters[:i], ns.waiters[i+1:]...)
+			break
+		}
+	}
+	if len(ns.waiters) == 0 {
+		ns.idleSince = time.Now()
+	}
+}
+
+// sweep drops subscriptions idle for a watchdog interval and stale pending
+// hand-offs; the watchdog calls it every interval.
+func (h *hub) sweep() {
+	linger := h.c.opts.watchdog / 3
+	ctx, cancel := context.WithTimeout(h.c.bgCtx, h.c.opts.releaseTimeout)
+	defer cancel()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := time.Now()
+	for f, p := range h.pending {
+		if now.Sub(p.at) > linger {
+			delete(h.pending, f)
+		}
+	}
+	for name, ns := range h.names {
+		if len(ns.waiters) > 0 || ns.idleSince.IsZero() || now.Sub(ns.idleSince) < linger {
+			continue
+		}
+		delete(h.names, name)
+		delete(h.byChannel, ns.k.channel)
+		delete(h.byChannel, ns.k.handoff)
+		sh := ns.shard
+		sh.subs--
+		if sh.subs == 0 && sh.slot != unsharded {
+			delete(h.shards, sh.slot)
+			_ = sh.ps.Close() // its goroutine ends
+			continue
+		}
+		var err error
+		if h.c.sharded() {
+			err = sh.ps.SUnsubscribe(ctx, ns.k.channel, ns.k.handoff)
+		} else {
+			err = sh.ps.Unsubscribe(ctx, ns.k.channel, ns.k.handoff)
+		}
+		if err != nil {
+			h.c.log.Debug("lockmw: unsubscribe failed", "name", name, "err", err)
+		}
+	}
+}
+
+func (h *hub) close() {
+	h.mu.Lock()
+	h.closed = true
+	shards := h.shards
+	h.shards = make(map[int]*shard)
+	h.mu.Unlock()
+	for _, sh := range shards {
+		_ = sh.ps.Close()
+	}
+}
+
+// receive reads one subscription connection until it is closed.
+func (h *hub) receive(sh *shard) {
+	c := h.c
+	defer c.wg.Done()
+	backoff := time.Duration(0)
+	for {
+		msg, err := sh.ps.Receive(c.bgCtx)
+		if err != nil {
+			if c.bgCtx.Err() != nil || h.shardClosed(sh) {
+				return
+			}
+			c.log.Debug("lockmw: pub/sub connection error", "err", err)
+			h.connectionLost(sh)
+			backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+			select {
+			case <-c.closed:
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			switch m.Kind {
+			case "subscribe", "ssubscribe":
+				h.confirm(m.Channel)
+			case "sunsubscribe":
+				h.serverUnsubscribed(sh, m.Channel)
+			}
+		case *redis.Message:
+			h.dispatch(m.Channel, m.Payload)
+		}
+	}
+}
+
+func (h *hub) shardClosed(sh *shard) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed || h.shards[sh.slot] != sh
+}
+
+// connectionLost marks the shard's names as possibly having missed messages;
+// go-redis reconnects and subscribes again by itself.
+func (h *hub) connectionLost(sh *shard) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ns := range h.names {
+		if ns.shard == sh {
+			ns.missed = true
+		}
+	}
+}
+
+// serverUnsubscribed handles a sunsubscribe the server sent by itself (after
+// a slot moved or a fail-over): subscribe again, and let waiters retry.
+func (h *hub) serverUnsubscribed(sh *shard, channel string) {
+	h.mu.Lock()
+	ns := h.byChannel[channel]
+	if ns == nil || channel != ns.k.handoff {
+		h.mu.Unlock()
+		return
+	}
+	ns.missed = true
+	h.mu.Unlock()
+	ctx, cancel := context.WithTimeout(h.c.bgCtx, h.c.opts.releaseTimeout)
+	defer cancel()
+	if err := sh.ps.SSubscribe(ctx, ns.k.channel, ns.k.handoff); err != nil {
+		h.c.log.Debug("lockmw: resubscribe failed", "name", ns.name, "err", err)
+	}
+}
+
+func (h *hub) confirm(channel string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ns := h.byChannel[channel]
+	if ns == nil || channel != ns.k.handoff {
+		return
+	}
+	if !ns.confirmed {
+		ns.confirmed = true
+		close(ns.ready)
+	}
+	if ns.missed {
+		ns.missed = false
+		for _, w := range ns.waiters {
+			wakeUp(w)
+		}
+	}
+}
+
+func (h *hub) dispatch(channel, payload string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ns := h.byChannel[channel]
+	if ns == nil {
+		return
+	}
+	if channel == ns.k.handoff {
+		i := strings.LastIndexByte(payload, '|')
+		if i < 0 {
+			return
+		}
+		field := payload[:i]
+		token, _ := strconv.ParseInt(payload[i+1:], 10, 64)
+		if w := ns.byField[field]; w != nil {
+			select {
+			case w.handed <- token:
+			default:
+			}
+			return
+		}
+		if strings.HasPrefix(field, h.c.id+":") {
+			h.pending[field] = pendingHandoff{token: token, at: time.Now()}
+		}
+		return
+	}
+	// Redisson's unlock channel: "0" (unlock) wakes one waiter; anything
+	// else (Redisson's read-unlock "1") wakes all.
+	if payload != "0" {
+		for _, w := range ns.waiters {
+			wakeUp(w)
+		}
+		return
+	}
+	for _, w := range ns.waiters {
+		select {
+		case w.wake <- struct{}{}:
+			return
+		default:
+		}
+	}
+}
+
+func wakeUp(w *waiter) {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}

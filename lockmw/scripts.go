@@ -1,0 +1,77 @@
+package lockmw
+
+import (
+	"context"
+	_ "embed"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed scripts/lib.lua
+	libLua string
+	//go:embed scripts/acquire.lua
+	acquireLua string
+	//go:embed scripts/reenter.lua
+	reenterLua string
+	//go:embed scripts/release.lua
+	releaseLua string
+	//go:embed scripts/leave.lua
+	leaveLua string
+	//go:embed scripts/forceunlock.lua
+	forceUnlockLua string
+	//go:embed scripts/renew.lua
+	renewLua string
+	//go:embed scripts/setmeta.lua
+	setMetaLua string
+)
+
+// The scripts run with EVALSHA; go-redis falls back to EVAL (which loads the
+// script) when the server answers NOSCRIPT, as after a restart.
+var (
+	acquireScript     = redis.NewScript(libLua + acquireLua)
+	reenterScript     = redis.NewScript(reenterLua)
+	releaseScript     = redis.NewScript(libLua + releaseLua)
+	leaveScript       = redis.NewScript(libLua + leaveLua)
+	forceUnlockScript = redis.NewScript(libLua + forceUnlockLua)
+	renewScript       = redis.NewScript(renewLua)
+	setMetaScript     = redis.NewScript(setMetaLua)
+)
+
+// isNoScript reports whether err is the server's NOSCRIPT reply.
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// runPipelinedScripts runs each batch of script through one pipeline, and
+// once more with EVAL for the batches that found the script missing.
+func runPipelinedScripts(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, batches []scriptCall) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(batches))
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, b := range batches {
+			cmds[i] = s.EvalSha(ctx, p, b.keys, b.args...)
+		}
+		return nil
+	})
+	var retry []int
+	for i, c := range cmds {
+		if isNoScript(c.Err()) {
+			retry = append(retry, i)
+		}
+	}
+	if len(retry) > 0 {
+		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range retry {
+				cmds[i] = s.Eval(ctx, p, batches[i].keys, batches[i].args...)
+			}
+			return nil
+		})
+	}
+	return cmds
+}
+
+type scriptCall struct {
+	keys []string
+	args []any
+}

@@ -1,0 +1,63 @@
+-- acquire takes the lock for a new owner, Redisson 4.x style: when the hash is
+-- absent (or already has our field) set the field and the TTL; otherwise
+-- report the holder. It is idempotent: our field is unique to this one
+-- acquisition, so finding it means a re-sent request already won, or the lock
+-- was handed to us while we were queued; then nothing is counted twice.
+--
+-- ARGV[1] ttl in ms (lease, or the watchdog timeout)
+-- ARGV[2] field "<clientID>:<ownerID>"
+-- ARGV[3] "1" to join the waiter queue when busy
+-- ARGV[4] grace in ms that a queued waiter's entry outlives the holder's TTL
+-- ARGV[5] "1" when the mutex hands out fencing tokens
+--
+-- Returns {1, token, fresh} when we hold the lock (fresh = 1 when this very
+--         request set the TTL, 0 when a re-send or a hand-off had),
+--         {0, pttl, holder field, holder metadata} when it is busy.
+local function won(fresh)
+  local token = redis.call('hget', KEYS[1], 'rlock:token')
+  redis.call('zrem', KEYS[3], ARGV[2])
+  redis.call('hdel', KEYS[4], ARGV[2])
+  return {1, tonumber(token or '0'), fresh}
+end
+
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  return won(0)
+end
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  if ARGV[5] == '1' then
+    redis.call('hset', KEYS[1], 'rlock:token', redis.call('incr', KEYS[5]))
+  end
+  return won(1)
+end
+
+local pttl = redis.call('pttl', KEYS[1])
+local holder = ''
+local meta = ''
+local fields = redis.call('hgetall', KEYS[1])
+for i = 1, #fields, 2 do
+  local f = fields[i]
+  if f == 'rlock:meta' then
+    meta = fields[i + 1]
+  elseif f ~= 'rlock:token' then
+    holder = f
+  end
+end
+
+if ARGV[3] == '1' then
+  local keep = pttl
+  if keep < 0 then keep = 0 end
+  keep = keep + tonumber(ARGV[4])
+  local deadline = rlock_now() + keep
+  if redis.call('zscore', KEYS[3], ARGV[2]) == false then
+    local seq = redis.call('hincrby', KEYS[4], 'rlock:seq', 1)
+    redis.call('zadd', KEYS[3], seq, ARGV[2])
+  end
+  redis.call('hset', KEYS[4], ARGV[2], deadline .. '|' .. ARGV[1] .. '|' .. ARGV[5])
+  if redis.call('pttl', KEYS[3]) < keep then
+    redis.call('pexpire', KEYS[3], keep)
+    redis.call('pexpire', KEYS[4], keep)
+  end
+end
+return {0, pttl, holder, meta}

@@ -1,0 +1,18 @@
+-- leave takes a waiter that stops waiting out of the queue. If the lock was
+-- handed to it in the meantime, it either keeps it (ARGV[3] = "1", the wait
+-- ran out just as the turn came) or passes it on to the next waiter.
+--
+-- ARGV[1] field, ARGV[2] 'publish' or 'spublish', ARGV[3] "1" to keep a hand-off
+-- Returns {0} when it was only queued, {1, token} when it keeps the lock,
+-- {2} when it passed the lock on.
+redis.call('zrem', KEYS[3], ARGV[1])
+redis.call('hdel', KEYS[4], ARGV[1])
+if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+  return {0}
+end
+if ARGV[3] == '1' then
+  return {1, tonumber(redis.call('hget', KEYS[1], 'rlock:token') or '0')}
+end
+redis.call('del', KEYS[1])
+rlock_handoff(ARGV[2])
+return {2}

@@ -1,0 +1,54 @@
+-- lib.lua is prepended to every other script of rlock. It holds the pieces that
+-- more than one script needs: the server clock and the hand-off of a freed lock.
+--
+-- Key layout (every key shares the lock name's hash slot):
+--   KEYS[1] the lock: a hash, field "<clientID>:<ownerID>" -> reentrancy count
+--           (Redisson's layout); rlock adds the optional fields "rlock:token"
+--           (fencing token of the hold) and "rlock:meta" (a hook's metadata).
+--   KEYS[2] Redisson's unlock channel; "0" is published there when the lock
+--           becomes free and no rlock waiter is queued.
+--   KEYS[3] the waiter queue: a sorted set, member = waiter field, score = arrival.
+--   KEYS[4] the waiter table: a hash, waiter field -> "deadline|ttl|fenced",
+--           plus the arrival counter "rlock:seq".
+--   KEYS[5] the fencing counter (Redisson's "redisson_lock_token:{name}").
+--   KEYS[6] an idempotency latch for this one request.
+--   KEYS[7] the hand-off channel: "<field>|<token>" tells one waiter it holds the lock.
+
+local function rlock_now()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- rlock_handoff gives the (already deleted) lock KEYS[1] to the first live
+-- waiter in the queue and tells it on the hand-off channel. Waiters whose
+-- deadline has passed are dropped on the way. When nobody is queued it
+-- publishes Redisson's unlock message instead, so Redisson waiters and rlock
+-- clients that are not queued wake up. pub is 'publish' or 'spublish'.
+local function rlock_handoff(pub)
+  local now = nil
+  for _ = 1, 100 do
+    local head = redis.call('zrange', KEYS[3], 0, 0)
+    if #head == 0 then break end
+    local f = head[1]
+    local info = redis.call('hget', KEYS[4], f)
+    redis.call('zrem', KEYS[3], f)
+    redis.call('hdel', KEYS[4], f)
+    if info then
+      local deadline, ttl, fenced = string.match(info, '^(%d+)|(%d+)|(%d)$')
+      if now == nil then now = rlock_now() end
+      if deadline and tonumber(deadline) >= now then
+        redis.call('hset', KEYS[1], f, 1)
+        redis.call('pexpire', KEYS[1], ttl)
+        local token = 0
+        if fenced == '1' then
+          token = redis.call('incr', KEYS[5])
+          redis.call('hset', KEYS[1], 'rlock:token', token)
+        end
+        redis.call(pub, KEYS[7], f .. '|' .. token)
+        return 1
+      end
+    end
+  end
+  redis.call(pub, KEYS[2], 0)
+  return 0
+end

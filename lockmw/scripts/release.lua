@@ -1,0 +1,29 @@
+-- release gives up one level of a hold (Redisson's unlock, with its
+-- short-lived latch so that a re-sent request does not count twice). The last
+-- level deletes the lock and hands it to the first queued waiter, or
+-- publishes Redisson's "0" when nobody is queued. With ARGV[4] > 0 the last
+-- level instead keeps the key and lets it expire in that many ms (UnlockAt).
+--
+-- ARGV[1] field, ARGV[2] 'publish' or 'spublish', ARGV[3] latch TTL in ms,
+-- ARGV[4] expire-in ms for the last level (0: release now)
+-- Returns 0 when levels remain, 1 when released, 2 when left to expire,
+-- -1 when the field is not in the lock (gone, or someone else's).
+local done = redis.call('get', KEYS[6])
+if done then return tonumber(done) end
+local n = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
+local r
+if n <= 0 then
+  r = -1
+elseif n > 1 then
+  redis.call('hincrby', KEYS[1], ARGV[1], -1)
+  r = 0
+elseif tonumber(ARGV[4]) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[4])
+  r = 2
+else
+  redis.call('del', KEYS[1])
+  rlock_handoff(ARGV[2])
+  r = 1
+end
+redis.call('set', KEYS[6], r, 'px', ARGV[3])
+return r

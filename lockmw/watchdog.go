@@ -1,0 +1,197 @@
+package lockmw
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// maxBatch is the most locks one renewal script renews.
+const maxBatch = 100
+
+// watchdog is the one goroutine per Client that renews every hold without a
+// lease every timeout/3, in scripts of at most maxBatch locks (grouped by hash
+// slot on a cluster) sent in one pipeline, and writes hook metadata.
+type watchdog struct {
+	c     *Client
+	mu    sync.Mutex
+	holds map[*hold]struct{}
+	metas map[*hold]string
+	kick  chan struct{}
+}
+
+func newWatchdog(c *Client) *watchdog {
+	return &watchdog{
+		c:     c,
+		holds: make(map[*hold]struct{}),
+		metas: make(map[*hold]string),
+		kick:  make(chan struct{}, 1),
+	}
+}
+
+func (w *watchdog) add(h *hold) {
+	w.mu.Lock()
+	w.holds[h] = struct{}{}
+	w.mu.Unlock()
+}
+
+func (w *watchdog) remove(h *hold) {
+	w.mu.Lock()
+	delete(w.holds, h)
+	delete(w.metas, h)
+	w.mu.Unlock()
+}
+
+func (w *watchdog) setMeta(h *hold, s string) {
+	w.mu.Lock()
+	w.metas[h] = s
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *watchdog) run() {
+	defer w.c.wg.Done()
+	t := time.NewTicker(w.c.opts.watchdog / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.c.closed:
+			return
+		case <-t.C:
+			w.renew()
+			w.c.hub.sweep()
+		case <-w.kick:
+			w.flushMeta()
+		}
+	}
+}
+
+// batchesOf splits holds into script batches: at most maxBatch each, and
+// one hash slot each on a cluster.
+func (w *watchdog) batchesOf(hs []*hold) [][]*hold {
+	var out [][]*hold
+	if !w.c.cluster {
+		for len(hs) > 0 {
+			n := min(len(hs), maxBatch)
+			out = append(out, hs[:n])
+			hs = hs[n:]
+		}
+		return out
+	}
+	bySlot := make(map[int][]*hold)
+	for _, h := range hs {
+		s := keySlot(h.m.k.lock)
+		b := bySlot[s]
+		if len(b) == maxBatch {
+			out = append(out, b)
+			b = nil
+		}
+		bySlot[s] = append(b, h)
+	}
+	for _, b := range bySlot {
+		out = append(out, b)
+	}
+	return out
+}
+
+func (w *watchdog) renew() {
+	c := w.c
+	w.mu.Lock()
+	hs := make([]*hold, 0, len(w.holds))
+	for h := range w.holds {
+		hs = append(hs, h)
+	}
+	w.mu.Unlock()
+	if len(hs) == 0 {
+		return
+	}
+	batches := w.batchesOf(hs)
+	calls := make([]scriptCall, len(batches))
+	ttl := msCeil(c.opts.watchdog)
+	for i, b := range batches {
+		keys := make([]string, len(b))
+		args := make([]any, 1, len(b)+1)
+		args[0] = ttl
+		for j, h := range b {
+			keys[j] = h.m.k.lock
+			args = append(args, h.field)
+		}
+		calls[i] = scriptCall{keys: keys, args: args}
+	}
+	ctx, cancel := context.WithTimeout(c.bgCtx, c.opts.watchdog/3)
+	defer cancel()
+	sent := time.Now()
+	cmds := runPipelinedScripts(ctx, c.rdb, renewScript, calls)
+	took := time.Since(sent)
+	for i, b := range batches {
+		vals, err := cmds[i].Int64Slice()
+		if err == nil && len(vals) != len(b) {
+			err = fmt.Errorf("lockmw: renewal returned %d results for %d locks", len(vals), len(b))
+		}
+		if err != nil {
+			c.log.Warn("lockmw: renewal failed", "locks", len(b), "err", err)
+		}
+		var ev RenewalEvent
+		if c.opts.hooks.Renewal != nil {
+			ev = RenewalEvent{Locks: make([]RenewedLock, len(b)), Err: err, Duration: took}
+		}
+		for j, h := range b {
+			out := RenewFailed
+			switch {
+			case err != nil:
+			case vals[j] == 1:
+				out = Renewed
+				h.renewed(sent)
+			default:
+				out = RenewLost
+				if !h.releasing() {
+					h.end(endLost, fmt.Errorf("%w: renewal found %q gone or someone else's", ErrLockLost, h.m.name))
+				}
+			}
+			if ev.Locks != nil {
+				ev.Locks[j] = RenewedLock{Name: h.m.name, Context: h.hookCtx, Outcome: out}
+			}
+		}
+		if ev.Locks != nil {
+			c.opts.hooks.Renewal(ev)
+		}
+	}
+}
+
+// flushMeta writes the metadata of new holds, conditioned on still holding.
+func (w *watchdog) flushMeta() {
+	c := w.c
+	w.mu.Lock()
+	metas := w.metas
+	w.metas = make(map[*hold]string)
+	w.mu.Unlock()
+	if len(metas) == 0 {
+		return
+	}
+	hs := make([]*hold, 0, len(metas))
+	for h := range metas {
+		hs = append(hs, h)
+	}
+	batches := w.batchesOf(hs)
+	calls := make([]scriptCall, len(batches))
+	for i, b := range batches {
+		keys := make([]string, len(b))
+		args := make([]any, 0, 2*len(b))
+		for j, h := range b {
+			keys[j] = h.m.k.lock
+			args = append(args, h.field, metas[h])
+		}
+		calls[i] = scriptCall{keys: keys, args: args}
+	}
+	ctx, cancel := context.WithTimeout(c.bgCtx, c.opts.releaseTimeout)
+	defer cancel()
+	for _, cmd := range runPipelinedScripts(ctx, c.rdb, setMetaScript, calls) {
+		if err := cmd.Err(); err != nil {
+			c.log.Warn("lockmw: storing hold metadata failed", "err", err)
+		}
+	}
+}
