@@ -115,9 +115,9 @@ type RenewalOutcome int
 
 // The outcomes of a renewal.
 const (
-	Renewed      RenewalOutcome = iota // the TTL was extended
-	RenewLost                          // the lock was gone or someone else's
-	RenewFailed                        // the script failed (network, Redis down)
+	Renewed     RenewalOutcome = iota // the TTL was extended
+	RenewLost                         // the lock was gone or someone else's
+	RenewFailed                       // the script failed (network, Redis down)
 )
 
 func (o RenewalOutcome) String() string {
