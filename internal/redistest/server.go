@@ -468,7 +468,6 @@ func waitReady(addr string, done <-chan struct{}, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	last := errors.New("no answer")
 	for {
 		select {
 		case <-done:
@@ -479,9 +478,8 @@ func waitReady(addr string, done <-chan struct{}, timeout time.Duration) error {
 		if err == nil {
 			return nil
 		}
-		last = err
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no PONG after %v: %v", timeout, last)
+			return fmt.Errorf("no PONG after %v: %v", timeout, err)
 		}
 		select {
 		case <-done:
