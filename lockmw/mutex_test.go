@@ -1,0 +1,588 @@
+package lockmw_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReentrancy(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv), newClient(t, srv)
+	m := a.Mutex("reentrant")
+
+	outer := mustLock(t, m, ctx)
+	inner, err := a.Mutex("reentrant").Lock(outer) // another Mutex value, same Client and name
+	require.NoError(t, err, "re-entry through the hold context must not block")
+	n, err := m.HoldCount(inner)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "hold count after re-entry")
+
+	fields, err := srv.Client().HGetAll(ctx, "reentrant").Result()
+	require.NoError(t, err)
+	require.Len(t, fields, 1, "one owner field")
+	for f, v := range fields {
+		assert.Regexp(t, "^"+a.ID()+`:\d+$`, f, "field is <clientID>:<ownerID>")
+		assert.Equal(t, "2", v)
+	}
+
+	// Another Client is another owner, even in this process, even with the hold context.
+	_, err = b.Mutex("reentrant").TryLock(inner, 0, 0)
+	var busy *lockmw.BusyError
+	require.ErrorAs(t, err, &busy)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+
+	// A context without the hold is a new owner of the same client: busy too.
+	_, err = m.TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+
+	require.NoError(t, m.Unlock(inner))
+	assert.ErrorIs(t, m.Unlock(inner), lockmw.ErrNotHeld, "unlocking one level twice")
+	require.Error(t, inner.Err(), "the inner level's context ends at its Unlock")
+	require.NoError(t, outer.Err(), "the outer hold goes on")
+	n, err = m.HoldCount(outer)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked, "an inner unlock keeps the key")
+
+	require.NoError(t, m.Unlock(outer))
+	assert.ErrorIs(t, outer.Err(), context.Canceled, "the hold context ends with the last Unlock")
+	locked, err = m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked, "the last unlock deletes the key")
+	assert.ErrorIs(t, m.Unlock(outer), lockmw.ErrNotHeld)
+	assert.ErrorIs(t, m.Unlock(context.Background()), lockmw.ErrNotHeld, "a context that holds nothing")
+}
+
+func TestNestedDifferentLocks(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	c := newClient(t, srv)
+	a, b := c.Mutex("nest-a"), c.Mutex("nest-b")
+	ha := mustLock(t, a, ctx)
+	hb := mustLock(t, b, ha)
+	// hb carries both holds: re-entering a through it works.
+	ha2, err := a.TryLock(hb, 0, 0)
+	require.NoError(t, err)
+	n, err := a.HoldCount(ha2)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	require.NoError(t, a.Unlock(ha2))
+	require.NoError(t, b.Unlock(hb))
+	require.NoError(t, a.Unlock(hb), "hb still carries a's outer level")
+	assert.ErrorIs(t, a.Unlock(ha), lockmw.ErrNotHeld, "that level was released through hb")
+}
+
+func TestNonOwnerUnlock(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv), newClient(t, srv)
+	h := mustLock(t, a.Mutex("owned"), ctx)
+	assert.ErrorIs(t, b.Mutex("owned").Unlock(h), lockmw.ErrNotHeld, "a foreign client's context")
+	assert.ErrorIs(t, b.Mutex("owned").Unlock(ctx), lockmw.ErrNotHeld)
+	assert.ErrorIs(t, a.Mutex("other").Unlock(h), lockmw.ErrNotHeld, "another name")
+	held, err := a.Mutex("owned").IsHeld(h)
+	require.NoError(t, err)
+	assert.True(t, held, "the holder keeps the lock")
+	require.NoError(t, a.Mutex("owned").Unlock(h))
+}
+
+func TestCallerContextCancelled(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := newClient(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	m := c.Mutex("caller-cancel")
+	cause := errors.New("request finished")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	h := mustLock(t, m, ctx)
+	cancel(cause)
+	waitDone(t, h, time.Second, "hold context follows the caller's")
+	assert.ErrorIs(t, context.Cause(h), cause, "the caller's cause")
+	// Renewal goes on: the key outlives several watchdog timeouts.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		ttl, err := m.TTL(context.Background())
+		require.NoError(t, err)
+		require.Greater(t, ttl, time.Duration(0), "renewal must go on after the caller's context ended")
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, m.Unlock(h), "Unlock with a cancelled context releases")
+	locked, err := m.IsLocked(context.Background())
+	require.NoError(t, err)
+	assert.False(t, locked)
+}
+
+func TestLeaseEnd(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv), newClient(t, srv)
+	m := a.Mutex("leased")
+	h, err := m.TryLock(ctx, 0, 200*time.Millisecond)
+	require.NoError(t, err)
+	dl, ok := h.Deadline()
+	require.True(t, ok, "a leased hold has a deadline")
+	assert.WithinDuration(t, time.Now().Add(200*time.Millisecond), dl, 50*time.Millisecond)
+	ttl, err := m.TTL(ctx)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, ttl, 200*time.Millisecond)
+	waitDone(t, h, time.Second, "lease end")
+	assert.ErrorIs(t, h.Err(), context.DeadlineExceeded)
+	// Nothing renews it: it expires and another owner takes it.
+	eventually(t, 2*time.Second, "leased key expires", func() bool {
+		ok, err := m.IsLocked(ctx)
+		return err == nil && !ok
+	})
+	hb := mustLock(t, b.Mutex("leased"), ctx)
+	assert.ErrorIs(t, m.Unlock(h), lockmw.ErrLockLost, "unlock after the lease ran out and someone else took it")
+	held, err := b.Mutex("leased").IsHeld(hb)
+	require.NoError(t, err)
+	assert.True(t, held, "the new holder's lock is untouched")
+}
+
+func TestLeaseUnlockedInTime(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	m := newClient(t, srv).Mutex("leased-ok")
+	h, err := m.TryLock(ctx, 0, 5*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(h))
+}
+
+func TestWatchdogRenews(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	const timeout = 300 * time.Millisecond
+	m := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout)).Mutex("renewed")
+	h := mustLock(t, m, ctx)
+	ttl, err := m.TTL(ctx)
+	require.NoError(t, err)
+	assert.InDelta(t, float64(timeout), float64(ttl), float64(50*time.Millisecond), "TTL is the watchdog timeout")
+	end := time.Now().Add(4 * timeout)
+	for time.Now().Before(end) {
+		ok, err := m.IsHeld(h)
+		require.NoError(t, err)
+		require.True(t, ok, "held past the watchdog timeout")
+		require.NoError(t, h.Err())
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, m.Unlock(h))
+}
+
+func TestReentryKeepsOuterRegime(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	const timeout = 300 * time.Millisecond
+	m := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout)).Mutex("regime")
+	outer := mustLock(t, m, context.Background())
+	inner, err := m.TryLock(outer, 0, 20*time.Millisecond) // a short lease on re-entry
+	require.NoError(t, err)
+	_, hasDeadline := inner.Deadline()
+	assert.False(t, hasDeadline, "a re-entry keeps the outer (watchdog) regime")
+	time.Sleep(2 * timeout) // the inner lease would long have ended
+	ok, err := m.IsHeld(inner)
+	require.NoError(t, err)
+	assert.True(t, ok, "a re-entry never shortens the outer hold")
+	require.NoError(t, m.Unlock(inner))
+	require.NoError(t, m.Unlock(outer))
+
+	// And a leased outer hold is not extended by a watchdog re-entry.
+	lo, err := m.TryLock(ctx, 0, 300*time.Millisecond)
+	require.NoError(t, err)
+	li, err := m.Lock(lo)
+	require.NoError(t, err)
+	d1, _ := lo.Deadline()
+	d2, ok2 := li.Deadline()
+	require.True(t, ok2)
+	assert.Equal(t, d1, d2)
+	waitDone(t, li, 2*time.Second, "inner level ends with the outer lease")
+	eventually(t, 2*time.Second, "the key expires at the outer lease end", func() bool {
+		ok, err := m.IsLocked(ctx)
+		return err == nil && !ok
+	})
+}
+
+func TestWaitHandOff(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv), newClient(t, srv)
+	ha := mustLock(t, a.Mutex("handoff"), ctx)
+
+	got := make(chan context.Context, 1)
+	errc := make(chan error, 1)
+	go func() {
+		h, err := b.Mutex("handoff").Lock(ctx)
+		if err != nil {
+			errc <- err
+			return
+		}
+		got <- h
+	}()
+	// The waiter is queued in Redis.
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		n, _ := srv.Client().ZCard(ctx, "rlock_queue:{handoff}").Result()
+		return n == 1
+	})
+	select {
+	case <-got:
+		t.Fatal("acquired while held")
+	case err := <-errc:
+		t.Fatal(err)
+	default:
+	}
+	require.NoError(t, a.Mutex("handoff").Unlock(ha))
+	var hb context.Context
+	select {
+	case hb = <-got:
+	case err := <-errc:
+		t.Fatal(err)
+	case <-time.After(5 * time.Second): // far below the 30s TTL: woken, not timed out
+		t.Fatal("waiter not woken by the unlock")
+	}
+	fields, err := srv.Client().HKeys(ctx, "handoff").Result()
+	require.NoError(t, err)
+	require.Len(t, fields, 1)
+	assert.Regexp(t, "^"+b.ID()+":", fields[0], "the lock was handed to the waiter")
+	n, err := srv.Client().Exists(ctx, "rlock_queue:{handoff}").Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "queue emptied")
+	require.NoError(t, b.Mutex("handoff").Unlock(hb))
+}
+
+func TestTryLockWaitTimesOut(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv), newClient(t, srv)
+	ha := mustLock(t, a.Mutex("timeout"), ctx)
+	start := time.Now()
+	_, err := b.Mutex("timeout").TryLock(ctx, 150*time.Millisecond, 0)
+	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond, "waited the whole wait")
+	var busy *lockmw.BusyError
+	require.ErrorAs(t, err, &busy)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	assert.Equal(t, "timeout", busy.Name)
+	assert.Greater(t, busy.TTL, time.Duration(0))
+	assert.Regexp(t, "^"+a.ID()+":", busy.Holder)
+	n, err := srv.Client().ZCard(ctx, "rlock_queue:{timeout}").Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "a waiter that gives up leaves the queue")
+	require.NoError(t, a.Mutex("timeout").Unlock(ha))
+}
+
+func TestWaitContextCancelled(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv), newClient(t, srv)
+	ha := mustLock(t, a.Mutex("cancel-wait"), ctx)
+	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	_, err := b.Mutex("cancel-wait").Lock(wctx)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "the context error is joined")
+	var busy *lockmw.BusyError
+	assert.ErrorAs(t, err, &busy)
+
+	done, cancel2 := context.WithCancel(ctx)
+	cancel2()
+	_, err = b.Mutex("cancel-wait").Lock(done)
+	assert.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, a.Mutex("cancel-wait").Unlock(ha))
+}
+
+func TestWaitersShareOneSubscription(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv), newClient(t, srv)
+	ha := mustLock(t, a.Mutex("shared-sub"), ctx)
+	const n = 5
+	var wg sync.WaitGroup
+	var inside, maxInside atomic.Int32
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := b.Mutex("shared-sub")
+			h, err := m.Lock(ctx)
+			if !assert.NoError(t, err) {
+				return
+			}
+			v := inside.Add(1)
+			for {
+				old := maxInside.Load()
+				if v <= old || maxInside.CompareAndSwap(old, v) {
+					break
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+			inside.Add(-1)
+			assert.NoError(t, m.Unlock(h))
+		}()
+	}
+	eventually(t, 5*time.Second, "all waiters queued", func() bool {
+		q, _ := srv.Client().ZCard(ctx, "rlock_queue:{shared-sub}").Result()
+		return q == n
+	})
+	// One pub/sub connection, subscribed to the name's two channels once.
+	eventually(t, 5*time.Second, "one pub/sub connection with two channels", func() bool {
+		list, err := srv.Client().ClientList(ctx).Result()
+		if err != nil {
+			return false
+		}
+		var conns, subs int
+		for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+			if strings.Contains(line, " sub=0 ") && strings.Contains(line, " ssub=0 ") {
+				continue
+			}
+			conns++
+			if strings.Contains(line, " sub=2 ") {
+				subs++
+			}
+		}
+		return conns == 1 && subs == 1
+	})
+	require.NoError(t, a.Mutex("shared-sub").Unlock(ha))
+	wg.Wait()
+	assert.Equal(t, int32(1), maxInside.Load(), "mutual exclusion")
+}
+
+// TestOneUnlockWakesOneWaiter counts the scripts that W clients waiting on
+// one name send while the lock passes through all of them: with a queue and
+// hand-off it is one failed attempt and one release per acquisition, not a
+// herd of W attempts per unlock.
+func TestOneUnlockWakesOneWaiter(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	const workers, rounds = 8, 5
+	var scripts atomic.Int64
+	clients := make([]*lockmw.Client, workers)
+	for i := range clients {
+		rdb := srv.NewClient()
+		rdb.AddHook(countScripts{&scripts})
+		clients[i] = lockmw.New(rdb)
+		t.Cleanup(func() { _ = clients[i].Close() })
+	}
+	var wg sync.WaitGroup
+	var inside atomic.Int32
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := c.Mutex("herd")
+			for range rounds {
+				h, err := m.Lock(ctx)
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.Equal(t, int32(1), inside.Add(1), "mutual exclusion")
+				time.Sleep(2 * time.Millisecond)
+				inside.Add(-1)
+				assert.NoError(t, m.Unlock(h))
+			}
+		}()
+	}
+	wg.Wait()
+	acq := int64(workers * rounds)
+	perAcq := float64(scripts.Load()) / float64(acq)
+	t.Logf("%d scripts for %d acquisitions: %.2f per acquisition", scripts.Load(), acq, perAcq)
+	assert.LessOrEqual(t, perAcq, 3.5, "scripts per acquisition (a herd would be ~%d)", workers)
+}
+
+func TestUnlockAt(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv, lockmw.WithWatchdogTimeout(time.Second)), newClient(t, srv)
+	m := a.Mutex("unlock-at")
+	h := mustLock(t, m, ctx)
+	at := time.Now().Add(400 * time.Millisecond)
+	require.NoError(t, m.UnlockAt(h, at))
+	assert.ErrorIs(t, h.Err(), context.Canceled, "the hold context ends now")
+	ttl, err := m.TTL(ctx)
+	require.NoError(t, err)
+	assert.InDelta(t, float64(400*time.Millisecond), float64(ttl), float64(60*time.Millisecond), "the key expires at at")
+	_, err = b.Mutex("unlock-at").TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "still owned until at")
+	hb, err := b.Mutex("unlock-at").TryLock(ctx, 3*time.Second, 0)
+	require.NoError(t, err, "free once at has passed")
+	assert.False(t, time.Now().Before(at), "not before at")
+	require.NoError(t, b.Mutex("unlock-at").Unlock(hb))
+
+	// At a time that has passed: released at once.
+	h = mustLock(t, m, ctx)
+	require.NoError(t, m.UnlockAt(h, time.Now().Add(-time.Second)))
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked)
+
+	// On an inner level it is a plain Unlock.
+	h = mustLock(t, m, ctx)
+	inner := mustLock(t, m, h)
+	require.NoError(t, m.UnlockAt(inner, time.Now().Add(time.Hour)))
+	n, err := m.HoldCount(h)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	require.NoError(t, m.Unlock(h))
+}
+
+func TestForceUnlock(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond)), newClient(t, srv)
+	ma := a.Mutex("forced")
+	h := mustLock(t, ma, ctx)
+	existed, err := b.Mutex("forced").ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, existed)
+	waitDone(t, h, time.Second, "the holder learns of the force unlock at its next renewal")
+	assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
+	hb := mustLock(t, b.Mutex("forced"), ctx)
+	assert.ErrorIs(t, ma.Unlock(h), lockmw.ErrLockLost)
+	held, err := b.Mutex("forced").IsHeld(hb)
+	require.NoError(t, err)
+	assert.True(t, held, "the lost holder's Unlock touched nothing")
+	require.NoError(t, b.Mutex("forced").Unlock(hb))
+	existed, err = b.Mutex("forced").ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.False(t, existed)
+}
+
+func TestIntrospection(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv), newClient(t, srv)
+	m := a.Mutex("intro")
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked)
+	ttl, err := m.TTL(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, ttl, "TTL of an unlocked lock")
+	h, err := m.TryLock(ctx, 0, 10*time.Second)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		mu   *lockmw.Mutex
+		held bool
+		n    int
+	}{
+		{"holder", h, m, true, 1},
+		{"no hold in context", ctx, m, false, 0},
+		{"other client with the hold context", h, b.Mutex("intro"), false, 0},
+	} {
+		held, err := c.mu.IsHeld(c.ctx)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.held, held, c.name)
+		n, err := c.mu.HoldCount(c.ctx)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.n, n, c.name)
+		locked, err := c.mu.IsLocked(c.ctx)
+		require.NoError(t, err)
+		assert.True(t, locked, c.name)
+	}
+	ttl, err = b.Mutex("intro").TTL(ctx)
+	require.NoError(t, err)
+	assert.InDelta(t, float64(10*time.Second), float64(ttl), float64(time.Second))
+	require.NoError(t, m.Unlock(h))
+}
+
+func TestClose(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a := lockmw.New(srv.NewClient())
+	b := newClient(t, srv)
+	m := a.Mutex("closing")
+	h := mustLock(t, m, ctx)
+	hb := mustLock(t, b.Mutex("closing-2"), ctx)
+
+	// A waiter blocked in Lock when Close runs returns ErrClosed.
+	waitErr := make(chan error, 1)
+	go func() {
+		_, err := a.Mutex("closing-2").Lock(ctx)
+		waitErr <- err
+	}()
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		n, _ := srv.Client().ZCard(ctx, "rlock_queue:{closing-2}").Result()
+		return n == 1
+	})
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close(), "Close twice")
+	assert.ErrorIs(t, context.Cause(h), lockmw.ErrClosed)
+	assert.ErrorIs(t, <-waitErr, lockmw.ErrClosed)
+	n, err := srv.Client().ZCard(ctx, "rlock_queue:{closing-2}").Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the closed client's waiter left the queue")
+	_, err = m.Lock(ctx)
+	assert.ErrorIs(t, err, lockmw.ErrClosed)
+	// Deferred unlocks still free the lock at shutdown.
+	require.NoError(t, m.Unlock(h))
+	locked, err := b.Mutex("closing").IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked)
+	require.NoError(t, b.Mutex("closing-2").Unlock(hb))
+}
+
+func TestMutualExclusionManyClients(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	const clients, goroutines, rounds = 3, 4, 10
+	var inside atomic.Int32
+	var total atomic.Int32
+	var wg sync.WaitGroup
+	for i := range clients {
+		c := newClient(t, srv)
+		for g := range goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m := c.Mutex("mutex-many")
+				for r := range rounds {
+					var h context.Context
+					var err error
+					if (g+r)%2 == 0 {
+						h, err = m.Lock(ctx)
+					} else {
+						h, err = m.TryLock(ctx, 10*time.Second, 5*time.Second)
+					}
+					if !assert.NoError(t, err, fmt.Sprintf("client %d", i)) {
+						return
+					}
+					assert.Equal(t, int32(1), inside.Add(1), "two holders at once")
+					inside.Add(-1)
+					total.Add(1)
+					assert.NoError(t, m.Unlock(h))
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	assert.Equal(t, int32(clients*goroutines*rounds), total.Load())
+}
