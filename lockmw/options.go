@@ -27,7 +27,6 @@ type options struct {
 	hooks          Hooks
 	logger         *slog.Logger
 	releaseTimeout time.Duration
-	latchTTL       time.Duration
 }
 
 type mutexOptions struct {

@@ -1,0 +1,88 @@
+package lockmw
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// go-redis re-sends a command whose reply timed out; these tests send the
+// very same script request twice, as such a re-send does.
+
+func TestResentAcquireCountsOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c := New(srv.NewClient())
+	defer c.Close()
+	m := c.Mutex("resent-acquire", WithFencing())
+	field := c.id + ":1000"
+	r1, err := m.try(ctx, field, time.Minute, false)
+	require.NoError(t, err)
+	require.True(t, r1.won)
+	assert.True(t, r1.fresh)
+	r2, err := m.try(ctx, field, time.Minute, false)
+	require.NoError(t, err)
+	require.True(t, r2.won, "the re-send finds its own win")
+	assert.False(t, r2.fresh)
+	assert.Equal(t, r1.token, r2.token, "no second token")
+	n, err := srv.Client().HGet(ctx, "resent-acquire", field).Int()
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "counted once")
+}
+
+func TestResentReleaseDecrementsOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c := New(srv.NewClient())
+	defer c.Close()
+	m := c.Mutex("resent-release")
+	h, err := m.Lock(ctx)
+	require.NoError(t, err)
+	in1, err := m.Lock(h)
+	require.NoError(t, err)
+	_, err = m.Lock(in1)
+	require.NoError(t, err)
+	field := m.findLevel(h).h.field
+	keys := m.fullKeys("req-42")
+	for range 2 {
+		n, err := releaseScript.Run(ctx, c.rdb, keys, field, "publish", c.latchMS, 0).Int64()
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), n)
+	}
+	count, err := srv.Client().HGet(ctx, "resent-release", field).Int()
+	require.NoError(t, err)
+	assert.Equal(t, 2, count, "a re-sent unlock decrements once")
+	ttl, err := srv.Client().PTTL(ctx, m.k.latchBase+"req-42").Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, time.Duration(0), "the latch is short-lived")
+
+	// The same for a re-entry.
+	rkeys := []string{m.k.lock, m.k.latchBase + "req-43"}
+	for range 2 {
+		n, err := reenterScript.Run(ctx, c.rdb, rkeys, field, c.latchMS).Int64()
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), n)
+	}
+	count, err = srv.Client().HGet(ctx, "resent-release", field).Int()
+	require.NoError(t, err)
+	assert.Equal(t, 3, count, "a re-sent re-entry counts once")
+}
+
+func TestLatchTTL(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	// Long enough for every re-send: (retries+1) × read timeout + retries × back-off.
+	rdb := srv.NewClient(func(o *redis.Options) {
+		o.ReadTimeout, o.MaxRetries, o.MaxRetryBackoff = time.Second, 2, 100*time.Millisecond
+	})
+	assert.Equal(t, 3*time.Second+200*time.Millisecond, latchTTL(rdb))
+	rdb = srv.NewClient(func(o *redis.Options) { o.MaxRetries = -1 }) // retries off
+	assert.Equal(t, rdb.Options().ReadTimeout, latchTTL(rdb))
+}

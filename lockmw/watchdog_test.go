@@ -1,0 +1,87 @@
+package lockmw_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLostWhenRedisUnreachable(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const timeout = 600 * time.Millisecond
+	c := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout))
+	m := c.Mutex("paused")
+	h := mustLock(t, m, context.Background())
+	require.NoError(t, srv.Pause())
+	paused := time.Now()
+	defer func() { _ = srv.Resume() }()
+	// The last renewal that succeeded was sent before the pause, so the key
+	// could expire no later than paused + timeout: the hold must be gone by then.
+	select {
+	case <-h.Done():
+	case <-time.After(timeout + 200*time.Millisecond):
+		t.Fatal("hold context not cancelled while renewals failed")
+	}
+	lostAfter := time.Since(paused)
+	assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
+	assert.LessOrEqual(t, lostAfter, timeout+50*time.Millisecond, "cancelled no later than the key could have expired (+ scheduling)")
+	require.NoError(t, srv.Resume())
+	assert.ErrorIs(t, m.Unlock(h), lockmw.ErrLockLost, "nothing touched after a loss")
+}
+
+func TestRenewalBatchesAndGoroutines(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	const timeout = 900 * time.Millisecond
+	const n = 250
+	var mu sync.Mutex
+	var batches []int
+	hooks := lockmw.Hooks{Renewal: func(e lockmw.RenewalEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		assert.NoError(t, e.Err)
+		ok := 0
+		for _, l := range e.Locks {
+			if l.Outcome == lockmw.Renewed {
+				ok++
+			}
+		}
+		batches = append(batches, ok)
+	}}
+	c := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout), lockmw.WithHooks(hooks))
+	// Warm up the client's goroutines.
+	h0 := mustLock(t, c.Mutex("warm"), ctx)
+	before := runtime.NumGoroutine()
+	holds := make([]context.Context, n)
+	for i := range holds {
+		holds[i] = mustLock(t, c.Mutex(fmt.Sprintf("many-%d", i)), ctx)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine()-before, 2, "goroutines do not grow with held locks")
+	mu.Lock()
+	batches = nil
+	mu.Unlock()
+	eventually(t, 5*time.Second, "two renewal rounds", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(batches) >= 6
+	})
+	mu.Lock()
+	for _, b := range batches[:3] {
+		assert.LessOrEqual(t, b, 100, "at most 100 locks a script")
+	}
+	mu.Unlock()
+	for i, h := range holds {
+		require.NoError(t, c.Mutex(fmt.Sprintf("many-%d", i)).Unlock(h))
+	}
+	require.NoError(t, c.Mutex("warm").Unlock(h0))
+}
