@@ -32,6 +32,7 @@ type Client struct {
 	reqSeq   atomic.Uint64
 	pubCmd   atomic.Value // "publish" or "spublish", once known
 	latchMS  int64
+	graceMS  int64 // how long a queue entry outlives the holder's TTL: the watchdog timeout
 
 	bgCtx    context.Context // cancelled by Close; parent of background calls
 	bgCancel context.CancelFunc
@@ -70,6 +71,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Client {
 		opts:    o,
 		log:     o.logger,
 		latchMS: latchTTL(rdb).Milliseconds(),
+		graceMS: o.watchdog.Milliseconds(),
 		closed:  make(chan struct{}),
 		holds:   make(map[*hold]struct{}),
 	}

@@ -170,18 +170,11 @@ func (r *acquireReply) busy(name string) *BusyError {
 	return &BusyError{Name: name, TTL: r.pttl, Holder: r.holder, Metadata: r.meta}
 }
 
-func (m *Mutex) try(ctx context.Context, field string, ttl time.Duration, enqueue bool) (acquireReply, error) {
+// try runs the acquire script once for field. enqueue joins the waiter queue
+// when busy; queued says an earlier attempt may have joined it.
+func (m *Mutex) try(ctx context.Context, field string, ttl time.Duration, enqueue, queued bool) (acquireReply, error) {
 	c := m.c
-	q := "0"
-	if enqueue {
-		q = "1"
-	}
-	f := "0"
-	if m.fenced {
-		f = "1"
-	}
-	grace := c.opts.watchdog
-	res, err := acquireScript.Run(ctx, c.rdb, m.akeys, msCeil(ttl), field, q, grace.Milliseconds(), f).Slice()
+	res, err := acquireScript.Run(ctx, c.rdb, m.akeys, msCeil(ttl), field, flag(enqueue), c.graceMS, flag(m.fenced), flag(queued)).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 	}
@@ -202,6 +195,13 @@ func (m *Mutex) try(ctx context.Context, field string, ttl time.Duration, enqueu
 	return r, nil
 }
 
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
 func asInt(v any) int64 {
 	n, _ := v.(int64)
 	return n
@@ -219,7 +219,7 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		ttl = c.opts.watchdog
 	}
 	sent := time.Now()
-	r, err := m.try(ctx, field, ttl, wait > 0)
+	r, err := m.try(ctx, field, ttl, wait > 0, false)
 	if err != nil {
 		m.abandon(ctx, field)
 		return ctx, errors.Join(err, ctx.Err())
@@ -311,7 +311,7 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		}
 		retryNow = false
 		s := time.Now()
-		r2, err := m.try(ctx, field, ttl, true)
+		r2, err := m.try(ctx, field, ttl, true, true)
 		if err != nil {
 			return giveUp(errors.Join(err, ctx.Err()), false)
 		}
@@ -334,11 +334,7 @@ func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool) (int64,
 	c := m.c
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
 	defer cancel()
-	k := "0"
-	if keep {
-		k = "1"
-	}
-	res, err := leaveScript.Run(lctx, c.rdb, m.fullKeys("leave"), field, c.publishCmd(lctx), k).Slice()
+	res, err := leaveScript.Run(lctx, c.rdb, m.fullKeys("leave"), field, c.publishCmd(lctx), flag(keep)).Slice()
 	if err != nil {
 		c.log.Warn("lockmw: leaving the wait queue failed", "name", m.name, "field", field, "err", err)
 		return 0, false

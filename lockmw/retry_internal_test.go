@@ -22,11 +22,11 @@ func TestResentAcquireCountsOnce(t *testing.T) {
 	defer c.Close()
 	m := c.Mutex("resent-acquire", WithFencing())
 	field := c.id + ":1000"
-	r1, err := m.try(ctx, field, time.Minute, false)
+	r1, err := m.try(ctx, field, time.Minute, false, false)
 	require.NoError(t, err)
 	require.True(t, r1.won)
 	assert.True(t, r1.fresh)
-	r2, err := m.try(ctx, field, time.Minute, false)
+	r2, err := m.try(ctx, field, time.Minute, false, false)
 	require.NoError(t, err)
 	require.True(t, r2.won, "the re-send finds its own win")
 	assert.False(t, r2.fresh)

@@ -9,27 +9,31 @@
 -- ARGV[3] "1" to join the waiter queue when busy
 -- ARGV[4] grace in ms that a queued waiter's entry outlives the holder's TTL
 -- ARGV[5] "1" when the mutex hands out fencing tokens
+-- ARGV[6] "1" when this owner may be queued (an earlier attempt joined the queue)
 --
 -- Returns {1, token, fresh} when we hold the lock (fresh = 1 when this very
 --         request set the TTL, 0 when a re-send or a hand-off had),
 --         {0, pttl, holder field, holder metadata} when it is busy.
-local function won(fresh)
-  local token = redis.call('hget', KEYS[1], 'rlock:token')
-  redis.call('zrem', KEYS[3], ARGV[2])
-  redis.call('hdel', KEYS[4], ARGV[2])
-  return {1, tonumber(token or '0'), fresh}
+local function won(fresh, token)
+  if ARGV[6] == '1' then
+    redis.call('zrem', KEYS[3], ARGV[2])
+    redis.call('hdel', KEYS[4], ARGV[2])
+  end
+  return {1, token, fresh}
 end
 
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  return won(0)
-end
 if redis.call('exists', KEYS[1]) == 0 then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
+  local token = 0
   if ARGV[5] == '1' then
-    redis.call('hset', KEYS[1], 'rlock:token', redis.call('incr', KEYS[5]))
+    token = redis.call('incr', KEYS[5])
+    redis.call('hset', KEYS[1], 'rlock:token', token)
   end
-  return won(1)
+  return won(1, token)
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  return won(0, tonumber(redis.call('hget', KEYS[1], 'rlock:token') or '0'))
 end
 
 local pttl = redis.call('pttl', KEYS[1])

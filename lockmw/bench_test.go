@@ -1,0 +1,125 @@
+package lockmw_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+)
+
+// Run: go test -run '^$' -bench . -benchmem ./lockmw/
+
+func BenchmarkLockUnlock(b *testing.B) {
+	srv := redistest.Start(b)
+	c := newClient(b, srv)
+	m := c.Mutex("bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		h, err := m.Lock(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Unlock(h); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSetNXDel is the floor: a bare SET NX PX and DEL on the same client.
+func BenchmarkSetNXDel(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.NewClient()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := rdb.SetNX(ctx, "bench-floor", "owner", 30*time.Second).Err(); err != nil {
+			b.Fatal(err)
+		}
+		if err := rdb.Del(ctx, "bench-floor").Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReenter(b *testing.B) {
+	srv := redistest.Start(b)
+	c := newClient(b, srv)
+	m := c.Mutex("bench-reenter")
+	h, err := m.Lock(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		in, err := m.Lock(h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Unlock(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	_ = m.Unlock(h)
+}
+
+func BenchmarkTryLockBusy(b *testing.B) {
+	srv := redistest.Start(b)
+	holder, c := newClient(b, srv), newClient(b, srv)
+	ctx := context.Background()
+	h, err := holder.Mutex("bench-busy").Lock(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := c.Mutex("bench-busy")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.TryLock(ctx, 0, 0); err == nil {
+			b.Fatal("acquired a held lock")
+		}
+	}
+	b.StopTimer()
+	_ = holder.Mutex("bench-busy").Unlock(h)
+}
+
+// BenchmarkContended8 has 8 goroutines, each with its own Client (as 8
+// processes would), take turns on one name; ns/op is per acquisition.
+func BenchmarkContended8(b *testing.B) {
+	srv := redistest.Start(b)
+	const workers = 8
+	ms := make([]*lockmw.Mutex, workers)
+	for i := range ms {
+		ms[i] = newClient(b, srv).Mutex("bench-contended")
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	per := b.N / workers
+	for i, m := range ms {
+		n := per
+		if i == 0 {
+			n += b.N % workers
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range n {
+				h, err := m.Lock(ctx)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if err := m.Unlock(h); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
