@@ -1,0 +1,86 @@
+package otelhooks
+
+import (
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+)
+
+// The names of the metrics.
+const (
+	WaitDurationMetric = "lock.wait.duration" // histogram, s: acquisitions, by lock.name, lock.outcome, lock.reentrant
+	HoldDurationMetric = "lock.hold.duration" // histogram, s: ended holds, by lock.name
+	RenewalsMetric     = "lock.renewals"      // counter: renewals of one lock, by lock.name, lock.outcome
+	LostMetric         = "lock.lost"          // counter: holds lost, by lock.name
+)
+
+// Bucket boundaries in seconds: waits from a millisecond to a minute, holds up
+// to ten minutes. The SDK's default boundaries (0 to 10000) suit milliseconds.
+var (
+	waitBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	holdBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600}
+)
+
+type instruments struct {
+	wait     metric.Float64Histogram
+	hold     metric.Float64Histogram
+	renewals metric.Int64Counter
+	lost     metric.Int64Counter
+}
+
+// newInstruments creates the instruments; one that cannot be created is
+// reported to the global error handler and replaced by a no-op.
+func newInstruments(m metric.Meter) instruments {
+	var in instruments
+	var err error
+	if in.wait, err = m.Float64Histogram(WaitDurationMetric,
+		metric.WithUnit("s"),
+		metric.WithDescription("Time from the start of a lock acquisition to acquired, timed out, canceled or failed."),
+		metric.WithExplicitBucketBoundaries(waitBuckets...)); err != nil {
+		otel.Handle(err)
+		in.wait = noop.Float64Histogram{}
+	}
+	if in.hold, err = m.Float64Histogram(HoldDurationMetric,
+		metric.WithUnit("s"),
+		metric.WithDescription("Time from a lock's acquisition to its final unlock, its loss or the client's close."),
+		metric.WithExplicitBucketBoundaries(holdBuckets...)); err != nil {
+		otel.Handle(err)
+		in.hold = noop.Float64Histogram{}
+	}
+	if in.renewals, err = m.Int64Counter(RenewalsMetric,
+		metric.WithUnit("{renewal}"),
+		metric.WithDescription("Watchdog renewals of one lock, by outcome (renewed, lost, error).")); err != nil {
+		otel.Handle(err)
+		in.renewals = noop.Int64Counter{}
+	}
+	if in.lost, err = m.Int64Counter(LostMetric,
+		metric.WithUnit("{lock}"),
+		metric.WithDescription("Holds that ended without their owner releasing them.")); err != nil {
+		otel.Handle(err)
+		in.lost = noop.Int64Counter{}
+	}
+	return in
+}
+
+// metricName returns the lock.name attribute of name for the metrics, and
+// whether there is one.
+func (t *telemetry) metricName(name string) (attribute.KeyValue, bool) {
+	if !t.nameAttr {
+		return attribute.KeyValue{}, false
+	}
+	if t.nameFunc != nil {
+		if name = t.nameFunc(name); name == "" {
+			return attribute.KeyValue{}, false
+		}
+	}
+	return LockNameKey.String(name), true
+}
+
+// metricAttrs returns the metric attributes for name followed by extra.
+func (t *telemetry) metricAttrs(name string, extra ...attribute.KeyValue) metric.MeasurementOption {
+	if kv, ok := t.metricName(name); ok {
+		return metric.WithAttributes(append(extra, kv)...)
+	}
+	return metric.WithAttributes(extra...)
+}

@@ -1,0 +1,83 @@
+package otelhooks
+
+import (
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Option configures the hooks made by [New].
+type Option func(*config)
+
+type config struct {
+	tp       trace.TracerProvider
+	mp       metric.MeterProvider
+	nameAttr bool
+	nameFunc func(string) string
+}
+
+// newConfig applies opts over the defaults, in one place.
+func newConfig(opts []Option) config {
+	c := config{nameAttr: true}
+	for _, opt := range opts {
+		opt(&c)
+	}
+	if c.tp == nil {
+		c.tp = otel.GetTracerProvider()
+	}
+	if c.mp == nil {
+		c.mp = otel.GetMeterProvider()
+	}
+	return c
+}
+
+// WithTracerProvider sets the provider of the tracer that makes the lock.wait,
+// lock.hold and lock.renew spans. The default is the global provider,
+// [otel.GetTracerProvider], as it is when New is called (the global provider
+// delegates to one set later with otel.SetTracerProvider). A nil tp panics:
+// omit the option to use the global one.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	if tp == nil {
+		panic("otelhooks: WithTracerProvider(nil): a trace.TracerProvider is required (omit the option for the global one)")
+	}
+	return func(c *config) { c.tp = tp }
+}
+
+// WithMeterProvider sets the provider of the meter that records
+// lock.wait.duration, lock.hold.duration, lock.renewals and lock.lost. The
+// default is the global provider, [otel.GetMeterProvider], as it is when New is
+// called. A nil mp panics: omit the option to use the global one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	if mp == nil {
+		panic("otelhooks: WithMeterProvider(nil): a metric.MeterProvider is required (omit the option for the global one)")
+	}
+	return func(c *config) { c.mp = mp }
+}
+
+// WithLockNameAttribute sets whether the metrics carry the lock.name
+// attribute. The default is true.
+//
+// Every distinct value of an attribute is a separate time series, so lock
+// names made from IDs ("orders:42", "orders:43", ...) can cost a lot in a
+// metrics backend. The default is on because most programs lock a bounded set
+// of names (a job, a migration, a shard) and the name is what a dashboard
+// groups by; the OpenTelemetry SDK also caps each instrument at 2000 attribute
+// sets by default and folds the rest into one overflow series. Turn it off, or
+// map names to a few groups with [WithLockNameFunc], when names are per entity.
+// Spans always carry the full name: they are per event, not per series.
+func WithLockNameAttribute(on bool) Option {
+	return func(c *config) { c.nameAttr = on }
+}
+
+// WithLockNameFunc sets the value of the metrics' lock.name attribute for a
+// lock name, for instance its prefix up to ':' so that "orders:42" is counted
+// as "orders". An empty result leaves the attribute off for that name. The
+// default is the name itself. It has no effect when
+// WithLockNameAttribute(false) is given, and does not change the spans. f must
+// be safe for concurrent use; a nil f panics.
+func WithLockNameFunc(f func(name string) string) Option {
+	if f == nil {
+		panic("otelhooks: WithLockNameFunc(nil): a func is required (use WithLockNameAttribute(false) to drop the attribute)")
+	}
+	return func(c *config) { c.nameFunc = f }
+}

@@ -1,0 +1,115 @@
+package otelhooks
+
+import (
+	"runtime/debug"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/go-rlock/rlock/lockmw"
+)
+
+// ScopeName is the instrumentation scope of the tracer and the meter.
+const ScopeName = "github.com/go-rlock/rlock/otelhooks"
+
+// The names of the spans.
+const (
+	WaitSpanName  = "lock.wait"
+	HoldSpanName  = "lock.hold"
+	RenewSpanName = "lock.renew"
+)
+
+// The attributes of the spans and metrics.
+const (
+	LockNameKey         = attribute.Key("lock.name")          // string: the lock name
+	LockOutcomeKey      = attribute.Key("lock.outcome")       // string: lockmw.Outcome or lockmw.RenewalOutcome
+	LockReentrantKey    = attribute.Key("lock.reentrant")     // bool: the acquisition re-entered a hold
+	LockWaitedKey       = attribute.Key("lock.waited")        // bool: the lock was busy at least once
+	LockHolderKey       = attribute.Key("lock.holder")        // string: the holder last seen while waiting, "<clientID>:<ownerID>"
+	LockFencingTokenKey = attribute.Key("lock.fencing_token") // int: the hold's fencing token, when fenced
+	LockLeaseKey        = attribute.Key("lock.lease")         // float: the lease in seconds, when leased
+	LockLostKey         = attribute.Key("lock.lost")          // bool: the hold ended without its owner releasing it
+	LockClosedKey       = attribute.Key("lock.closed")        // bool: the hold was abandoned by Client.Close
+	LockCountKey        = attribute.Key("lock.count")         // int: locks in a renewal script
+	LockRenewedCountKey = attribute.Key("lock.renewed_count") // int: locks a renewal script renewed
+	LockLostCountKey    = attribute.Key("lock.lost_count")    // int: locks a renewal script found gone
+	LockFailedCountKey  = attribute.Key("lock.failed_count")  // int: locks whose renewal failed (script error)
+)
+
+// Version returns the version of the rlock module this package was built
+// from, the instrumentation scope's version: "(devel)" in a build of the
+// module itself, "" when the build information is missing.
+func Version() string { return version() }
+
+var version = sync.OnceValue(func() string {
+	const module = "github.com/go-rlock/rlock"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	if bi.Main.Path == module {
+		return bi.Main.Version
+	}
+	for _, m := range bi.Deps {
+		if m.Path == module {
+			if m.Replace != nil {
+				return m.Replace.Version
+			}
+			return m.Version
+		}
+	}
+	return ""
+})
+
+// New returns lockmw hooks that trace and measure locks with OpenTelemetry:
+//
+//	c := lockmw.New(rdb, lockmw.WithHooks(otelhooks.New()))
+//
+// Combine them with hooks of your own with [lockmw.CombineHooks] or by
+// passing lockmw.WithHooks more than once; they find their spans through
+// context keys of their own, so other hooks may wrap the contexts they
+// return. The hooks are safe for concurrent use, and one set may serve
+// several Clients. See the package documentation for the spans and metrics.
+func New(opts ...Option) lockmw.Hooks {
+	t := newTelemetry(newConfig(opts))
+	return lockmw.Hooks{
+		AcquireStart: t.acquireStart,
+		AcquireEnd:   t.acquireEnd,
+		HoldStart:    t.holdStart,
+		Metadata:     t.metadata,
+		HoldEnd:      t.holdEnd,
+		Renewal:      t.renewal,
+	}
+}
+
+// telemetry is one set of hooks: a tracer, the instruments, and the context
+// keys under which it keeps its spans.
+type telemetry struct {
+	tracer   trace.Tracer
+	nameAttr bool
+	nameFunc func(string) string
+	m        instruments
+}
+
+func newTelemetry(c config) *telemetry {
+	v := Version()
+	t := &telemetry{
+		tracer:   c.tp.Tracer(ScopeName, trace.WithInstrumentationVersion(v)),
+		nameAttr: c.nameAttr,
+		nameFunc: c.nameFunc,
+	}
+	t.m = newInstruments(c.mp.Meter(ScopeName, metric.WithInstrumentationVersion(v)))
+	return t
+}
+
+// The context keys of one telemetry: its wait span in the context
+// AcquireStart returns, its hold span in the one HoldStart returns. They are
+// pointer-shaped, so using them allocates nothing.
+type (
+	waitKey struct{ t *telemetry }
+	holdKey struct{ t *telemetry }
+)
+
+var spanKind = trace.WithSpanKind(trace.SpanKindInternal)

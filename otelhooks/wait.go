@@ -1,0 +1,47 @@
+package otelhooks
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/go-rlock/rlock/lockmw"
+)
+
+// acquireStart starts the lock.wait span, a child of the caller's span.
+func (t *telemetry) acquireStart(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
+	ctx, span := t.tracer.Start(ctx, WaitSpanName, spanKind, trace.WithAttributes(
+		LockNameKey.String(e.Name),
+		LockReentrantKey.Bool(e.Reentrant),
+	))
+	return context.WithValue(ctx, waitKey{t}, span)
+}
+
+// acquireEnd ends the lock.wait span: the outcome, and when the lock was busy
+// the holder and a link to the holder's lock.hold span, read from the
+// metadata the holder stored with the lock.
+func (t *telemetry) acquireEnd(ctx context.Context, e lockmw.AcquireEndEvent) {
+	outcome := LockOutcomeKey.String(e.Outcome.String())
+	// The metric first: once the span has ended, everything is recorded.
+	t.m.wait.Record(ctx, e.Duration.Seconds(), t.metricAttrs(e.Name, outcome, LockReentrantKey.Bool(e.Reentrant)))
+	if span, ok := ctx.Value(waitKey{t}).(trace.Span); ok {
+		span.SetAttributes(outcome, LockWaitedKey.Bool(e.Waited))
+		if e.Waited {
+			if e.Holder != "" {
+				span.SetAttributes(LockHolderKey.String(e.Holder))
+			}
+			if sc, ok := parseTraceparent(e.HolderMetadata); ok {
+				span.AddLink(trace.Link{SpanContext: sc, Attributes: holderLinkAttrs})
+			}
+		}
+		if e.Token > 0 {
+			span.SetAttributes(LockFencingTokenKey.Int64(e.Token))
+		}
+		if e.Outcome == lockmw.Failed && e.Err != nil {
+			span.RecordError(e.Err)
+			span.SetStatus(codes.Error, e.Err.Error())
+		}
+		span.End()
+	}
+}
