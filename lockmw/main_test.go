@@ -2,6 +2,8 @@ package lockmw_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -10,8 +12,25 @@ import (
 	"go.uber.org/goleak"
 )
 
+// redisAddr is a redis-server the examples use, started for the test binary.
+var redisAddr string
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	srv, err := redistest.Launch(redistest.Config{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	redisAddr = srv.Addr()
+	code := m.Run()
+	_ = srv.Close()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // newClient returns a lockmw.Client on srv with its own go-redis client,
