@@ -1,8 +1,54 @@
-// Package scheduler will connect rlock to gocron v2
-// (github.com/go-co-op/gocron/v2): a gocron.Locker, so that each run of a
-// job executes on one instance of a fleet only, and a gocron.Elector, so that
-// one instance is the leader that runs all jobs, with leadership held by a
-// renewed rlock lock and handed over when the leader stops or loses it.
+// Package scheduler connects rlock to gocron v2
+// (github.com/go-co-op/gocron/v2), so that a fleet of instances that each run
+// the same gocron scheduler runs every job once, not once per instance.
 //
-// Not implemented yet: this package is a placeholder.
+// It offers gocron's two ways to do so, both on lockmw locks:
+//
+//   - [Locker] (gocron.WithDistributedLocker): every run of a job takes the
+//     job's lock, named "gocron:" + the job's name; the instance that gets
+//     it runs the job, the others skip that run. Work spreads over the fleet.
+//   - [Elector] (gocron.WithDistributedElector): the instance that holds a
+//     leader lock runs all jobs, the others none. When it stops or crashes,
+//     another instance takes over.
+//
+// gocron never calls a Locker when an Elector is set: pick one.
+//
+//	c := lockmw.New(rdb)
+//	s, err := gocron.NewScheduler(gocron.WithDistributedLocker(scheduler.NewLocker(c)))
+//
+// # One run per tick
+//
+// Instances do not tick at the same instant: their clocks differ by some
+// milliseconds, and duration jobs tick from when each instance started. A
+// lock released as soon as a fast job ends lets an instance that ticks a
+// little later take it again and run the same tick a second time (see
+// gocron#841). So the Locker keeps a job's lock for at least a minimum hold
+// ([WithMinHold], 500ms by default) after it was taken: instances whose
+// ticks are less than that apart run each tick once. Start duration jobs on
+// a round time (gocron.WithStartAt) so that the instances' ticks line up.
+//
+// # Never stalling, never confusing busy with down
+//
+// [Locker.Lock] makes one attempt, bounded by its own short timeout
+// ([WithLockTimeout], 500ms by default): a paused or unreachable Redis
+// delays a job by that much at most, not by the go-redis read timeout. A job
+// that runs elsewhere gives an error matching lockmw.ErrNotAcquired; a Redis
+// failure gives one matching [ErrUnavailable] and never ErrNotAcquired, so an
+// AfterLockError listener can tell them apart.
+//
+// # A lost lock does not stop the job
+//
+// While a job runs, the watchdog of the lockmw.Client renews its lock, so it
+// may run as long as it needs. But gocron hands the job a context of its
+// own, not the lock's hold context: when the lock is lost (Redis unreachable
+// until the key could have expired, a forced unlock) the job goes on,
+// unprotected. The loss is reported by the lockmw.Client's hooks and logger
+// and by the Locker's logger ([WithLogger]). A job that must stop when its
+// lock is lost should take a lockmw lock itself, inside the job, and watch
+// the hold context.
+//
+// # Concurrency
+//
+// Lockers and Electors are safe for concurrent use, as is the Lock a Locker
+// returns for one run (gocron unlocks it once).
 package scheduler

@@ -1,0 +1,139 @@
+package scheduler_test
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// newClient returns a lockmw.Client on srv with its own go-redis client,
+// closed at the end of the test.
+func newClient(t testing.TB, srv *redistest.Server, opts ...lockmw.Option) *lockmw.Client {
+	t.Helper()
+	c := lockmw.New(srv.NewClient(), opts...)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// eventually polls cond every few milliseconds until it is true or d passes.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not true within %v: %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// instance is one gocron scheduler, as one process of a fleet would run it.
+type instance struct {
+	name string
+	s    gocron.Scheduler
+	once sync.Once
+}
+
+// newInstance creates a scheduler with opts, shut down at the end of the test
+// (before the clients and servers created earlier are closed).
+func newInstance(t testing.TB, name string, opts ...gocron.SchedulerOption) *instance {
+	t.Helper()
+	s, err := gocron.NewScheduler(opts...)
+	if err != nil {
+		t.Fatalf("NewScheduler: %v", err)
+	}
+	in := &instance{name: name, s: s}
+	t.Cleanup(in.stop)
+	return in
+}
+
+// stop shuts the scheduler down once: after it returns no run is under way
+// and none starts.
+func (in *instance) stop() { in.once.Do(func() { _ = in.s.Shutdown() }) }
+
+// add adds a job and starts the scheduler.
+func (in *instance) add(t testing.TB, def gocron.JobDefinition, task gocron.Task, opts ...gocron.JobOption) {
+	t.Helper()
+	if _, err := in.s.NewJob(def, task, opts...); err != nil {
+		t.Fatalf("%s: NewJob: %v", in.name, err)
+	}
+	in.s.Start()
+}
+
+// runLog records which instance ran each tick of a job scheduled every
+// `every` from t0, and the lock errors gocron reported.
+type runLog struct {
+	t0    time.Time
+	every time.Duration
+
+	mu       sync.Mutex
+	ticks    map[int64][]string
+	total    int
+	lockErrs []error
+}
+
+func newRunLog(t0 time.Time, every time.Duration) *runLog {
+	return &runLog{t0: t0, every: every, ticks: map[int64][]string{}}
+}
+
+// record notes a run by inst now, in the tick nearest to now.
+func (r *runLog) record(inst string) {
+	tick := int64(math.Round(float64(time.Since(r.t0)) / float64(r.every)))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ticks[tick] = append(r.ticks[tick], inst)
+	r.total++
+}
+
+func (r *runLog) lockError(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lockErrs = append(r.lockErrs, err)
+}
+
+// snapshot returns a copy of the runs per tick and of the lock errors.
+func (r *runLog) snapshot() (map[int64][]string, []error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ticks := make(map[int64][]string, len(r.ticks))
+	for k, v := range r.ticks {
+		ticks[k] = append([]string(nil), v...)
+	}
+	return ticks, append([]error(nil), r.lockErrs...)
+}
+
+func (r *runLog) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total
+}
+
+// byInstance counts the runs of each instance.
+func (r *runLog) byInstance() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := map[string]int{}
+	for _, insts := range r.ticks {
+		for _, in := range insts {
+			n[in]++
+		}
+	}
+	return n
+}

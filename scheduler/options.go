@@ -1,0 +1,106 @@
+package scheduler
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// DefaultKeyPrefix is the default prefix of lock names: a job's lock is
+// DefaultKeyPrefix + its gocron name, an elector's DefaultKeyPrefix + its name.
+const DefaultKeyPrefix = "gocron:"
+
+// DefaultMinHold is how long after it was taken a job's lock is given up at
+// the earliest by default (see [WithMinHold]).
+//
+// It must be longer than the spread of the instances' ticks (clock skew
+// between hosts, which NTP keeps to a few milliseconds, plus scheduler jitter
+// and a Redis round trip) and shorter than the interval of every job: a lock
+// still held when the job's next tick comes makes every instance skip that
+// tick. 500ms is half the shortest interval cron can express (every second,
+// with seconds enabled), so per-second jobs still run on every tick, while
+// ticks up to about half a second apart are recognised as one.
+const DefaultMinHold = 500 * time.Millisecond
+
+// DefaultLockTimeout bounds one acquisition attempt by default (see
+// [WithLockTimeout]).
+const DefaultLockTimeout = 500 * time.Millisecond
+
+// Option configures a [Locker] or an [Elector].
+type Option func(*options)
+
+type options struct {
+	prefix      string
+	minHold     time.Duration
+	lockTimeout time.Duration
+	logger      *slog.Logger
+}
+
+func newOptions(opts []Option) options {
+	o := options{
+		prefix:      DefaultKeyPrefix,
+		minHold:     DefaultMinHold,
+		lockTimeout: DefaultLockTimeout,
+		logger:      slog.New(slog.DiscardHandler),
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// WithKeyPrefix sets the prefix of lock names. The default is
+// [DefaultKeyPrefix] ("gocron:"). Schedulers that must exclude each other
+// use the same prefix; "" uses the job names as they are.
+func WithKeyPrefix(p string) Option {
+	return func(o *options) { o.prefix = p }
+}
+
+// WithMinHold makes a [Locker] give a job's lock up no earlier than d after
+// the attempt that took it began ([lockmw.Mutex.UnlockAt]): a job that ends
+// sooner keeps the lock, unrenewed, until then, so an instance whose tick
+// comes up to d later finds it busy and skips that tick instead of running it
+// a second time (gocron#841). A job that runs longer than d releases at once
+// when it ends. 0 releases at once.
+//
+// The default is [DefaultMinHold] (500ms). d must be shorter than the
+// shortest interval of the jobs (lower it for sub-second jobs) and longer
+// than the instances' clock skew. To give jobs different values, give them
+// different Lockers with gocron.WithDistributedJobLocker. An [Elector]
+// ignores it. d must not be negative (the constructor panics otherwise).
+func WithMinHold(d time.Duration) Option {
+	return func(o *options) {
+		if d < 0 {
+			panic(fmt.Sprintf("scheduler: WithMinHold(%v): must not be negative", d))
+		}
+		o.minHold = d
+	}
+}
+
+// WithLockTimeout bounds one acquisition attempt, of [Locker.Lock] and of
+// [Elector.IsLeader] when it is not the leader: when Redis has not answered
+// within d the call returns an error matching [ErrUnavailable], so a slow or
+// paused Redis delays a job by at most d rather than by the go-redis read
+// timeout. The default is [DefaultLockTimeout] (500ms). d must be positive
+// (the constructor panics otherwise).
+func WithLockTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			panic(fmt.Sprintf("scheduler: WithLockTimeout(%v): must be positive", d))
+		}
+		o.lockTimeout = d
+	}
+}
+
+// WithLogger sets the logger that reports a job that lost its lock while it
+// ran, and an elector that lost its leadership, with the job or elector name
+// (the lockmw.Client's own logger and hooks report the lost lock too). The
+// default is silent (a discarding logger). A nil logger panics.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l == nil {
+			panic("scheduler: WithLogger(nil)")
+		}
+		o.logger = l
+	}
+}
