@@ -1,7 +1,42 @@
-// Package httpmw will provide net/http middleware that serializes requests
-// per route or per resource (a key derived from the request) across all
-// instances of a service with an rlock lock, waiting up to a deadline for
-// the lock and answering with an error status when it cannot be taken.
+// Package httpmw is net/http middleware that runs requests one at a time per
+// route, or per resource, across every instance of a service: the HTTP
+// counterpart of Redisson's @RequestLockable, on a [lockmw] lock.
 //
-// Not implemented yet: this package is a placeholder.
+//	m := httpmw.New(locks) // locks is a *lockmw.Client
+//	mux.Handle("POST /reports", m.Wrap(reports))             // per route: "http:POST /reports"
+//	perOrder := httpmw.New(locks, httpmw.WithPathValues("id"))
+//	mux.Handle("POST /orders/{id}", perOrder.Wrap(orders))    // per resource: "http:POST /orders/{id}#id=1"
+//	handler := m.WrapMux(mux)                                 // or every route of a mux, per pattern
+//
+// # Keys
+//
+// The lock of a request is named [KeyPrefix] + the ServeMux pattern that
+// matched (see [PatternKey]); [WithPathValues] appends the values of path
+// wildcards, escaped, so that distinct resources never share a name; and
+// [WithKey] replaces the whole scheme. A request without a key (no pattern
+// matched, or the key function returned "") runs unlocked.
+//
+// # Waiting and answers
+//
+// A request waits its turn up to the wait ([WithWait], 10s by default),
+// never past its own context: a client that disconnects stops waiting at
+// once and leaves the lock's queue. When the lock stays busy it gets the
+// busy status ([WithBusyStatus], 409 by default) with a Retry-After header in
+// whole seconds, at least 1. A lock renewed by the watchdog says nothing
+// about when its holder will be done, so Retry-After is the [WithRetryAfter]
+// hint (1s by default) unless the middleware holds its locks with a lease
+// ([WithLease]): then it is the holder's remaining lease. The lock's queue
+// is fair across instances: the lock goes to the waiter that has waited
+// longest.
+//
+// The handler runs with the hold context as r.Context(): it is cancelled when
+// the lock is lost (cause [lockmw.ErrLockLost]) or the client goes away. The
+// lock is released when the handler returns or panics.
+//
+// # Concurrency
+//
+// A Middleware is immutable after [New] and safe for concurrent use; the
+// handlers it returns serve any number of requests at once, each waiting on
+// its own. Waiting costs a goroutine only for the request already being
+// served: lockmw shares one subscription per Client for all its waiters.
 package httpmw

@@ -1,0 +1,677 @@
+package httpmw_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/go-rlock/rlock/httpmw"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// patience bounds every wait for something that should happen soon.
+const patience = 5 * time.Second
+
+// newLocks returns a lockmw Client on srv, closed at cleanup: one
+// "instance" of the service.
+func newLocks(t *testing.T, srv *redistest.Server, opts ...lockmw.Option) *lockmw.Client {
+	t.Helper()
+	c := lockmw.New(srv.NewClient(), opts...)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// startHTTP serves h on a test server, closed at cleanup, whose error log
+// (recovered panics) is discarded.
+func startHTTP(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	s := httptest.NewUnstartedServer(h)
+	s.Config.ErrorLog = log.New(io.Discard, "", 0)
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   string
+	err    error
+}
+
+func send(ctx context.Context, s *httptest.Server, method, path string, body io.Reader) reply {
+	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, body)
+	if err != nil {
+		return reply{err: err}
+	}
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		return reply{err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return reply{status: resp.StatusCode, header: resp.Header, body: string(b), err: err}
+}
+
+// sendAsync sends the request on its own goroutine; the reply arrives on the
+// returned channel.
+func sendAsync(ctx context.Context, s *httptest.Server, method, path string) <-chan reply {
+	ch := make(chan reply, 1)
+	go func() { ch <- send(ctx, s, method, path, nil) }()
+	return ch
+}
+
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(patience):
+		t.Fatalf("%s: nothing after %v", what, patience)
+		panic("unreachable")
+	}
+}
+
+// eventually polls cond until it holds, failing the test after patience.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v", what, patience)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// queued is the number of waiters in the lock's queue, the sorted set
+// rlock_queue:{name} described in lockmw's package documentation (a name
+// that already has a brace is not wrapped again).
+func queued(t *testing.T, rdb redis.UniversalClient, name string) int64 {
+	t.Helper()
+	key := "rlock_queue:{" + name + "}"
+	if strings.Contains(name, "{") {
+		key = "rlock_queue:" + name
+	}
+	n, err := rdb.ZCard(context.Background(), key).Result()
+	require.NoError(t, err)
+	return n
+}
+
+// holdLock takes name on c as some other owner would, until release.
+func holdLock(t *testing.T, c *lockmw.Client, name string, lease time.Duration) (release func()) {
+	t.Helper()
+	mu := c.Mutex(name)
+	hctx, err := mu.TryLock(context.Background(), 0, lease)
+	require.NoError(t, err)
+	var once sync.Once
+	release = func() { once.Do(func() { _ = mu.Unlock(hctx) }) }
+	t.Cleanup(release)
+	return release
+}
+
+// gauge records how many handlers run at once.
+type gauge struct {
+	mu           sync.Mutex
+	in, max, all int
+}
+
+func (g *gauge) enter() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.in++
+	g.all++
+	g.max = max(g.max, g.in)
+}
+
+func (g *gauge) exit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.in--
+}
+
+func TestSerializesARouteAcrossInstances(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var g gauge
+	work := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.enter()
+		defer g.exit()
+		time.Sleep(2 * time.Millisecond) // the work: long enough for overlaps to show
+	})
+	// Two instances: each its own lockmw Client, Middleware, mux and server.
+	var servers []*httptest.Server
+	for range 2 {
+		mux := http.NewServeMux()
+		mux.Handle("POST /orders/{id}", httpmw.New(newLocks(t, srv)).Wrap(work))
+		servers = append(servers, startHTTP(t, mux))
+	}
+
+	const n = 16
+	replies := make(chan reply, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			// Different ids: the lock is per route, not per resource.
+			replies <- send(t.Context(), servers[i%2], "POST", "/orders/"+strconv.Itoa(i), nil)
+		})
+	}
+	wg.Wait()
+	close(replies)
+	for r := range replies {
+		require.NoError(t, r.err)
+		assert.Equal(t, http.StatusOK, r.status, r.body)
+	}
+	assert.Equal(t, n, g.all)
+	assert.Equal(t, 1, g.max, "handlers of one route ran concurrently")
+}
+
+// barrier returns a handler that answers 200 only when parties handlers are
+// inside it at once, and 500 when they are not within patience.
+func barrier(parties int) http.Handler {
+	var mu sync.Mutex
+	inside := 0
+	all := make(chan struct{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if inside++; inside == parties {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+		case <-time.After(patience):
+			http.Error(w, "alone: no overlap", http.StatusInternalServerError)
+		}
+	})
+}
+
+func TestDifferentRoutesRunInParallel(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	m := httpmw.New(newLocks(t, srv))
+	b := barrier(2)
+	mux := http.NewServeMux()
+	mux.Handle("POST /a", m.Wrap(b))
+	mux.Handle("POST /b", m.Wrap(b))
+	s := startHTTP(t, mux)
+	ra, rb := sendAsync(t.Context(), s, "POST", "/a"), sendAsync(t.Context(), s, "POST", "/b")
+	for _, ch := range []<-chan reply{ra, rb} {
+		r := recv(t, ch, "reply")
+		require.NoError(t, r.err)
+		assert.Equal(t, http.StatusOK, r.status, r.body)
+	}
+}
+
+func TestPerResource(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks := newLocks(t, srv)
+	m := httpmw.New(locks, httpmw.WithPathValues("id"))
+
+	t.Run("different resources run in parallel", func(t *testing.T) {
+		mux := http.NewServeMux()
+		mux.Handle("POST /orders/{id}", m.Wrap(barrier(2)))
+		s := startHTTP(t, mux)
+		r1, r2 := sendAsync(t.Context(), s, "POST", "/orders/1"), sendAsync(t.Context(), s, "POST", "/orders/2")
+		for _, ch := range []<-chan reply{r1, r2} {
+			r := recv(t, ch, "reply")
+			require.NoError(t, r.err)
+			assert.Equal(t, http.StatusOK, r.status, r.body)
+		}
+	})
+
+	t.Run("the same resource waits its turn", func(t *testing.T) {
+		var mu sync.Mutex
+		var events []string
+		log := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
+		entered, release := make(chan struct{}, 2), make(chan struct{})
+		mux := http.NewServeMux()
+		mux.Handle("POST /orders/{id}", m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			log("enter " + r.URL.Query().Get("n"))
+			entered <- struct{}{}
+			<-release
+			log("exit " + r.URL.Query().Get("n"))
+		})))
+		s := startHTTP(t, mux)
+		first := sendAsync(t.Context(), s, "POST", "/orders/1?n=1")
+		recv(t, entered, "first request entering")
+		second := sendAsync(t.Context(), s, "POST", "/orders/1?n=2")
+		eventually(t, "second request queued", func() bool {
+			return queued(t, locks.Redis(), "http:POST /orders/{id}#id=1") == 1
+		})
+		select {
+		case <-entered:
+			t.Fatal("the second request entered while the first held the resource")
+		default:
+		}
+		close(release)
+		for _, ch := range []<-chan reply{first, second} {
+			r := recv(t, ch, "reply")
+			require.NoError(t, r.err)
+			assert.Equal(t, http.StatusOK, r.status, r.body)
+		}
+		assert.Equal(t, []string{"enter 1", "exit 1", "enter 2", "exit 2"}, events)
+	})
+
+	t.Run("a busy resource does not block another", func(t *testing.T) {
+		mux := http.NewServeMux()
+		busyNow := httpmw.New(locks, httpmw.WithPathValues("id"), httpmw.WithWait(0))
+		mux.Handle("POST /orders/{id}", busyNow.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+		s := startHTTP(t, mux)
+		holdLock(t, newLocks(t, srv), "http:POST /orders/{id}#id=1", 0)
+		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "POST", "/orders/1", nil).status)
+		assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/2", nil).status)
+	})
+}
+
+func TestBusy(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks, other := newLocks(t, srv), newLocks(t, srv)
+	tests := []struct {
+		name       string
+		opts       []httpmw.Option
+		holdLease  time.Duration // of the other holder; 0: watchdog
+		wantStatus int
+		wantRetry  []string // any of
+	}{
+		{"WithWait(0) rejects at once with the defaults", []httpmw.Option{httpmw.WithWait(0)}, 0, 409, []string{"1"}},
+		{"the status and the hint are configurable", []httpmw.Option{httpmw.WithWait(0), httpmw.WithBusyStatus(429), httpmw.WithRetryAfter(2500 * time.Millisecond)}, 0, 429, []string{"3"}},
+		{"a zero hint is sent as 1s", []httpmw.Option{httpmw.WithWait(0), httpmw.WithRetryAfter(0)}, 0, 409, []string{"1"}},
+		{"a short wait ends busy", []httpmw.Option{httpmw.WithWait(150 * time.Millisecond), httpmw.WithRetryAfter(2 * time.Second)}, 0, 409, []string{"2"}},
+		{"without WithLease a leased holder gives the hint", []httpmw.Option{httpmw.WithWait(0), httpmw.WithRetryAfter(7 * time.Second)}, 5 * time.Second, 409, []string{"7"}},
+		{"with WithLease a leased holder gives its remaining lease", []httpmw.Option{httpmw.WithWait(0), httpmw.WithLease(time.Minute)}, 5 * time.Second, 409, []string{"4", "5"}},
+		{"with WithLease and a wait the lease is read when rejecting", []httpmw.Option{httpmw.WithWait(100 * time.Millisecond), httpmw.WithLease(time.Minute)}, 5 * time.Second, 409, []string{"4", "5"}},
+		{"with WithLease a watchdog holder's TTL is taken for a lease", []httpmw.Option{httpmw.WithWait(0), httpmw.WithLease(time.Minute)}, 0, 409, []string{"29", "30"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			route := "/r" + strconv.Itoa(i)
+			var ran atomic.Bool
+			mux := http.NewServeMux()
+			mux.Handle("GET "+route, httpmw.New(locks, tt.opts...).Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran.Store(true) })))
+			s := startHTTP(t, mux)
+			release := holdLock(t, other, "http:GET "+route, tt.holdLease)
+
+			start := time.Now()
+			r := send(t.Context(), s, "GET", route, nil)
+			elapsed := time.Since(start)
+			require.NoError(t, r.err)
+			assert.Equal(t, tt.wantStatus, r.status)
+			assert.Contains(t, tt.wantRetry, r.header.Get("Retry-After"))
+			assert.Equal(t, "text/plain; charset=utf-8", r.header.Get("Content-Type"))
+			assert.Contains(t, r.body, "busy")
+			assert.False(t, ran.Load(), "the handler ran without the lock")
+			for _, o := range tt.opts {
+				_ = o
+			}
+			if strings.Contains(tt.name, "short wait") {
+				assert.GreaterOrEqual(t, elapsed, 150*time.Millisecond, "rejected before the wait ended")
+			}
+
+			release()
+			r = send(t.Context(), s, "GET", route, nil)
+			assert.Equal(t, http.StatusOK, r.status, "after release: %s", r.body)
+			assert.True(t, ran.Load())
+		})
+	}
+}
+
+// A request of this middleware that holds a leased lock tells the next one
+// how long it has left.
+func TestRetryAfterIsTheHoldersLease(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	m := httpmw.New(newLocks(t, srv), httpmw.WithLease(3*time.Second), httpmw.WithWait(0))
+	entered, release := make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.Handle("GET /slow", m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("hold") {
+			_, ok := r.Context().Deadline()
+			assert.True(t, ok, "a leased hold has a deadline")
+			close(entered)
+			<-release
+		}
+	})))
+	s := startHTTP(t, mux)
+	first := sendAsync(t.Context(), s, "GET", "/slow?hold")
+	recv(t, entered, "holder entering")
+	r := send(t.Context(), s, "GET", "/slow", nil)
+	assert.Equal(t, http.StatusConflict, r.status)
+	assert.Contains(t, []string{"2", "3"}, r.header.Get("Retry-After"))
+	close(release)
+	assert.Equal(t, http.StatusOK, recv(t, first, "holder reply").status)
+}
+
+func TestDisconnectWhileWaiting(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks := newLocks(t, srv)
+	for _, tc := range []struct {
+		name, method string
+		body         string
+	}{
+		{"without a body", "GET", ""},
+		{"with a body", "POST", `{"qty":1}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pattern := tc.method + " /wait"
+			var ran atomic.Bool
+			served := make(chan struct{}, 1)
+			wrapped := httpmw.New(locks, httpmw.WithWait(lockmw.Forever)).Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran.Store(true) }))
+			mux := http.NewServeMux()
+			mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer func() { served <- struct{}{} }()
+				wrapped.ServeHTTP(w, r)
+			}))
+			s := startHTTP(t, mux)
+			release := holdLock(t, newLocks(t, srv), "http:"+pattern, 0)
+
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			got := make(chan reply, 1)
+			go func() { got <- send(ctx, s, tc.method, "/wait", strings.NewReader(tc.body)) }()
+			eventually(t, "request queued", func() bool { return queued(t, locks.Redis(), "http:"+pattern) == 1 })
+			cancel()
+			assert.ErrorIs(t, recv(t, got, "client").err, context.Canceled)
+			recv(t, served, "the middleware giving up")
+			assert.False(t, ran.Load(), "the handler ran for a client that left")
+			assert.Zero(t, queued(t, locks.Redis(), "http:"+pattern), "the waiter is still queued")
+			release()
+		})
+	}
+}
+
+func TestTheHandlerGetsTheWholeBody(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks := newLocks(t, srv)
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body) // all before writing: HTTP/1 may stop reading once the answer starts
+		assert.NoError(t, err)
+		_, _ = w.Write(b)
+	})
+	long := strings.Repeat("0123456789", 100)
+	for _, tc := range []struct {
+		name   string
+		opts   []httpmw.Option
+		body   func() io.Reader
+		expect string
+	}{
+		{"a small body", nil, func() io.Reader { return strings.NewReader("hello") }, "hello"},
+		{"a body longer than the buffer", []httpmw.Option{httpmw.WithBodyBuffer(16)}, func() io.Reader { return strings.NewReader(long) }, long},
+		{"a chunked body longer than the buffer", []httpmw.Option{httpmw.WithBodyBuffer(16)}, func() io.Reader { return io.MultiReader(strings.NewReader(long)) }, long},
+		{"a chunked body within the buffer", nil, func() io.Reader { return io.MultiReader(strings.NewReader(long)) }, long},
+		{"no buffer", []httpmw.Option{httpmw.WithBodyBuffer(0)}, func() io.Reader { return strings.NewReader(long) }, long},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.Handle("POST /echo", httpmw.New(locks, tc.opts...).Wrap(echo))
+			s := startHTTP(t, mux)
+			r := send(t.Context(), s, "POST", "/echo", tc.body())
+			require.NoError(t, r.err)
+			assert.Equal(t, http.StatusOK, r.status)
+			assert.Equal(t, tc.expect, r.body)
+		})
+	}
+}
+
+func TestPanicInTheHandlerReleasesTheLock(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks := newLocks(t, srv)
+	m := httpmw.New(locks, httpmw.WithWait(0))
+	mux := http.NewServeMux()
+	mux.Handle("GET /boom", m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("panic") {
+			panic("boom")
+		}
+	})))
+	s := startHTTP(t, mux) // its http.Server recovers the panic; the log is discarded
+	r := send(t.Context(), s, "GET", "/boom?panic", nil)
+	require.Error(t, r.err, "the server closes the connection of a panicking handler")
+	locked, err := locks.Mutex("http:GET /boom").IsLocked(t.Context())
+	require.NoError(t, err)
+	assert.False(t, locked, "the lock outlived the panic")
+	assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/boom", nil).status)
+}
+
+func TestTheHandlerRunsWithTheHold(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks := newLocks(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
+	m := httpmw.New(locks, httpmw.WithWait(0))
+	const key = "http:GET /held"
+
+	t.Run("r.Context holds the lock and a nested Wrap re-enters", func(t *testing.T) {
+		mux := http.NewServeMux()
+		inner := m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n, err := locks.Mutex(key).HoldCount(r.Context())
+			assert.NoError(t, err)
+			assert.Equal(t, 2, n)
+		}))
+		mux.Handle("GET /held", m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			held, err := locks.Mutex(key).IsHeld(r.Context())
+			assert.NoError(t, err)
+			assert.True(t, held)
+			inner.ServeHTTP(w, r)
+		})))
+		s := startHTTP(t, mux)
+		r := send(t.Context(), s, "GET", "/held", nil)
+		assert.Equal(t, http.StatusOK, r.status, r.body)
+	})
+
+	t.Run("a lost lock cancels r.Context", func(t *testing.T) {
+		causes := make(chan error, 1)
+		entered := make(chan struct{})
+		mux := http.NewServeMux()
+		mux.Handle("GET /held", m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(entered)
+			select {
+			case <-r.Context().Done():
+				causes <- context.Cause(r.Context())
+			case <-time.After(patience):
+				causes <- errors.New("r.Context() not cancelled")
+			}
+		})))
+		s := startHTTP(t, mux)
+		got := sendAsync(t.Context(), s, "GET", "/held")
+		recv(t, entered, "handler entering")
+		_, err := locks.Mutex(key).ForceUnlock(t.Context())
+		require.NoError(t, err)
+		assert.ErrorIs(t, recv(t, causes, "cause"), lockmw.ErrLockLost)
+		recv(t, got, "reply")
+	})
+}
+
+func TestWrapMux(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var acquisitions atomic.Int64
+	locks := newLocks(t, srv, lockmw.WithHooks(lockmw.Hooks{
+		AcquireStart: func(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
+			acquisitions.Add(1)
+			return nil
+		},
+	}))
+	var keys sync.Map
+	m := httpmw.New(locks, httpmw.WithWait(0), httpmw.WithKey(func(r *http.Request) string {
+		keys.Store(r.Pattern, true)
+		return httpmw.PatternKey(r)
+	}))
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /orders/{id}", func(w http.ResponseWriter, r *http.Request) {
+		held, err := locks.Mutex("http:POST /orders/{id}").IsHeld(r.Context())
+		assert.NoError(t, err)
+		assert.True(t, held, "the handler runs without the hold")
+		assert.Equal(t, "7", r.PathValue("id"), "the mux still sets path values")
+		_, _ = io.WriteString(w, r.Pattern)
+	})
+	mux.HandleFunc("GET /free", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("GET /dir/", func(w http.ResponseWriter, r *http.Request) {})
+	mux.Handle("GET /old", http.RedirectHandler("/free", http.StatusMovedPermanently))
+	s := startHTTP(t, m.WrapMux(mux))
+	noRedirects := *s.Client()
+	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+	t.Run("a matched route locks its pattern", func(t *testing.T) {
+		r := send(t.Context(), s, "POST", "/orders/7", nil)
+		assert.Equal(t, http.StatusOK, r.status)
+		assert.Equal(t, "POST /orders/{id}", r.body)
+		_, ok := keys.Load("POST /orders/{id}")
+		assert.True(t, ok, "the key function did not see r.Pattern")
+
+		release := holdLock(t, newLocks(t, srv), "http:POST /orders/{id}", 0)
+		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "POST", "/orders/8", nil).status, "every id shares the pattern's lock")
+		assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/free", nil).status, "another pattern is free")
+		release()
+	})
+
+	t.Run("unmatched requests and redirects pass through unlocked", func(t *testing.T) {
+		before := acquisitions.Load()
+		for _, tc := range []struct {
+			method, path string
+			status       int
+		}{
+			{"GET", "/nowhere", http.StatusNotFound},
+			{"DELETE", "/free", http.StatusMethodNotAllowed},
+			{"GET", "/dir", http.StatusTemporaryRedirect},
+			{"GET", "/a/../free", http.StatusTemporaryRedirect},
+			{"GET", "/old", http.StatusMovedPermanently},
+		} {
+			req, err := http.NewRequestWithContext(t.Context(), tc.method, s.URL+tc.path, nil)
+			require.NoError(t, err)
+			req.URL.Opaque = tc.path // keep "/a/../free" as sent
+			resp, err := noRedirects.Do(req)
+			require.NoError(t, err)
+			_ = resp.Body.Close()
+			assert.Equal(t, tc.status, resp.StatusCode, "%s %s", tc.method, tc.path)
+		}
+		assert.Equal(t, before, acquisitions.Load(), "a request without a route took a lock")
+	})
+
+	t.Run("WrapMux refuses path values", func(t *testing.T) {
+		assert.PanicsWithValue(t, "httpmw: WrapMux: WithPathValues needs Wrap (mux.Handler sets no path values)", func() {
+			httpmw.New(locks, httpmw.WithPathValues("id")).WrapMux(mux)
+		})
+	})
+}
+
+func TestRequestDataNeverPanics(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks := newLocks(t, srv)
+	var ran atomic.Int64
+	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran.Add(1) })
+	mux := http.NewServeMux()
+	mux.Handle("GET /o/{id}", httpmw.New(locks, httpmw.WithPathValues("id")).Wrap(h))
+	mux.Handle("GET /bad", httpmw.New(locks, httpmw.WithKey(func(*http.Request) string { return "bad\x00key" })).Wrap(h))
+	mux.Handle("GET /none", httpmw.New(locks, httpmw.WithKey(func(*http.Request) string { return "" })).Wrap(h))
+	mux.Handle("POST /capped", http.MaxBytesHandler(httpmw.New(locks).Wrap(h), 4))
+	s := startHTTP(t, mux)
+
+	r := send(t.Context(), s, "GET", "/o/"+strings.Repeat("x", lockmw.MaxNameLen), nil)
+	assert.Equal(t, http.StatusBadRequest, r.status, "a key too long for a lock name")
+	assert.Contains(t, r.body, "bad request")
+	r = send(t.Context(), s, "GET", "/o/%00%0A%FF", nil)
+	assert.Equal(t, http.StatusOK, r.status, "odd bytes in a path value are escaped")
+	assert.Equal(t, http.StatusBadRequest, send(t.Context(), s, "GET", "/bad", nil).status)
+	assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/none", nil).status)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, send(t.Context(), s, "POST", "/capped", strings.NewReader("too long")).status)
+	assert.EqualValues(t, 2, ran.Load())
+}
+
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Error("the handler ran without the lock") })
+
+	t.Run("a request context that ends while waiting gives 503", func(t *testing.T) {
+		locks := newLocks(t, srv)
+		holdLock(t, newLocks(t, srv), "http:GET /deadline", 0)
+		mux := http.NewServeMux()
+		wrapped := httpmw.New(locks).Wrap(h)
+		mux.Handle("GET /deadline", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), 100*time.Millisecond)
+			defer cancel()
+			wrapped.ServeHTTP(w, r.WithContext(ctx))
+		}))
+		r := send(t.Context(), startHTTP(t, mux), "GET", "/deadline", nil)
+		assert.Equal(t, http.StatusServiceUnavailable, r.status)
+		assert.Empty(t, r.header.Get("Retry-After"))
+	})
+
+	t.Run("a closed Client gives 503", func(t *testing.T) {
+		locks := newLocks(t, srv)
+		mux := http.NewServeMux()
+		mux.Handle("GET /closed", httpmw.New(locks).Wrap(h))
+		require.NoError(t, locks.Close())
+		r := send(t.Context(), startHTTP(t, mux), "GET", "/closed", nil)
+		assert.Equal(t, http.StatusServiceUnavailable, r.status)
+		assert.Equal(t, "lock service unavailable\n", r.body)
+	})
+
+	t.Run("Redis down gives 503", func(t *testing.T) {
+		down := redistest.Start(t)
+		locks := newLocks(t, down)
+		mux := http.NewServeMux()
+		mux.Handle("GET /down", httpmw.New(locks).Wrap(h))
+		s := startHTTP(t, mux)
+		require.NoError(t, down.Stop())
+		r := send(t.Context(), s, "GET", "/down", nil)
+		assert.Equal(t, http.StatusServiceUnavailable, r.status)
+		assert.Equal(t, "lock service unavailable\n", r.body)
+	})
+}
+
+func TestConfigurationPanics(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer rdb.Close()
+	locks := lockmw.New(rdb)
+	defer locks.Close()
+	for _, tc := range []struct {
+		want string
+		f    func()
+	}{
+		{"httpmw: New(nil): a lockmw.Client is required", func() { httpmw.New(nil) }},
+		{"httpmw: New: nil Option", func() { httpmw.New(locks, nil) }},
+		{"httpmw: Wrap(nil): a handler is required", func() { httpmw.New(locks).Wrap(nil) }},
+		{"httpmw: WrapMux(nil): a ServeMux is required", func() { httpmw.New(locks).WrapMux(nil) }},
+		{"httpmw: WithKey(nil): a key function is required", func() { httpmw.WithKey(nil) }},
+		{"httpmw: WithPathValues(): at least one wildcard name is required", func() { httpmw.WithPathValues() }},
+		{`httpmw: WithPathValues("1d"): not a wildcard name`, func() { httpmw.WithPathValues("id", "1d") }},
+		{`httpmw: WithPathValues(""): not a wildcard name`, func() { httpmw.WithPathValues("") }},
+		{"httpmw: WithWait(-1ns): must not be negative", func() { httpmw.WithWait(-1) }},
+		{"httpmw: WithLease(-1s): must not be negative", func() { httpmw.WithLease(-time.Second) }},
+		{"httpmw: WithRetryAfter(-1ms): must not be negative", func() { httpmw.WithRetryAfter(-time.Millisecond) }},
+		{"httpmw: WithBodyBuffer(-1): must not be negative", func() { httpmw.WithBodyBuffer(-1) }},
+		{"httpmw: WithBusyStatus(399): must be a 4xx or 5xx status", func() { httpmw.WithBusyStatus(399) }},
+		{"httpmw: WithBusyStatus(600): must be a 4xx or 5xx status", func() { httpmw.WithBusyStatus(600) }},
+	} {
+		assert.PanicsWithValue(t, tc.want, tc.f)
+	}
+	for _, code := range []int{400, 599} {
+		assert.NotPanics(t, func() { httpmw.WithBusyStatus(code) })
+	}
+	assert.NotPanics(t, func() { httpmw.WithPathValues("_x", "é2") })
+}

@@ -1,0 +1,140 @@
+package httpmw
+
+import (
+	"errors"
+	"net/http"
+	"reflect"
+
+	"github.com/go-rlock/rlock/lockmw"
+)
+
+// Middleware serializes requests that share a lock key across every
+// instance of a service whose Middlewares use lockmw Clients on the same
+// Redis. It is configured once by [New] and safe for concurrent use.
+type Middleware struct {
+	c   *lockmw.Client
+	cfg config
+}
+
+// New returns a Middleware that takes its locks through c. It panics when c
+// is nil: that is configuration that can never be right.
+func New(c *lockmw.Client, opts ...Option) *Middleware {
+	if c == nil {
+		panic("httpmw: New(nil): a lockmw.Client is required")
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			panic("httpmw: New: nil Option")
+		}
+		o(&cfg)
+	}
+	return &Middleware{c: c, cfg: cfg}
+}
+
+// Key returns the name of the lock that a request served by [Middleware.Wrap]
+// takes: the key function's result, with the path values appended when
+// [WithPathValues] was given; "" when the request takes no lock.
+func (m *Middleware) Key(r *http.Request) string {
+	k := m.cfg.key(r)
+	if k == "" || len(m.cfg.pathValues) == 0 {
+		return k
+	}
+	return appendPathValues(k, r, m.cfg.pathValues)
+}
+
+// Wrap returns a handler that runs h one request at a time per lock key, for
+// use on a route of a ServeMux:
+//
+//	mux.Handle("POST /orders/{id}", m.Wrap(h))
+//
+// Each request computes its key (see [Middleware.Key]); a request without one
+// goes straight to h. Otherwise it waits for the lock up to the wait
+// ([WithWait]) or until its context ends, then:
+//
+//   - it got the lock: h runs with the hold context as r.Context(), which is
+//     cancelled, with cause [lockmw.ErrLockLost], if the lock is lost; the
+//     lock is released when h returns or panics (the panic goes on to the
+//     server). A nested Wrap with the same key and Client re-enters.
+//   - the lock stayed busy: the busy status ([WithBusyStatus]), a Retry-After
+//     header (see [WithLease] and [WithRetryAfter]) and a short plain-text
+//     body.
+//   - the request's context ended first (the client went away, or a server
+//     timeout): 503 Service Unavailable with a short body, which a client
+//     that has gone never sees.
+//   - reading the body before the wait failed (see [WithBodyBuffer]): 400
+//     Bad Request, or 413 when an [http.MaxBytesReader] refused it.
+//   - the key is not a valid lock name ([lockmw.ErrInvalidName], for example
+//     path values too long for it): 400 Bad Request.
+//   - Redis failed or the Client was closed: 503 Service Unavailable.
+//
+// Bodies never include Redis errors; the Client's [lockmw.Hooks] (for
+// example otelhooks) see every failed acquisition. Wrap panics when h is nil.
+func (m *Middleware) Wrap(h http.Handler) http.Handler {
+	if h == nil {
+		panic("httpmw: Wrap(nil): a handler is required")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.serve(w, r, h, m.Key(r))
+	})
+}
+
+// WrapMux returns a handler that serves mux with one lock per pattern: it
+// finds the pattern a request matches with mux.Handler before dispatch and
+// locks [KeyPrefix] + pattern (the key function sees the request with
+// r.Pattern set to it). Requests that match no pattern (404, 405) and
+// redirects (to add a trailing slash or clean the path, and
+// [http.RedirectHandler] routes) pass through unlocked.
+//
+// mux.Handler sets no path values, so WrapMux cannot lock per resource: it
+// panics on a Middleware with [WithPathValues] (use Wrap on the route), and
+// when mux is nil.
+func (m *Middleware) WrapMux(mux *http.ServeMux) http.Handler {
+	if mux == nil {
+		panic("httpmw: WrapMux(nil): a ServeMux is required")
+	}
+	if len(m.cfg.pathValues) > 0 {
+		panic("httpmw: WrapMux: WithPathValues needs Wrap (mux.Handler sets no path values)")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern == "" || reflect.TypeOf(h) == redirectType {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		kr := new(http.Request)
+		*kr = *r
+		kr.Pattern = pattern
+		m.serve(w, r, mux, m.cfg.key(kr))
+	})
+}
+
+// redirectType is the type of the handlers ServeMux redirects with.
+var redirectType = reflect.TypeOf(http.RedirectHandler("/", http.StatusTemporaryRedirect))
+
+// serve runs h under the lock key ("" runs it without a lock).
+func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handler, key string) {
+	if key == "" {
+		h.ServeHTTP(w, r)
+		return
+	}
+	r, err := bufferBody(r, m.cfg.bodyBuffer)
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			http.Error(w, badBodyBody, http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, badBodyBody, http.StatusBadRequest)
+		}
+		return
+	}
+	mu := m.c.Mutex(key)
+	hctx, err := mu.TryLock(r.Context(), m.cfg.wait, m.cfg.lease)
+	if err != nil {
+		m.reject(w, r, mu, err)
+		return
+	}
+	// Deferred, so it also runs when h panics; the panic then goes on.
+	// Unlock works with a cancelled context and bounds itself.
+	defer func() { _ = mu.Unlock(hctx) }()
+	h.ServeHTTP(w, r.WithContext(hctx))
+}

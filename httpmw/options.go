@@ -1,0 +1,174 @@
+package httpmw
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+	"unicode"
+)
+
+// Defaults of the options.
+const (
+	// DefaultWait is how long a request waits for its turn by default.
+	DefaultWait = 10 * time.Second
+	// DefaultBusyStatus is the status of a request that did not get its turn.
+	DefaultBusyStatus = http.StatusConflict
+	// DefaultRetryAfter is the Retry-After hint of a busy answer when the
+	// holder's lease is unknown.
+	DefaultRetryAfter = time.Second
+	// DefaultBodyBuffer is how many bytes of a request's body are read before
+	// the wait by default.
+	DefaultBodyBuffer = 64 << 10
+	// KeyPrefix starts every default lock name.
+	KeyPrefix = "http:"
+)
+
+// Option configures a [Middleware]. Options are applied in order; invalid
+// values panic when the option is created, with one line naming it.
+type Option func(*config)
+
+type config struct {
+	key        func(r *http.Request) string
+	pathValues []string
+	wait       time.Duration
+	lease      time.Duration
+	busyStatus int
+	retryAfter time.Duration
+	bodyBuffer int64
+}
+
+func defaultConfig() config {
+	return config{
+		key:        PatternKey,
+		wait:       DefaultWait,
+		busyStatus: DefaultBusyStatus,
+		retryAfter: DefaultRetryAfter,
+		bodyBuffer: DefaultBodyBuffer,
+	}
+}
+
+// WithKey sets the function that names the lock of a request; the name is
+// used as is (it is the Redis key of the lock). An empty name means that the
+// request runs without a lock. A name the lock cannot use (longer than
+// [lockmw.MaxNameLen] bytes, invalid UTF-8, control characters) answers 400
+// Bad Request. f is called once per request, concurrently, and must not
+// block.
+//
+// The default is [PatternKey]: [KeyPrefix] + the matched ServeMux pattern,
+// such as "http:POST /orders/{id}", or no lock when no pattern matched. A nil
+// f panics.
+func WithKey(f func(r *http.Request) string) Option {
+	if f == nil {
+		panic("httpmw: WithKey(nil): a key function is required")
+	}
+	return func(c *config) { c.key = f }
+}
+
+// WithPathValues makes the lock per resource: the values of these path
+// wildcards (r.PathValue) are appended to the key, so that POST /orders/1 and
+// POST /orders/2 run in parallel while two POST /orders/1 do not. The key
+// becomes
+//
+//	<key>#<name>=<value>&<name>=<value>...
+//
+// in the order given, each value escaped with [url.QueryEscape], for example
+// "http:POST /orders/{id}#id=1". Several calls add names. A wildcard the
+// pattern does not have counts as the empty value.
+//
+// Path values are only set by the time [Middleware.Wrap]'s handler runs
+// inside a ServeMux; [Middleware.WrapMux] panics on a Middleware with path
+// values. The default is no path values (one lock per route). Names must be
+// wildcard names (Go identifiers); others panic.
+func WithPathValues(names ...string) Option {
+	if len(names) == 0 {
+		panic("httpmw: WithPathValues(): at least one wildcard name is required")
+	}
+	for _, n := range names {
+		if !isWildcardName(n) {
+			panic(fmt.Sprintf("httpmw: WithPathValues(%q): not a wildcard name", n))
+		}
+	}
+	names = append([]string(nil), names...)
+	return func(c *config) { c.pathValues = append(c.pathValues, names...) }
+}
+
+// WithWait sets how long a request waits for its turn before it gets the
+// busy status; 0 makes a single attempt and rejects at once, and
+// [lockmw.Forever] waits as long as the request lasts. A request never waits
+// past its own context: a client that goes away stops waiting at once. The
+// default is [DefaultWait] (10s). A negative d panics.
+func WithWait(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("httpmw: WithWait(%v): must not be negative", d))
+	}
+	return func(c *config) { c.wait = d }
+}
+
+// WithLease holds each request's lock with a lease of d instead of the
+// watchdog: the lock expires d after it was taken and is never renewed, so
+// r.Context() has a deadline at the lease end and a handler that outlives it
+// loses the lock. In exchange, a busy answer can say when the holder will be
+// done: its Retry-After is the holder's remaining TTL. Use it only when every
+// holder of these keys (every instance of the service) holds them with a
+// lease; a watchdog-renewed TTL says nothing about when the holder finishes.
+// The default is 0: the watchdog renews the lock for as long as the handler
+// runs, and Retry-After is the [WithRetryAfter] hint. A negative d panics.
+func WithLease(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("httpmw: WithLease(%v): must not be negative", d))
+	}
+	return func(c *config) { c.lease = d }
+}
+
+// WithBusyStatus sets the status of a request that did not get its turn
+// within the wait, for example http.StatusTooManyRequests or
+// http.StatusServiceUnavailable. The default is [DefaultBusyStatus] (409
+// Conflict). A code outside 400–599 panics.
+func WithBusyStatus(code int) Option {
+	if code < 400 || code > 599 {
+		panic(fmt.Sprintf("httpmw: WithBusyStatus(%d): must be a 4xx or 5xx status", code))
+	}
+	return func(c *config) { c.busyStatus = code }
+}
+
+// WithRetryAfter sets the Retry-After hint of a busy answer when the holder's
+// remaining lease is unknown, which is always the case without [WithLease].
+// It is sent in whole seconds, rounded up, at least 1 (so 0 means 1s). The
+// default is [DefaultRetryAfter] (1s). A negative d panics.
+func WithRetryAfter(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("httpmw: WithRetryAfter(%v): must not be negative", d))
+	}
+	return func(c *config) { c.retryAfter = d }
+}
+
+// WithBodyBuffer sets how many bytes of a request's body are read into
+// memory before the request waits for its turn. An HTTP/1.x server notices
+// that a client went away (and cancels r.Context()) only after the request's
+// body was read to its end, so without this a client that disconnects while
+// sending a body would keep waiting, and its handler could even run. Bodies
+// of a known length above n, and bodies behind "Expect: 100-continue", are
+// left unread (such a waiter stops at the end of its wait); a chunked body
+// longer than n is replayed from the n bytes read followed by the rest. The
+// handler reads the body as usual. The default is [DefaultBodyBuffer] (64
+// KiB); 0 reads nothing before the wait. A negative n panics.
+func WithBodyBuffer(n int64) Option {
+	if n < 0 {
+		panic(fmt.Sprintf("httpmw: WithBodyBuffer(%d): must not be negative", n))
+	}
+	return func(c *config) { c.bodyBuffer = n }
+}
+
+// isWildcardName reports whether s can name a ServeMux wildcard: letters,
+// digits and underscores, not starting with a digit.
+func isWildcardName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !unicode.IsLetter(r) && r != '_' && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
+}

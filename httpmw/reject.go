@@ -1,0 +1,61 @@
+package httpmw
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-rlock/rlock/lockmw"
+)
+
+// The bodies of the answers the middleware gives itself.
+const (
+	busyBody        = "busy: another request holds this resource; retry later"
+	endedBody       = "request ended while waiting for its turn"
+	invalidKeyBody  = "bad request: cannot lock this resource"
+	badBodyBody     = "bad request: cannot read the body"
+	unavailableBody = "lock service unavailable"
+)
+
+// reject answers a request that did not get the lock.
+func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, mu *lockmw.Mutex, err error) {
+	var busy *lockmw.BusyError
+	switch {
+	case r.Context().Err() != nil:
+		http.Error(w, endedBody, http.StatusServiceUnavailable)
+	case errors.As(err, &busy):
+		w.Header().Set("Retry-After", strconv.FormatInt(seconds(m.retryAfter(r, mu, busy)), 10))
+		http.Error(w, busyBody, m.cfg.busyStatus)
+	case errors.Is(err, lockmw.ErrInvalidName):
+		http.Error(w, invalidKeyBody, http.StatusBadRequest)
+	default: // Redis error, lockmw.ErrClosed
+		http.Error(w, unavailableBody, http.StatusServiceUnavailable)
+	}
+}
+
+// retryAfter is the holder's remaining lease when holders lease (WithLease)
+// and the lock still has a TTL, else the hint.
+func (m *Middleware) retryAfter(r *http.Request, mu *lockmw.Mutex, busy *lockmw.BusyError) time.Duration {
+	if m.cfg.lease <= 0 {
+		return m.cfg.retryAfter
+	}
+	ttl := busy.TTL
+	if m.cfg.wait > 0 {
+		// The TTL in busy was seen at the last attempt, which may be a while
+		// ago; ask for the current one.
+		if d, err := mu.TTL(r.Context()); err == nil {
+			ttl = d
+		}
+	}
+	if ttl <= 0 { // gone meanwhile, or no expiry (a foreign holder)
+		return m.cfg.retryAfter
+	}
+	return ttl
+}
+
+// seconds rounds d up to whole seconds, at least 1.
+func seconds(d time.Duration) int64 {
+	s := int64((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
