@@ -51,10 +51,12 @@ func (t *telemetry) metadata(ctx context.Context, _ string) string {
 // when the hold was lost.
 func (t *telemetry) holdEnd(ctx context.Context, e lockmw.HoldEndEvent) {
 	// The metrics first: once the span has ended, everything is recorded.
-	attrs := t.metricAttrs(e.Name)
-	t.m.hold.Record(ctx, e.Duration.Seconds(), attrs)
-	if e.Lost {
-		t.m.lost.Add(ctx, 1, attrs)
+	if t.m.hold.Enabled(ctx) || e.Lost {
+		attrs := t.metricAttrs(e.Name)
+		t.m.hold.Record(ctx, e.Duration.Seconds(), attrs)
+		if e.Lost {
+			t.m.lost.Add(ctx, 1, attrs)
+		}
 	}
 	if span, ok := t.holdSpan(ctx); ok {
 		span.SetAttributes(LockLostKey.Bool(e.Lost))

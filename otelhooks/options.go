@@ -14,11 +14,12 @@ type config struct {
 	mp       metric.MeterProvider
 	nameAttr bool
 	nameFunc func(string) string
+	links    bool
 }
 
 // newConfig applies opts over the defaults, in one place.
 func newConfig(opts []Option) config {
-	c := config{nameAttr: true}
+	c := config{nameAttr: true, links: true}
 	for _, opt := range opts {
 		opt(&c)
 	}
@@ -80,4 +81,15 @@ func WithLockNameFunc(f func(name string) string) Option {
 		panic("otelhooks: WithLockNameFunc(nil): a func is required (use WithLockNameAttribute(false) to drop the attribute)")
 	}
 	return func(c *config) { c.nameFunc = f }
+}
+
+// WithHolderLinks sets whether holds store their lock.hold span context with
+// the lock in Redis, so that waiters' lock.wait spans link to it. The default
+// is true. Storing it costs one more script per acquisition, sent in the
+// background by the Client's watchdog goroutine right after the acquisition
+// (several acquisitions in one pipeline when they come together); turn it off
+// for very hot locks whose waits need no link. Waiters still link to holders
+// that store it.
+func WithHolderLinks(on bool) Option {
+	return func(c *config) { c.links = on }
 }

@@ -66,3 +66,12 @@ func TestNewFillsEveryHook(t *testing.T) {
 	assert.NotNil(t, h.Metadata)
 	assert.NotNil(t, h.Renewal)
 }
+
+func TestHolderLinksCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
+	assert.NotNil(t, otelhooks.New().Metadata, "holder links are on by default")
+	assert.NotNil(t, otelhooks.New(otelhooks.WithHolderLinks(true)).Metadata)
+	h := otelhooks.New(otelhooks.WithHolderLinks(false))
+	assert.Nil(t, h.Metadata, "nothing is stored with the lock")
+	assert.NotNil(t, h.AcquireEnd, "waits still link to holders that store it")
+}

@@ -73,15 +73,19 @@ var version = sync.OnceValue(func() string {
 // return. The hooks are safe for concurrent use, and one set may serve
 // several Clients. See the package documentation for the spans and metrics.
 func New(opts ...Option) lockmw.Hooks {
-	t := newTelemetry(newConfig(opts))
-	return lockmw.Hooks{
+	c := newConfig(opts)
+	t := newTelemetry(c)
+	h := lockmw.Hooks{
 		AcquireStart: t.acquireStart,
 		AcquireEnd:   t.acquireEnd,
 		HoldStart:    t.holdStart,
-		Metadata:     t.metadata,
 		HoldEnd:      t.holdEnd,
 		Renewal:      t.renewal,
 	}
+	if c.links {
+		h.Metadata = t.metadata
+	}
+	return h
 }
 
 // telemetry is one set of hooks: a tracer, the instruments, and the context

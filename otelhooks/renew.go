@@ -21,6 +21,7 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 	links := make([]trace.Link, 0, len(e.Locks))
 	var counts [3]int64 // by lockmw.RenewalOutcome
 	ctx := context.Background()
+	byName := t.nameAttr && t.m.renewals.Enabled(ctx)
 	for _, l := range e.Locks {
 		o := l.Outcome
 		if o < lockmw.Renewed || o > lockmw.RenewFailed {
@@ -35,7 +36,7 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 				}})
 			}
 		}
-		if t.nameAttr {
+		if byName {
 			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.Name, LockOutcomeKey.String(o.String())))
 		}
 	}

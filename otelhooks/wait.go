@@ -24,7 +24,9 @@ func (t *telemetry) acquireStart(ctx context.Context, e lockmw.AcquireStartEvent
 func (t *telemetry) acquireEnd(ctx context.Context, e lockmw.AcquireEndEvent) {
 	outcome := LockOutcomeKey.String(e.Outcome.String())
 	// The metric first: once the span has ended, everything is recorded.
-	t.m.wait.Record(ctx, e.Duration.Seconds(), t.metricAttrs(e.Name, outcome, LockReentrantKey.Bool(e.Reentrant)))
+	if t.m.wait.Enabled(ctx) {
+		t.m.wait.Record(ctx, e.Duration.Seconds(), t.metricAttrs(e.Name, outcome, LockReentrantKey.Bool(e.Reentrant)))
+	}
 	if span, ok := ctx.Value(waitKey{t}).(trace.Span); ok {
 		span.SetAttributes(outcome, LockWaitedKey.Bool(e.Waited))
 		if e.Waited {
