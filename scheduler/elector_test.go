@@ -1,0 +1,161 @@
+package scheduler_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/go-rlock/rlock/scheduler"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countingLocker counts the calls gocron makes to a Locker.
+type countingLocker struct {
+	l     gocron.Locker
+	calls atomic.Int32
+}
+
+func (c *countingLocker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
+	c.calls.Add(1)
+	return c.l.Lock(ctx, key)
+}
+
+// electedPair starts two instances, each with its own client and elector,
+// running a job every 100ms that records which instance ran it.
+func electedPair(t *testing.T, srv *redistest.Server, locker *countingLocker, copts ...lockmw.Option) (map[string]*scheduler.Elector, map[string]*lockmw.Client, *runLog) {
+	t.Helper()
+	const every = 100 * time.Millisecond
+	t0 := time.Now().Add(100 * time.Millisecond)
+	log := newRunLog(t0, every)
+	electors, clients := map[string]*scheduler.Elector{}, map[string]*lockmw.Client{}
+	for _, name := range []string{"a", "b"} {
+		c := newClient(t, srv, copts...)
+		e := scheduler.NewElector(c, "leader")
+		t.Cleanup(func() { _ = e.Close() })
+		opts := []gocron.SchedulerOption{gocron.WithDistributedElector(e)}
+		if locker != nil {
+			opts = append(opts, gocron.WithDistributedLocker(locker))
+		}
+		in := newInstance(t, name, opts...)
+		in.add(t, gocron.DurationJob(every), gocron.NewTask(func() { log.record(name) }),
+			gocron.WithName("elected"), gocron.WithStartAt(gocron.WithStartDateTime(t0)))
+		electors[name], clients[name] = e, c
+	}
+	return electors, clients, log
+}
+
+// leaderOf waits for runs and returns the one instance that ran them.
+func leaderOf(t *testing.T, log *runLog) (leader, follower string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "3 runs", func() bool { return log.count() >= 3 })
+	runs := log.byInstance()
+	require.Len(t, runs, 1, "only the leader runs jobs: %v", runs)
+	for name := range runs {
+		leader = name
+	}
+	if leader == "a" {
+		return "a", "b"
+	}
+	return "b", "a"
+}
+
+func TestElectorFailsOverWhenTheLeaderCloses(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	locker := &countingLocker{l: scheduler.NewLocker(newClient(t, srv))}
+	electors, _, log := electedPair(t, srv, locker)
+	leader, follower := leaderOf(t, log)
+
+	require.NoError(t, electors[leader].IsLeader(ctx))
+	err := electors[follower].IsLeader(ctx)
+	require.ErrorIs(t, err, scheduler.ErrNotLeader)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	assert.NotErrorIs(t, err, scheduler.ErrUnavailable)
+
+	require.NoError(t, electors[leader].Close())
+	require.NoError(t, electors[leader].Close(), "a second Close")
+	assert.ErrorIs(t, electors[leader].IsLeader(ctx), scheduler.ErrNotLeader, "a closed elector never leads")
+
+	eventually(t, 10*time.Second, "the follower runs the job", func() bool { return log.byInstance()[follower] >= 3 })
+	before := log.byInstance()[leader]
+	eventually(t, 10*time.Second, "3 more runs", func() bool { return log.byInstance()[follower] >= 6 })
+	assert.Equal(t, before, log.byInstance()[leader], "the old leader runs nothing")
+	require.NoError(t, electors[follower].IsLeader(ctx))
+	assert.Zero(t, locker.calls.Load(), "gocron never calls the Locker when an Elector is set")
+}
+
+// A crashed leader stops renewing its lock: another instance leads once the
+// lock expires. Closing the lockmw.Client stops renewal without releasing,
+// as a crash does.
+func TestElectorFailsOverWhenTheLeaderCrashes(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	electors, clients, log := electedPair(t, srv, nil, lockmw.WithWatchdogTimeout(600*time.Millisecond))
+	leader, follower := leaderOf(t, log)
+
+	require.NoError(t, clients[leader].Close())
+	err := electors[leader].IsLeader(ctx)
+	require.ErrorIs(t, err, scheduler.ErrNotLeader)
+	assert.ErrorIs(t, err, lockmw.ErrClosed, "the leader knows at once")
+
+	eventually(t, 10*time.Second, "the follower runs the job", func() bool { return log.byInstance()[follower] >= 3 })
+	require.NoError(t, electors[follower].IsLeader(ctx))
+}
+
+// Losing the leader lock makes the next IsLeader fail without a round trip;
+// the one after tries to lead again.
+func TestElectorLosesLeadershipAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	e := scheduler.NewElector(newClient(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond)), "lose",
+		scheduler.WithLockTimeout(50*time.Millisecond), scheduler.WithKeyPrefix("p:"))
+	t.Cleanup(func() { _ = e.Close() })
+	require.NoError(t, e.IsLeader(ctx))
+	// The leader leads past the lock timeout: the hold outlives the attempt.
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, e.IsLeader(ctx))
+
+	other := newClient(t, srv).Mutex("p:lose")
+	_, err := other.ForceUnlock(ctx)
+	require.NoError(t, err)
+	hold, err := other.TryLock(ctx, 0, 0)
+	require.NoError(t, err)
+
+	var lost error
+	eventually(t, 3*time.Second, "IsLeader fails", func() bool {
+		lost = e.IsLeader(ctx)
+		return lost != nil
+	})
+	assert.ErrorIs(t, lost, scheduler.ErrNotLeader)
+	assert.ErrorIs(t, lost, lockmw.ErrLockLost, "the first failure says the lock was lost")
+	err = e.IsLeader(ctx)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "then it tries again and finds the lock busy")
+
+	require.NoError(t, other.Unlock(hold))
+	require.NoError(t, e.IsLeader(ctx), "the lock is free again")
+	require.NoError(t, e.Close())
+	n, err := srv.Client().Exists(ctx, "p:lose").Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "Close releases the leader lock")
+}
+
+func TestElectorWithRedisDown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	e := scheduler.NewElector(newClient(t, srv), "down")
+	t.Cleanup(func() { _ = e.Close() })
+	require.NoError(t, srv.Stop())
+	err := e.IsLeader(ctx)
+	require.ErrorIs(t, err, scheduler.ErrNotLeader)
+	assert.ErrorIs(t, err, scheduler.ErrUnavailable)
+	assert.NotErrorIs(t, err, lockmw.ErrNotAcquired)
+}
