@@ -111,4 +111,3 @@ func ExampleNewElector() {
 	// b leads: false
 	// b leads: true
 }
-
