@@ -43,8 +43,16 @@ type Client struct {
 	mu    sync.Mutex
 	holds map[*hold]struct{} // every hold not yet ended
 
-	wd  *watchdog
-	hub *hub
+	wd   *watchdog
+	hubs []*hub // one per member: the pub/sub side
+
+	// members are the independent masters of a quorum client (NewQuorum),
+	// need how many of them make a majority; nil for a Client on one Redis.
+	members []redis.UniversalClient
+	need    int
+
+	replicas       int           // WithReplicaSync: replicas that must acknowledge an acquisition
+	replicaTimeout time.Duration // and how long WAIT waits for them
 }
 
 // New returns a Client that keeps its locks on rdb: a *redis.Client, a
@@ -54,6 +62,10 @@ func New(rdb redis.UniversalClient, opts ...Option) *Client {
 	if rdb == nil {
 		panic("lockmw: New(nil): a go-redis client is required")
 	}
+	return newClient(rdb, nil, opts)
+}
+
+func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts []Option) *Client {
 	o := options{
 		watchdog:       DefaultWatchdogTimeout,
 		logger:         slog.New(slog.DiscardHandler),
@@ -74,6 +86,11 @@ func New(rdb redis.UniversalClient, opts ...Option) *Client {
 		graceMS: o.watchdog.Milliseconds(),
 		closed:  make(chan struct{}),
 		holds:   make(map[*hold]struct{}),
+
+		members:        members,
+		need:           len(members)/2 + 1,
+		replicas:       o.replicas,
+		replicaTimeout: o.replicaTimeout,
 	}
 	_, c.cluster = rdb.(*redis.ClusterClient)
 	if !c.cluster {
@@ -81,7 +98,13 @@ func New(rdb redis.UniversalClient, opts ...Option) *Client {
 	}
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	c.wd = newWatchdog(c)
-	c.hub = newHub(c)
+	if members == nil {
+		c.hubs = []*hub{newHub(c, rdb)}
+	} else {
+		for _, r := range members {
+			c.hubs = append(c.hubs, newHub(c, r))
+		}
+	}
 	c.wg.Add(1)
 	go c.wd.run()
 	return c
@@ -91,7 +114,8 @@ func New(rdb redis.UniversalClient, opts ...Option) *Client {
 func (c *Client) ID() string { return c.id }
 
 // Redis returns the go-redis client the locks live on, for adapters that keep
-// small keys of their own beside the locks.
+// small keys of their own beside the locks. For a quorum client it is the
+// first of its masters.
 func (c *Client) Redis() redis.UniversalClient { return c.rdb }
 
 // Close stops the client: every hold context is cancelled with cause
@@ -112,7 +136,9 @@ func (c *Client) Close() error {
 			h.end(endClosed, ErrClosed)
 		}
 		c.bgCancel()
-		c.hub.close()
+		for _, h := range c.hubs {
+			h.close()
+		}
 	})
 	c.wg.Wait()
 	return nil

@@ -33,6 +33,10 @@ var (
 	// characters, or (on a cluster) one whose keys cannot share a hash slot.
 	ErrInvalidName = errors.New("lockmw: invalid lock name")
 
+	// ErrNotReplicated reports an acquisition that fewer replicas than
+	// WithReplicaSync asks for acknowledged in time; the lock was released.
+	ErrNotReplicated = errors.New("lockmw: lock not acknowledged by enough replicas")
+
 	// ErrInvalidArgument reports a call-time argument out of range, such as
 	// a negative wait or lease.
 	ErrInvalidArgument = errors.New("lockmw: invalid argument")

@@ -24,6 +24,7 @@ type hold struct {
 	state     holdState
 	lossTime  *time.Timer // fires when the key could have expired (watchdog holds)
 	inRelease int         // Unlock calls under way; a renewal that finds the key gone then is no loss
+	levels    int         // levels not yet unlocked (authoritative for a quorum client)
 }
 
 type holdState int
@@ -138,6 +139,15 @@ func (h *hold) end(kind endKind, cause error) bool {
 		})
 	}
 	return true
+}
+
+// addLevels adds d to the level count and returns the count before.
+func (h *hold) addLevels(d int) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := h.levels
+	h.levels += d
+	return n
 }
 
 // releasing reports whether an Unlock of the hold is under way.

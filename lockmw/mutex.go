@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -143,7 +144,13 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 	if h.getState() == holdLost {
 		return ctx, ErrLockLost
 	}
-	n, err := reenterScript.Run(ctx, c.rdb, []string{m.k.lock, m.k.latchBase + c.requestID()}, h.field, c.latchMS).Int64()
+	var n int64
+	var err error
+	if c.isQuorum() {
+		n, err = m.reenterQuorum(ctx, h)
+	} else {
+		n, err = reenterScript.Run(ctx, c.rdb, []string{m.k.lock, m.k.latchBase + c.requestID()}, h.field, c.latchMS).Int64()
+	}
 	if err != nil {
 		return ctx, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err)
 	}
@@ -151,6 +158,7 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 		h.end(endLost, fmt.Errorf("%w: %q was gone when re-entered", ErrLockLost, m.name))
 		return ctx, ErrLockLost
 	}
+	h.addLevels(1)
 	lctx, cancel := context.WithCancelCause(ctx)
 	lvl := &level{h: h, parent: topLevel(ctx), cancel: cancel, reentry: true}
 	return context.WithValue(lctx, levelKey{}, lvl), nil
@@ -174,24 +182,17 @@ func (r *acquireReply) busy(name string) *BusyError {
 // when busy; queued says an earlier attempt may have joined it.
 func (m *Mutex) try(ctx context.Context, field string, ttl time.Duration, enqueue, queued bool) (acquireReply, error) {
 	c := m.c
+	if c.isQuorum() {
+		return m.tryQuorum(ctx, field, ttl)
+	}
 	res, err := acquireScript.Run(ctx, c.rdb, m.akeys, msCeil(ttl), field, flag(enqueue), c.graceMS, flag(m.fenced), flag(queued)).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 	}
-	var r acquireReply
-	if len(res) >= 3 && asInt(res[0]) == 1 {
-		r.won, r.token, r.fresh = true, asInt(res[1]), asInt(res[2]) == 1
-		return r, nil
+	r, err := parseAcquire(res)
+	if err != nil {
+		return r, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 	}
-	if len(res) < 4 {
-		return r, fmt.Errorf("lockmw: acquire %q: unexpected reply %v", m.name, res)
-	}
-	r.pttl = time.Duration(asInt(res[1])) * time.Millisecond
-	if r.pttl < 0 {
-		r.pttl = -1
-	}
-	r.holder, _ = res[2].(string)
-	r.meta, _ = res[3].(string)
 	return r, nil
 }
 
@@ -225,6 +226,9 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		return ctx, errors.Join(err, ctx.Err())
 	}
 	if r.won {
+		if err := m.syncReplicas(ctx, field); err != nil {
+			return ctx, err
+		}
 		return m.startHold(ctx, field, r.token, lease, sent, false), nil
 	}
 	if ev != nil {
@@ -235,6 +239,9 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 	}
 	token, base, err := m.waitTurn(ctx, field, ttl, wait, r, sent, ev)
 	if err != nil {
+		return ctx, err
+	}
+	if err := m.syncReplicas(ctx, field); err != nil {
 		return ctx, err
 	}
 	return m.startHold(ctx, field, token, lease, base, true), nil
@@ -252,12 +259,20 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		deadline = t.C
 	}
 	w := newWaiter(field)
-	ns, confirmed, err := c.hub.join(ctx, m, w)
-	if err != nil {
-		m.abandon(ctx, field)
-		return 0, time.Time{}, errors.Join(fmt.Errorf("lockmw: subscribe for %q: %w", m.name, err), ctx.Err())
+	confirmed := true
+	var ready []chan struct{}
+	for _, hb := range c.hubs {
+		ns, ok, err := hb.join(ctx, m, w)
+		if err != nil {
+			m.abandon(ctx, field)
+			return 0, time.Time{}, errors.Join(fmt.Errorf("lockmw: subscribe for %q: %w", m.name, err), ctx.Err())
+		}
+		defer hb.leave(ns, w)
+		if !ok {
+			confirmed = false
+			ready = append(ready, ns.ready)
+		}
 	}
-	defer c.hub.leave(ns, w)
 
 	lastBusy := sent // the lock cannot have been handed to us before this
 	giveUp := func(cause error, keep bool) (int64, time.Time, error) {
@@ -271,9 +286,9 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 	// A new subscription: wait for the server to confirm it, then try once
 	// more, for the lock may have been freed before it was in place.
 	retryNow := !confirmed
-	if !confirmed {
+	for _, rc := range ready {
 		select {
-		case <-ns.ready:
+		case <-rc:
 		case tok := <-w.handed:
 			return tok, lastBusy, nil
 		case <-ctx.Done():
@@ -334,6 +349,12 @@ func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool) (int64,
 	c := m.c
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
 	defer cancel()
+	if c.isQuorum() {
+		c.fanout(func(i int, r redis.UniversalClient) error {
+			return leaveScript.Run(lctx, r, m.fullKeys("leave"), field, "publish", "0").Err()
+		})
+		return 0, false
+	}
 	res, err := leaveScript.Run(lctx, c.rdb, m.fullKeys("leave"), field, c.publishCmd(lctx), flag(keep)).Slice()
 	if err != nil {
 		c.log.Warn("lockmw: leaving the wait queue failed", "name", m.name, "field", field, "err", err)
@@ -358,7 +379,7 @@ func (m *Mutex) fullKeys(reqID string) []string {
 // earlier than base.
 func (m *Mutex) startHold(ctx context.Context, field string, token int64, lease time.Duration, base time.Time, waited bool) context.Context {
 	c := m.c
-	h := &hold{m: m, field: field, token: token, lease: lease, start: time.Now()}
+	h := &hold{m: m, field: field, token: token, lease: lease, start: time.Now(), levels: 1}
 	h.hookCtx = ctx
 	if f := c.opts.hooks.HoldStart; f != nil {
 		if x := f(ctx, HoldStartEvent{Name: m.name, Field: field, Token: token, Lease: lease, Waited: waited}); x != nil {
@@ -448,11 +469,18 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	defer cancel()
 	h.beginRelease()
 	defer h.endRelease()
-	n, err := releaseScript.Run(rctx, c.rdb, m.fullKeys(lvl.reqID), h.field, c.publishCmd(rctx), c.latchMS, expireMS).Int64()
+	var n int64
+	var err error
+	if c.isQuorum() {
+		n, err = m.releaseQuorum(rctx, h, lvl.reqID, expireMS, h.addLevels(0) == 1)
+	} else {
+		n, err = releaseScript.Run(rctx, c.rdb, m.fullKeys(lvl.reqID), h.field, c.publishCmd(rctx), c.latchMS, expireMS, "0").Int64()
+	}
 	if err != nil {
 		return fmt.Errorf("lockmw: unlock %q: %w", m.name, err)
 	}
 	lvl.released = true
+	h.addLevels(-1)
 	switch n {
 	case 0: // other levels remain
 		lvl.cancelLevel(nil)
@@ -484,6 +512,12 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, m.err
 	}
 	c := m.c
+	if c.isQuorum() {
+		vals, err := quorumRead(c, func(r redis.UniversalClient) (int64, error) {
+			return forceUnlockScript.Run(ctx, r, m.fullKeys("force"), "publish").Int64()
+		})
+		return slices.Contains(vals, 1), err
+	}
 	n, err := forceUnlockScript.Run(ctx, c.rdb, m.fullKeys("force"), c.publishCmd(ctx)).Int64()
 	if err != nil {
 		return false, fmt.Errorf("lockmw: force unlock %q: %w", m.name, err)
@@ -495,6 +529,10 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
 	if m.err != nil {
 		return false, m.err
+	}
+	if c := m.c; c.isQuorum() {
+		vals, err := quorumRead(c, func(r redis.UniversalClient) (int64, error) { return r.Exists(ctx, m.k.lock).Result() })
+		return kthLargest(vals, c.need) == 1, err
 	}
 	n, err := m.c.rdb.Exists(ctx, m.k.lock).Result()
 	return n == 1, err
@@ -517,11 +555,19 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 	if lvl == nil {
 		return 0, nil
 	}
-	n, err := m.c.rdb.HGet(ctx, m.k.lock, lvl.h.field).Int()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
+	read := func(r redis.UniversalClient) (int64, error) {
+		n, err := r.HGet(ctx, m.k.lock, lvl.h.field).Int64()
+		if errors.Is(err, redis.Nil) {
+			return 0, nil
+		}
+		return n, err
 	}
-	return n, err
+	if c := m.c; c.isQuorum() {
+		vals, err := quorumRead(c, read)
+		return int(kthLargest(vals, c.need)), err
+	}
+	n, err := read(m.c.rdb)
+	return int(n), err
 }
 
 // TTL returns the lock's remaining time to live: 0 when it is not locked, -1
@@ -529,6 +575,16 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 	if m.err != nil {
 		return 0, m.err
+	}
+	if c := m.c; c.isQuorum() {
+		vals, err := quorumRead(c, func(r redis.UniversalClient) (time.Duration, error) {
+			d, err := r.PTTL(ctx, m.k.lock).Result()
+			if d == -2 {
+				d = 0
+			}
+			return d, err
+		})
+		return kthLargest(vals, c.need), err
 	}
 	d, err := m.c.rdb.PTTL(ctx, m.k.lock).Result()
 	if err != nil {

@@ -27,6 +27,8 @@ type options struct {
 	hooks          Hooks
 	logger         *slog.Logger
 	releaseTimeout time.Duration
+	replicas       int
+	replicaTimeout time.Duration
 }
 
 type mutexOptions struct {
@@ -106,4 +108,24 @@ func WithReleaseTimeout(d time.Duration) Option {
 // tokens.
 func WithFencing() MutexOption {
 	return func(o *mutexOptions) { o.fencing = true }
+}
+
+// WithReplicaSync makes every new acquisition wait until replicas replicas
+// have acknowledged it (Redis WAIT, at most timeout); when fewer do, the lock
+// is released and the acquisition fails with an error matching
+// ErrNotReplicated. Redisson documents the same idea but fails only when no
+// replica acknowledges. It narrows, but does not close, the window in which a
+// fail-over to a replica that missed the lock hands it to a second owner. The
+// default is off. replicas must be at least 1 and timeout positive (New
+// panics otherwise).
+func WithReplicaSync(replicas int, timeout time.Duration) Option {
+	return func(o *options) {
+		if replicas < 1 {
+			panic(fmt.Sprintf("lockmw: WithReplicaSync(%d, %v): replicas must be at least 1", replicas, timeout))
+		}
+		if timeout <= 0 {
+			panic(fmt.Sprintf("lockmw: WithReplicaSync(%d, %v): timeout must be positive", replicas, timeout))
+		}
+		o.replicas, o.replicaTimeout = replicas, timeout
+	}
 }

@@ -24,6 +24,7 @@ import (
 // waiter leaves, so steady contention does not subscribe again and again.
 type hub struct {
 	c         *Client
+	rdb       redis.UniversalClient
 	mu        sync.Mutex
 	names     map[string]*nameSub
 	byChannel map[string]*nameSub
@@ -69,9 +70,10 @@ func newWaiter(field string) *waiter {
 	return &waiter{field: field, wake: make(chan struct{}, 1), handed: make(chan int64, 1)}
 }
 
-func newHub(c *Client) *hub {
+func newHub(c *Client, rdb redis.UniversalClient) *hub {
 	return &hub{
 		c:         c,
+		rdb:       rdb,
 		names:     make(map[string]*nameSub),
 		byChannel: make(map[string]*nameSub),
 		shards:    make(map[int]*shard),
@@ -122,9 +124,9 @@ func (h *hub) subscribe(ctx context.Context, ns *nameSub, sharded bool) error {
 	if sh == nil {
 		sh = &shard{slot: slot}
 		if sharded {
-			sh.ps = h.c.rdb.SSubscribe(ctx, chans...)
+			sh.ps = h.rdb.SSubscribe(ctx, chans...)
 		} else {
-			sh.ps = h.c.rdb.Subscribe(ctx, chans...)
+			sh.ps = h.rdb.Subscribe(ctx, chans...)
 		}
 		h.shards[slot] = sh
 		h.c.wg.Add(1)

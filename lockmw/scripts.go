@@ -25,6 +25,10 @@ var (
 	renewLua string
 	//go:embed scripts/setmeta.lua
 	setMetaLua string
+	//go:embed scripts/touch.lua
+	touchLua string
+	//go:embed scripts/fence.lua
+	fenceLua string
 )
 
 // The scripts run with EVALSHA; go-redis falls back to EVAL (which loads the
@@ -37,6 +41,8 @@ var (
 	forceUnlockScript = redis.NewScript(libLua + forceUnlockLua)
 	renewScript       = redis.NewScript(renewLua)
 	setMetaScript     = redis.NewScript(setMetaLua)
+	touchScript       = redis.NewScript(touchLua)
+	fenceScript       = redis.NewScript(fenceLua)
 )
 
 // isNoScript reports whether err is the server's NOSCRIPT reply.

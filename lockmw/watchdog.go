@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // maxBatch is the most locks one renewal script renews.
@@ -63,7 +65,9 @@ func (w *watchdog) run() {
 			return
 		case <-t.C:
 			w.renew()
-			w.c.hub.sweep()
+			for _, h := range w.c.hubs {
+				h.sweep()
+			}
 		case <-w.kick:
 			w.flushMeta()
 		}
@@ -125,29 +129,56 @@ func (w *watchdog) renew() {
 	ctx, cancel := context.WithTimeout(c.bgCtx, c.opts.watchdog/3)
 	defer cancel()
 	sent := time.Now()
-	cmds := runPipelinedScripts(ctx, c.rdb, renewScript, calls)
+	var perMember [][]*redis.Cmd
+	if c.isQuorum() {
+		perMember = make([][]*redis.Cmd, len(c.members))
+		c.fanout(func(i int, r redis.UniversalClient) error {
+			perMember[i] = runPipelinedScripts(ctx, r, renewScript, calls)
+			return nil
+		})
+	} else {
+		perMember = [][]*redis.Cmd{runPipelinedScripts(ctx, c.rdb, renewScript, calls)}
+	}
 	took := time.Since(sent)
+	n, need := len(perMember), 1
+	if c.isQuorum() {
+		need = c.need
+	}
 	for i, b := range batches {
-		vals, err := cmds[i].Int64Slice()
-		if err == nil && len(vals) != len(b) {
-			err = fmt.Errorf("lockmw: renewal returned %d results for %d locks", len(vals), len(b))
+		var batchErr error
+		votes := make([]quorumVotes, len(b))
+		for _, cmds := range perMember {
+			vals, err := cmds[i].Int64Slice()
+			if err == nil && len(vals) != len(b) {
+				err = fmt.Errorf("lockmw: renewal returned %d results for %d locks", len(vals), len(b))
+			}
+			for j := range b {
+				switch {
+				case err != nil:
+					votes[j].failed++
+				case vals[j] == 1:
+					votes[j].ok++
+				default:
+					votes[j].gone++
+				}
+			}
+			if err != nil && batchErr == nil {
+				batchErr = err
+			}
 		}
-		if err != nil {
-			c.log.Warn("lockmw: renewal failed", "locks", len(b), "err", err)
+		if batchErr != nil {
+			c.log.Warn("lockmw: renewal failed", "locks", len(b), "err", batchErr)
 		}
 		var ev RenewalEvent
 		if c.opts.hooks.Renewal != nil {
-			ev = RenewalEvent{Locks: make([]RenewedLock, len(b)), Err: err, Duration: took}
+			ev = RenewalEvent{Locks: make([]RenewedLock, len(b)), Err: batchErr, Duration: took}
 		}
 		for j, h := range b {
-			out := RenewFailed
-			switch {
-			case err != nil:
-			case vals[j] == 1:
-				out = Renewed
+			out := votes[j].outcome(n, need)
+			switch out {
+			case Renewed:
 				h.renewed(sent)
-			default:
-				out = RenewLost
+			case RenewLost:
 				if !h.releasing() {
 					h.end(endLost, fmt.Errorf("%w: renewal found %q gone or someone else's", ErrLockLost, h.m.name))
 				}
@@ -189,9 +220,17 @@ func (w *watchdog) flushMeta() {
 	}
 	ctx, cancel := context.WithTimeout(c.bgCtx, c.opts.releaseTimeout)
 	defer cancel()
-	for _, cmd := range runPipelinedScripts(ctx, c.rdb, setMetaScript, calls) {
-		if err := cmd.Err(); err != nil {
-			c.log.Warn("lockmw: storing hold metadata failed", "err", err)
+	write := func(r redis.UniversalClient) error {
+		for _, cmd := range runPipelinedScripts(ctx, r, setMetaScript, calls) {
+			if err := cmd.Err(); err != nil {
+				c.log.Warn("lockmw: storing hold metadata failed", "err", err)
+			}
 		}
+		return nil
+	}
+	if c.isQuorum() {
+		c.fanout(func(_ int, r redis.UniversalClient) error { return write(r) })
+	} else {
+		_ = write(c.rdb)
 	}
 }

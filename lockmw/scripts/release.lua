@@ -5,7 +5,9 @@
 -- level instead keeps the key and lets it expire in that many ms (UnlockAt).
 --
 -- ARGV[1] field, ARGV[2] 'publish' or 'spublish', ARGV[3] latch TTL in ms,
--- ARGV[4] expire-in ms for the last level (0: release now)
+-- ARGV[4] expire-in ms for the last level (0: release now),
+-- ARGV[5] "1" when the caller knows this is its last level whatever the count
+-- (a quorum client, whose members' counts may differ after a partial failure)
 -- Returns 0 when levels remain, 1 when released, 2 when left to expire,
 -- -1 when the field is not in the lock (gone, or someone else's).
 local done = redis.call('get', KEYS[6])
@@ -14,7 +16,7 @@ local n = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
 local r
 if n <= 0 then
   r = -1
-elseif n > 1 then
+elseif n > 1 and ARGV[5] ~= '1' then
   redis.call('hincrby', KEYS[1], ARGV[1], -1)
   r = 0
 elseif tonumber(ARGV[4]) > 0 then

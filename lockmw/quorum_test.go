@@ -1,0 +1,143 @@
+package lockmw_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// quorum starts n independent masters and returns them with go-redis clients
+// that fail fast on a paused or stopped server.
+func quorum(t *testing.T, n int) ([]*redistest.Server, []redis.UniversalClient) {
+	t.Helper()
+	srvs := make([]*redistest.Server, n)
+	rdbs := make([]redis.UniversalClient, n)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t)
+		rdbs[i] = srvs[i].NewClient(func(o *redis.Options) {
+			o.ReadTimeout, o.WriteTimeout, o.DialTimeout = 150*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond
+			o.MaxRetries = -1
+		})
+	}
+	return srvs, rdbs
+}
+
+func newQuorum(t *testing.T, rdbs []redis.UniversalClient, opts ...lockmw.Option) *lockmw.Client {
+	c := lockmw.NewQuorum(rdbs, opts...)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func keyOn(t *testing.T, srv *redistest.Server, key string) bool {
+	n, err := srv.Client().Exists(context.Background(), key).Result()
+	require.NoError(t, err)
+	return n == 1
+}
+
+func TestQuorumBasics(t *testing.T) {
+	t.Parallel()
+	srvs, rdbs := quorum(t, 5)
+	ctx := testCtx(t)
+	a, b := newQuorum(t, rdbs), newQuorum(t, rdbs)
+	m := a.Mutex("q-basic", lockmw.WithFencing())
+	h := mustLock(t, m, ctx)
+	for i, s := range srvs {
+		assert.True(t, keyOn(t, s, "q-basic"), "held on master %d", i)
+	}
+	inner := mustLock(t, m, h)
+	n, err := m.HoldCount(inner)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	tok, ok := m.Token(h)
+	require.True(t, ok)
+	assert.Positive(t, tok)
+	_, err = b.Mutex("q-basic").TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+
+	// A waiter on the other quorum client is woken by the unlock.
+	got := make(chan error, 1)
+	go func() {
+		hb, err := b.Mutex("q-basic").TryLock(ctx, 10*time.Second, 0)
+		if err == nil {
+			err = b.Mutex("q-basic").Unlock(hb)
+		}
+		got <- err
+	}()
+	require.NoError(t, m.Unlock(inner))
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+	require.NoError(t, m.Unlock(h))
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("quorum waiter not woken")
+	}
+	for i, s := range srvs {
+		assert.False(t, keyOn(t, s, "q-basic"), "released on master %d", i)
+	}
+}
+
+func TestQuorumSurvivesMinorityAndLosesMajority(t *testing.T) {
+	t.Parallel()
+	srvs, rdbs := quorum(t, 5)
+	ctx := testCtx(t)
+	const timeout = 600 * time.Millisecond
+	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(timeout))
+	h := mustLock(t, c.Mutex("q-held"), ctx)
+
+	require.NoError(t, srvs[0].Stop())
+	require.NoError(t, srvs[1].Stop())
+	time.Sleep(2 * timeout) // renewals go on with 3 of 5
+	require.NoError(t, h.Err(), "a hold survives losing a minority")
+	h2, err := c.Mutex("q-new").TryLock(ctx, 0, 0)
+	require.NoError(t, err, "3 of 5 masters still acquire")
+
+	require.NoError(t, srvs[2].Stop())
+	waitDone(t, h, 2*timeout, "a hold that lost its majority is lost")
+	assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
+	waitDone(t, h2, 2*timeout, "every hold")
+	_, err = c.Mutex("q-other").TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "2 of 5 masters cannot acquire")
+}
+
+// TestQuorumFencingAcrossMajorities is the case where per-master counters are
+// not enough: hold 1 on {A,B}, hold 2 on {B,C}, hold 3 on {A,C}.
+func TestQuorumFencingAcrossMajorities(t *testing.T) {
+	t.Parallel()
+	srvs, rdbs := quorum(t, 3)
+	ctx := testCtx(t)
+	const timeout = 400 * time.Millisecond
+	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(timeout))
+	m := c.Mutex("q-fenced", lockmw.WithFencing())
+	var tokens []int64
+	for _, down := range []int{2, 0, 1} {
+		require.NoError(t, srvs[down].Pause())
+		h := mustLock(t, m, ctx)
+		tok, ok := m.Token(h)
+		require.True(t, ok)
+		tokens = append(tokens, tok)
+		require.NoError(t, m.Unlock(h))
+		require.NoError(t, srvs[down].Resume())
+		// The paused master may run the requests it got late; let them expire.
+		eventually(t, 5*time.Second, "no stale lock on the resumed master", func() bool {
+			return !keyOn(t, srvs[down], "q-fenced")
+		})
+	}
+	assert.Less(t, tokens[0], tokens[1])
+	assert.Less(t, tokens[1], tokens[2], "strictly increasing across majorities: %v", tokens)
+}
+
+func TestNewQuorumPanics(t *testing.T) {
+	t.Parallel()
+	assert.Panics(t, func() { lockmw.NewQuorum(nil) })
+	assert.Panics(t, func() { lockmw.NewQuorum([]redis.UniversalClient{nil}) })
+	assert.Panics(t, func() { lockmw.NewQuorum([]redis.UniversalClient{redis.NewClusterClient(&redis.ClusterOptions{})}) })
+}

@@ -1,0 +1,59 @@
+package lockmw
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// syncReplicas waits, when WithReplicaSync is set, until enough replicas have
+// the acquisition of field; when they do not, it gives the lock up. WAIT only
+// covers writes of its own connection and cannot run in a script, so it goes
+// in one pipeline (one connection) right after a no-op write to the lock
+// (touch): the replication stream is ordered, so a replica that has the touch
+// has the acquisition too, also when a hand-off wrote it.
+func (m *Mutex) syncReplicas(ctx context.Context, field string) error {
+	c := m.c
+	if c.replicas == 0 || c.isQuorum() {
+		return nil
+	}
+	var node redis.Cmdable = c.rdb
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+		// A keyless WAIT would go to any node: use the lock's master.
+		n, err := cc.MasterForKey(ctx, m.k.lock)
+		if err != nil {
+			m.abandon(ctx, field)
+			return fmt.Errorf("lockmw: replica sync for %q: %w", m.name, err)
+		}
+		node = n
+	}
+	var acks int64
+	var err error
+	for _, load := range []bool{false, true} {
+		pipe := node.Pipeline()
+		var touch *redis.Cmd
+		if load {
+			touch = touchScript.Eval(ctx, pipe, []string{m.k.lock}, field)
+		} else {
+			touch = touchScript.EvalSha(ctx, pipe, []string{m.k.lock}, field)
+		}
+		wait := pipe.Do(ctx, "wait", c.replicas, c.replicaTimeout.Milliseconds())
+		_, _ = pipe.Exec(ctx)
+		if isNoScript(touch.Err()) && !load {
+			continue
+		}
+		if err = touch.Err(); err == nil {
+			acks, err = wait.Int64()
+		}
+		break
+	}
+	if err == nil && acks >= int64(c.replicas) {
+		return nil
+	}
+	m.abandon(ctx, field)
+	if err != nil {
+		return fmt.Errorf("lockmw: replica sync for %q: %w", m.name, err)
+	}
+	return fmt.Errorf("%w: %d of %d replicas acknowledged %q within %v", ErrNotReplicated, acks, c.replicas, m.name, c.replicaTimeout)
+}
