@@ -25,6 +25,8 @@ type Cluster struct {
 	Masters  []*Server
 	Replicas []*Server
 
+	ids map[*Server]string // node IDs, set while forming, read-only after
+
 	mu      sync.Mutex
 	closed  bool
 	client  *redis.ClusterClient
@@ -65,7 +67,7 @@ func LaunchCluster(masters, replicasPerMaster int) (*Cluster, error) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range nodes {
-		wg.Go(func() { nodes[i], errs[i] = launch(nil, true) })
+		wg.Go(func() { nodes[i], errs[i] = launch(kindCluster, nil) })
 	}
 	wg.Wait()
 	c := &Cluster{Masters: nodes[:masters], Replicas: nodes[masters:]}
@@ -158,6 +160,7 @@ func (c *Cluster) Close() error {
 func (c *Cluster) form(ctx context.Context, replicasPerMaster int) error {
 	nodes := c.Nodes()
 	ids := make(map[*Server]string, len(nodes))
+	c.ids = ids
 	for _, s := range nodes {
 		id, err := s.Client().Do(ctx, "CLUSTER", "MYID").Text()
 		if err != nil {
@@ -264,6 +267,7 @@ func poll(ctx context.Context, what string, cond func() (bool, string)) error {
 type nodeEntry struct {
 	id, addr, master string
 	flags            []string
+	slots            string // the slot ranges, "0-5460 6000", without migration marks
 }
 
 func (e nodeEntry) has(flag string) bool { return slices.Contains(e.flags, flag) }
@@ -279,7 +283,16 @@ func clusterNodes(ctx context.Context, s *Server) ([]nodeEntry, error) {
 		if len(f) < 8 {
 			continue
 		}
-		entries = append(entries, nodeEntry{id: f[0], addr: f[1], flags: strings.Split(f[2], ","), master: f[3]})
+		var slots []string
+		for _, r := range f[8:] {
+			if !strings.HasPrefix(r, "[") { // "[slot->-id]" and "[slot-<-id]" are migrations
+				slots = append(slots, r)
+			}
+		}
+		entries = append(entries, nodeEntry{
+			id: f[0], addr: f[1], flags: strings.Split(f[2], ","), master: f[3],
+			slots: strings.Join(slots, " "),
+		})
 	}
 	return entries, nil
 }

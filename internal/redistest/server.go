@@ -60,7 +60,7 @@ type Server struct {
 	confPath string
 	logPath  string
 	args     []string
-	cluster  bool
+	kind     nodeKind
 
 	mu      sync.Mutex
 	port    int
@@ -73,10 +73,19 @@ type Server struct {
 	clients []*redis.Client
 }
 
+// nodeKind is what a Server runs as.
+type nodeKind int
+
+const (
+	kindStandalone nodeKind = iota
+	kindCluster             // cluster-enabled node, with a bus port
+	kindSentinel            // redis-server --sentinel
+)
+
 // Launch starts a standalone redis-server without a testing.TB. The caller
 // must Close it.
 func Launch(cfg Config) (*Server, error) {
-	return launch(cfg.Args, false)
+	return launch(kindStandalone, cfg.Args)
 }
 
 // Start launches a standalone redis-server for the test, with args as extra
@@ -87,7 +96,7 @@ func Launch(cfg Config) (*Server, error) {
 // immediately.
 func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
-	s, err := launch(args, false)
+	s, err := launch(kindStandalone, args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +111,7 @@ func Start(t testing.TB, args ...string) *Server {
 	return s
 }
 
-func launch(args []string, cluster bool) (*Server, error) {
+func launch(kind nodeKind, args []string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNotFound
@@ -117,7 +126,7 @@ func launch(args []string, cluster bool) (*Server, error) {
 		confPath: filepath.Join(dir, "redis.conf"),
 		logPath:  filepath.Join(dir, "redis.log"),
 		args:     append([]string(nil), args...),
-		cluster:  cluster,
+		kind:     kind,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,6 +278,24 @@ func (s *Server) stopLocked() error {
 	return nil
 }
 
+// Kill kills the redis-server with SIGKILL, a crash: no shutdown, no last
+// write reaches the replicas, clients see their connections reset. It waits
+// until the process is reaped. The data is lost; Restart brings the server
+// back. Killing a stopped server does nothing.
+func (s *Server) Kill() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return nil
+	}
+	defer func() { s.cmd = nil }()
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("redistest: killing redis-server pid %d: %w", s.pid, err)
+	}
+	<-s.done
+	return nil
+}
+
 // Restart stops the server if it is running and starts it again on the same
 // port, with an empty data set (nothing is persisted). A cluster node keeps
 // its nodes.conf, so it comes back with the same node ID and rejoins the
@@ -394,12 +421,15 @@ func (s *Server) writeConfLocked() error {
 	// Log to stdout, which is the log file: that also catches what
 	// redis-server prints before it has parsed its configuration.
 	b.WriteString("logfile \"\"\n")
-	b.WriteString("save \"\"\n")
-	b.WriteString("appendonly no\n")
-	// Replicas sync over the socket at once instead of after the default
-	// 5 s wait for more replicas.
-	b.WriteString("repl-diskless-sync-delay 0\n")
-	if s.cluster {
+	if s.kind != kindSentinel {
+		// A sentinel has no data set and rewrites this file itself.
+		b.WriteString("save \"\"\n")
+		b.WriteString("appendonly no\n")
+		// Replicas sync over the socket at once instead of after the
+		// default 5 s wait for more replicas.
+		b.WriteString("repl-diskless-sync-delay 0\n")
+	}
+	if s.kind == kindCluster {
 		b.WriteString("cluster-enabled yes\n")
 		b.WriteString("cluster-config-file nodes.conf\n")
 		b.WriteString("cluster-node-timeout 2000\n")
@@ -426,6 +456,9 @@ func (s *Server) startLocked(timeout time.Duration) error {
 		logStart = fi.Size()
 	}
 	cmd := exec.Command(s.bin, s.confPath)
+	if s.kind == kindSentinel {
+		cmd.Args = append(cmd.Args, "--sentinel")
+	}
 	cmd.Dir = s.dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
@@ -547,7 +580,7 @@ func (s *Server) pickPortsLocked() error {
 		return err
 	}
 	s.port = p
-	if s.cluster {
+	if s.kind == kindCluster {
 		if s.busPort, err = freePort(); err != nil {
 			return err
 		}
