@@ -26,7 +26,9 @@ func Example() {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
 
-	c := lockmw.New(srv.Client(), lockmw.WithHooks(otelhooks.New(otelhooks.WithTracerProvider(tp))))
+	rdb := srv.Client()
+
+	c := lockmw.New(rdb, lockmw.WithHooks(otelhooks.New(otelhooks.WithTracerProvider(tp))))
 	defer c.Close()
 	tracer := tp.Tracer("shop")
 
