@@ -71,7 +71,9 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 // gone or someone else's, or renewals failed until it could have expired) or
 // the lockmw.Client closed: the first IsLeader after that returns an error
 // that also matches lockmw.ErrLockLost or lockmw.ErrClosed, and the next one
-// tries to become leader again. A non-leader makes one attempt to take the
+// tries to become leader again. After the lockmw.Client closed, that first
+// IsLeader also gives the leader lock back (it is no longer renewed), so
+// another instance leads without waiting for it to expire. A non-leader makes one attempt to take the
 // leader lock, bounded by the lock timeout ([WithLockTimeout]) and ctx: the
 // error then also matches lockmw.ErrNotAcquired when another instance leads,
 // and [ErrUnavailable] when Redis failed. After Close it always returns an
@@ -87,7 +89,9 @@ func (e *Elector) IsLeader(ctx context.Context) error {
 			return nil
 		}
 		cause := context.Cause(e.hold)
-		_ = e.m.Unlock(e.hold) // ends the lost level; touches nothing in Redis
+		// Ends the level: after a loss this touches nothing in Redis; after
+		// the client's Close it releases the lock if it is still ours.
+		_ = e.m.Unlock(e.hold)
 		e.end()
 		e.hold, e.end, e.stopWatch = nil, nil, nil
 		return fmt.Errorf("%w: %q: leadership lost: %w", ErrNotLeader, e.m.Name(), cause)

@@ -27,12 +27,12 @@ func (c *countingLocker) Lock(ctx context.Context, key string) (gocron.Lock, err
 
 // electedPair starts two instances, each with its own client and elector,
 // running a job every 100ms that records which instance ran it.
-func electedPair(t *testing.T, srv *redistest.Server, locker *countingLocker, copts ...lockmw.Option) (map[string]*scheduler.Elector, map[string]*lockmw.Client, *runLog) {
+func electedPair(t *testing.T, srv *redistest.Server, locker *countingLocker, copts ...lockmw.Option) (map[string]*scheduler.Elector, map[string]*lockmw.Client, map[string]*instance, *runLog) {
 	t.Helper()
 	const every = 100 * time.Millisecond
 	t0 := time.Now().Add(100 * time.Millisecond)
 	log := newRunLog(t0, every)
-	electors, clients := map[string]*scheduler.Elector{}, map[string]*lockmw.Client{}
+	electors, clients, ins := map[string]*scheduler.Elector{}, map[string]*lockmw.Client{}, map[string]*instance{}
 	for _, name := range []string{"a", "b"} {
 		c := newClient(t, srv, copts...)
 		e := scheduler.NewElector(c, "leader")
@@ -44,9 +44,9 @@ func electedPair(t *testing.T, srv *redistest.Server, locker *countingLocker, co
 		in := newInstance(t, name, opts...)
 		in.add(t, gocron.DurationJob(every), gocron.NewTask(func() { log.record(name) }),
 			gocron.WithName("elected"), gocron.WithStartAt(gocron.WithStartDateTime(t0)))
-		electors[name], clients[name] = e, c
+		electors[name], clients[name], ins[name] = e, c, in
 	}
-	return electors, clients, log
+	return electors, clients, ins, log
 }
 
 // leaderOf waits for runs and returns the one instance that ran them.
@@ -69,7 +69,7 @@ func TestElectorFailsOverWhenTheLeaderCloses(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := testCtx(t)
 	locker := &countingLocker{l: scheduler.NewLocker(newClient(t, srv))}
-	electors, _, log := electedPair(t, srv, locker)
+	electors, _, _, log := electedPair(t, srv, locker)
 	leader, follower := leaderOf(t, log)
 
 	require.NoError(t, electors[leader].IsLeader(ctx))
@@ -91,22 +91,47 @@ func TestElectorFailsOverWhenTheLeaderCloses(t *testing.T) {
 }
 
 // A crashed leader stops renewing its lock: another instance leads once the
-// lock expires. Closing the lockmw.Client stops renewal without releasing,
-// as a crash does.
+// lock expires. Stopping the leader's scheduler and closing its
+// lockmw.Client stops renewal without releasing, as a crash does.
 func TestElectorFailsOverWhenTheLeaderCrashes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testCtx(t)
-	electors, clients, log := electedPair(t, srv, nil, lockmw.WithWatchdogTimeout(600*time.Millisecond))
+	electors, clients, ins, log := electedPair(t, srv, nil, lockmw.WithWatchdogTimeout(600*time.Millisecond))
 	leader, follower := leaderOf(t, log)
 
+	ins[leader].stop()
 	require.NoError(t, clients[leader].Close())
-	err := electors[leader].IsLeader(ctx)
-	require.ErrorIs(t, err, scheduler.ErrNotLeader)
-	assert.ErrorIs(t, err, lockmw.ErrClosed, "the leader knows at once")
+	ttl, err := srv.Client().PTTL(ctx, "gocron:leader").Result()
+	require.NoError(t, err)
+	require.Positive(t, ttl, "the crashed leader's lock is still there")
 
 	eventually(t, 10*time.Second, "the follower runs the job", func() bool { return log.byInstance()[follower] >= 3 })
 	require.NoError(t, electors[follower].IsLeader(ctx))
+	err = electors[leader].IsLeader(ctx)
+	require.ErrorIs(t, err, scheduler.ErrNotLeader)
+	assert.ErrorIs(t, err, lockmw.ErrClosed, "the old leader knows why")
+	require.NoError(t, electors[follower].IsLeader(ctx), "and leaves the new leader's lock alone")
+}
+
+// After its lockmw.Client closes, a leader stops leading at once and gives
+// the leader lock back at its next IsLeader.
+func TestElectorStopsLeadingWhenItsClientCloses(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	c := newClient(t, srv)
+	e := scheduler.NewElector(c, "closing")
+	t.Cleanup(func() { _ = e.Close() })
+	require.NoError(t, e.IsLeader(ctx))
+	require.NoError(t, c.Close())
+	err := e.IsLeader(ctx)
+	require.ErrorIs(t, err, scheduler.ErrNotLeader)
+	assert.ErrorIs(t, err, lockmw.ErrClosed)
+	n, err := srv.Client().Exists(ctx, "gocron:closing").Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the leader lock was given back")
+	assert.ErrorIs(t, e.IsLeader(ctx), lockmw.ErrClosed, "a closed client cannot lead again")
 }
 
 // Losing the leader lock makes the next IsLeader fail without a round trip;

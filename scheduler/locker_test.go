@@ -81,18 +81,18 @@ func TestLockerRunsEachTickOnceAcrossInstances(t *testing.T) {
 	}
 }
 
-// Instance b ticks 60ms after instance a. A fast job released at once lets b
+// Instance b ticks 100ms after instance a. A fast job released at once lets b
 // run the tick a has just run (gocron#841); with a minimum hold longer than
 // the offset b skips it.
 func TestLockerMinHoldMakesALaterInstanceSkip(t *testing.T) {
 	t.Parallel()
-	const every, offset = 400 * time.Millisecond, 60 * time.Millisecond
+	const every, offset = 400 * time.Millisecond, 100 * time.Millisecond
 	for _, tc := range []struct {
 		name    string
 		minHold time.Duration
 	}{
 		{"released at once, ticks run twice", 0},
-		{"held 200ms, each tick runs once", 200 * time.Millisecond},
+		{"held 250ms, each tick runs once", 250 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
