@@ -394,6 +394,30 @@ func TestLockLostWhileFnRuns(t *testing.T) {
 	}
 }
 
+func TestOuterLockLossIsReportedByTheOuterCall(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := decClient(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	other := decClient(t, srv)
+	ctx := decCtx(t)
+
+	var innerErr error
+	err := lockmw.WithLock(ctx, c.Mutex("dec:outer"), func(octx context.Context) error {
+		innerErr = lockmw.WithLock(octx, c.Mutex("dec:inner"), func(ictx context.Context) error {
+			_, err := other.Mutex("dec:outer").ForceUnlock(ctx)
+			require.NoError(t, err)
+			if err := decWaitCtx(ictx); err != nil && context.Cause(ictx) == nil {
+				return err
+			}
+			assert.ErrorIs(t, context.Cause(ictx), lockmw.ErrLockLost, "the inner context ends with the outer loss")
+			return nil
+		})
+		return nil
+	})
+	assert.NoError(t, innerErr, "the inner lock was held throughout")
+	assert.ErrorIs(t, err, lockmw.ErrLockLost, "the outer call reports its loss")
+}
+
 func TestLeaseOutlived(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -403,12 +427,16 @@ func TestLeaseOutlived(t *testing.T) {
 	t.Run("fn that outlives its lease returns ErrLockLost", func(t *testing.T) {
 		t.Parallel()
 		var fnErr error
-		n, err := lockmw.Do(ctx, c.Mutex("dec:outlived"), func(hctx context.Context) (int, error) {
+		m := c.Mutex("dec:outlived")
+		n, err := lockmw.Do(ctx, m, func(hctx context.Context) (int, error) {
 			fnErr = decWaitCtx(hctx)
+			// Outlive the key too, so that the release also finds it gone.
+			decEventually(t, "the key expires", func() bool { return !decLocked(t, m) })
 			return 7, nil
 		}, lockmw.WithLease(300*time.Millisecond))
 		assert.ErrorIs(t, fnErr, context.DeadlineExceeded, "fn's context ends at the lease end")
 		require.ErrorIs(t, err, lockmw.ErrLockLost)
+		assert.Equal(t, 1, strings.Count(err.Error(), "lock lost"), "the loss is told once: %v", err)
 		assert.Equal(t, 7, n, "fn's result is still returned")
 	})
 	t.Run("the caller's deadline before the lease end is no loss", func(t *testing.T) {
