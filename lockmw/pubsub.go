@@ -228,6 +228,7 @@ func (h *hub) receive(sh *shard) {
 			}
 			c.log.Debug("lockmw: pub/sub connection error", "err", err)
 			h.connectionLost(sh)
+			h.reloadClusterState()
 			backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
 			select {
 			case <-c.closed:
@@ -269,21 +270,47 @@ func (h *hub) connectionLost(sh *shard) {
 	}
 }
 
-// serverUnsubscribed handles a sunsubscribe the server sent by itself (after
-// a slot moved or a fail-over): subscribe again, and let waiters retry.
+// serverUnsubscribed handles a sunsubscribe the server sent by itself (its
+// slot moved, or a fail-over demoted the node): the shard's connection is
+// replaced by a new one to the slot's current master, subscribed to all the
+// shard's names, and their waiters retry once it is confirmed.
 func (h *hub) serverUnsubscribed(sh *shard, channel string) {
 	h.mu.Lock()
 	ns := h.byChannel[channel]
-	if ns == nil || channel != ns.k.handoff {
+	if ns == nil || ns.shard != sh || channel != ns.k.handoff || h.shards[sh.slot] != sh || h.closed {
 		h.mu.Unlock()
 		return
 	}
-	ns.missed = true
-	h.mu.Unlock()
+	h.reloadClusterState()
+	var chans []string
+	var names []*nameSub
+	for _, x := range h.names {
+		if x.shard == sh {
+			names = append(names, x)
+			chans = append(chans, x.k.channel, x.k.handoff)
+		}
+	}
 	ctx, cancel := context.WithTimeout(h.c.bgCtx, h.c.opts.releaseTimeout)
 	defer cancel()
-	if err := sh.ps.SSubscribe(ctx, ns.k.channel, ns.k.handoff); err != nil {
-		h.c.log.Debug("lockmw: resubscribe failed", "name", ns.name, "err", err)
+	nsh := &shard{slot: sh.slot, subs: len(names), ps: h.rdb.SSubscribe(ctx, chans...)}
+	for _, x := range names {
+		x.shard = nsh
+		x.missed = true
+	}
+	h.shards[sh.slot] = nsh
+	h.c.wg.Add(1)
+	go h.receive(nsh)
+	h.mu.Unlock()
+	_ = sh.ps.Close() // this goroutine (the old shard's) then ends
+}
+
+// reloadClusterState refreshes a cluster client's slot map, so that a
+// (re)subscription goes to the slot's current master after a fail-over.
+func (h *hub) reloadClusterState() {
+	if cc, ok := h.rdb.(*redis.ClusterClient); ok {
+		ctx, cancel := context.WithTimeout(h.c.bgCtx, h.c.opts.releaseTimeout)
+		defer cancel()
+		cc.ReloadState(ctx)
 	}
 }
 
