@@ -129,7 +129,8 @@ func (c *Cluster) ReplicaOf(ctx context.Context, master *Server) (*Server, error
 // masters) or "TAKEOVER" (no election either: the replica takes the slots
 // with a new epoch). It returns once replica is a master, every running node
 // is cluster_state:ok and agrees that replica owns its former master's slots,
-// and the former master, if running, is a replica with its link up.
+// and the former master, if running, is a replica of it with its link up,
+// as every running node sees it.
 func (c *Cluster) Failover(ctx context.Context, replica *Server, mode string) error {
 	mode = strings.ToUpper(mode)
 	switch mode {
@@ -166,6 +167,7 @@ func (c *Cluster) Failover(ctx context.Context, replica *Server, mode string) er
 	if !old.Running() {
 		return nil
 	}
+	oldID, newID := c.ids[old], c.ids[replica]
 	err = poll(ctx, old.Addr()+" to replicate "+replica.Addr(), func() (bool, string) {
 		role, err := old.Client().Do(ctx, "ROLE").Slice()
 		if err != nil {
@@ -173,6 +175,17 @@ func (c *Cluster) Failover(ctx context.Context, replica *Server, mode string) er
 		}
 		if len(role) < 4 || role[0] != "slave" || role[2] != int64(replica.Port()) || role[3] != "connected" {
 			return false, fmt.Sprintf("ROLE %v", role)
+		}
+		for _, s := range c.running() { // so that ReplicaOf(replica) finds it
+			view, err := clusterNodes(ctx, s)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, e := range view {
+				if e.id == oldID && (!e.has("slave") || e.master != newID) {
+					return false, fmt.Sprintf("%s sees %s with flags %s, master %s", s.Addr(), old.Addr(), strings.Join(e.flags, ","), e.master)
+				}
+			}
 		}
 		return true, ""
 	})

@@ -22,8 +22,48 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 )
 
+// TestMain checks, after the tests passed, that no goroutine leaked and that
+// no child process is left: every redis-server a test started, sentinels
+// included, was stopped and reaped.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if code == 0 {
+		if kids := childProcesses(); len(kids) > 0 {
+			fmt.Fprintf(os.Stderr, "redistest: child processes outlived the tests:\n%s\n", strings.Join(kids, "\n"))
+			code = 1
+		}
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// childProcesses lists the processes whose parent is this one, as
+// "pid state command line" (Linux; nil elsewhere).
+func childProcesses() []string {
+	entries, _ := os.ReadDir("/proc")
+	self := strconv.Itoa(os.Getpid())
+	var kids []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may contain spaces.
+		i := strings.LastIndexByte(string(st), ')')
+		f := strings.Fields(string(st[i+1:]))
+		if len(f) < 2 || f[1] != self {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		kids = append(kids, e.Name()+" "+f[0]+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return kids
 }
 
 func ctxTimeout(t *testing.T, d time.Duration) context.Context {
@@ -148,6 +188,31 @@ func TestStopPaused(t *testing.T) {
 	assertGone(t, pid)
 }
 
+func TestKill(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	c := s.Client()
+	ctx := ctxTimeout(t, 20*time.Second)
+	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
+	pid := s.Pid()
+
+	require.NoError(t, s.Kill())
+	assert.False(t, s.Running())
+	assertGone(t, pid)
+	assert.NotContains(t, s.LogTail(5), "ready to exit", "no shutdown: SIGKILL")
+	require.NoError(t, s.Kill(), "Kill twice")
+	require.NoError(t, s.Stop(), "Stop after Kill")
+
+	require.NoError(t, s.Restart())
+	require.ErrorIs(t, c.Get(ctx, "k").Err(), redis.Nil, "data gone")
+
+	// A paused server dies too.
+	require.NoError(t, s.Pause())
+	pid = s.Pid()
+	require.NoError(t, s.Kill())
+	assertGone(t, pid)
+}
+
 func TestCloseKillsProcess(t *testing.T) {
 	t.Parallel()
 	s, err := redistest.Launch(redistest.Config{})
@@ -257,11 +322,14 @@ func TestRedisServerNotFound(t *testing.T) {
 	require.ErrorIs(t, err, redistest.ErrNotFound)
 	_, err = redistest.LaunchCluster(1, 0)
 	require.ErrorIs(t, err, redistest.ErrNotFound)
+	_, err = redistest.LaunchSentinel(1, 1)
+	require.ErrorIs(t, err, redistest.ErrNotFound)
 
 	const want = `redistest: redis-server not found on PATH; run "make test", which installs it (apt-get install redis-server)`
 	for name, start := range map[string]func(testing.TB){
-		"Start":        func(tb testing.TB) { redistest.Start(tb) },
-		"StartCluster": func(tb testing.TB) { redistest.StartCluster(tb, 1, 0) },
+		"Start":         func(tb testing.TB) { redistest.Start(tb) },
+		"StartCluster":  func(tb testing.TB) { redistest.StartCluster(tb, 1, 0) },
+		"StartSentinel": func(tb testing.TB) { redistest.StartSentinel(tb, 1, 1) },
 	} {
 		f := &fakeTB{TB: t}
 		done := make(chan struct{})
@@ -274,7 +342,8 @@ func TestRedisServerNotFound(t *testing.T) {
 	}
 }
 
-// A redis-server must not outlive a test binary that is killed (Pdeathsig).
+// No redis-server, sentinels included, outlives a test binary that is
+// killed (Pdeathsig).
 func TestNoOrphanWhenParentKilled(t *testing.T) {
 	if os.Getenv("REDISTEST_ORPHAN_CHILD") == "1" {
 		s, err := redistest.Launch(redistest.Config{})
@@ -282,7 +351,12 @@ func TestNoOrphanWhenParentKilled(t *testing.T) {
 			fmt.Println("ERR", err)
 			os.Exit(1)
 		}
-		fmt.Println("PID", s.Pid())
+		sg, err := redistest.LaunchSentinel(1, 1)
+		if err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		fmt.Println("PIDS", s.Pid(), sg.Master.Pid(), sg.Replicas[0].Pid(), sg.Sentinels[0].Pid())
 		time.Sleep(time.Minute) // killed by the parent long before
 		os.Exit(1)
 	}
@@ -298,24 +372,32 @@ func TestNoOrphanWhenParentKilled(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	line, err := bufio.NewReader(out).ReadString('\n')
 	require.NoError(t, err)
-	var pid int
-	_, err = fmt.Sscanf(line, "PID %d", &pid)
-	require.NoError(t, err, "child said %q", line)
-	require.NoError(t, syscall.Kill(pid, 0), "redis-server running")
+	f := strings.Fields(line)
+	require.Len(t, f, 5, "child said %q", line)
+	require.Equal(t, "PIDS", f[0], "child said %q", line)
+	var pids []int
+	for _, p := range f[1:] {
+		pid, err := strconv.Atoi(p)
+		require.NoError(t, err)
+		require.NoError(t, syscall.Kill(pid, 0), "redis-server %d running", pid)
+		pids = append(pids, pid)
+	}
 
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
-	// The kernel kills redis-server; it is then reaped by init, or stays a
-	// zombie if init does not reap (some containers): either way it is dead.
-	for {
-		st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil || strings.Contains(string(st), ") Z ") {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("redis-server %d survived its parent: %s", pid, st)
-		case <-time.After(10 * time.Millisecond):
+	// The kernel kills the redis-servers; they are then reaped by init, or
+	// stay zombies if init does not reap (some containers): either way dead.
+	for _, pid := range pids {
+		for {
+			st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			if err != nil || strings.Contains(string(st), ") Z ") {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("redis-server %d survived its parent: %s", pid, st)
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
 	}
 }
