@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// tiny is a configuration that runs every scenario in a few seconds.
+func tiny(addr string) config {
+	cfg := defaultConfig()
+	cfg.addr = addr
+	cfg.n, cfg.runs = 40, 2
+	cfg.workers, cfg.duration = 4, 300*time.Millisecond
+	cfg.held, cfg.watchdog, cfg.rounds = 250, 300*time.Millisecond, 2
+	cfg.waiters = 40
+	return cfg
+}
+
+func runJSON(t *testing.T, cfg config) report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg.json = true
+	var out bytes.Buffer
+	if err := run(ctx, cfg, &out); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var rep report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("the -json output does not parse: %v\n%s", err, out.String())
+	}
+	return rep
+}
+
+func find(t *testing.T, rep report, scenario, lock string) *result {
+	t.Helper()
+	for _, r := range rep.Results {
+		if r.Scenario == scenario && r.Lock == lock {
+			return r
+		}
+	}
+	t.Fatalf("no result for %s with %s", scenario, lock)
+	return nil
+}
+
+func TestEveryScenarioRunsAndReports(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cfg := tiny(srv.Addr())
+	cfg.locks = []string{"rlock", "poll"}
+	rep := runJSON(t, cfg)
+
+	if rep.Machine.Redis == "" || rep.Machine.Redis == "?" || rep.Machine.OwnServer {
+		t.Errorf("machine = %+v, want the redis version and own_server false with -addr", rep.Machine)
+	}
+	// rlock in every scenario, poll in uncontended and contended only.
+	if got, want := len(rep.Results), 6; got != want {
+		t.Fatalf("%d results, want %d: %+v", got, want, rep.Results)
+	}
+
+	t.Run("uncontended times both kinds with two commands each", func(t *testing.T) {
+		for _, lock := range []string{"rlock", "poll"} {
+			r := find(t, rep, "uncontended", lock)
+			m := r.Metrics
+			if m["p50_us"] <= 0 || m["floor_p50_us"] <= 0 || m["ratio_p50_median"] <= 0 {
+				t.Errorf("%s: latencies missing: %v", lock, m)
+			}
+			for _, k := range []string{"client_cmds_per_op", "floor_client_cmds_per_op"} {
+				if m[k] != 2 {
+					t.Errorf("%s: %s = %v, want 2 (one command to lock, one to unlock)", lock, k, m[k])
+				}
+			}
+			if len(r.Breakdown["ratio_per_run"]) != cfg.runs {
+				t.Errorf("%s: ratios per run = %v, want %d", lock, r.Breakdown["ratio_per_run"], cfg.runs)
+			}
+			if len(r.Targets) != 1 {
+				t.Errorf("%s: targets = %+v, want the ratio", lock, r.Targets)
+			}
+		}
+	})
+
+	t.Run("contended counts every acquisition of every worker", func(t *testing.T) {
+		for _, lock := range []string{"rlock", "poll"} {
+			m := find(t, rep, "contended", lock).Metrics
+			acqs := m["acquisitions"]
+			if acqs < float64(cfg.workers) {
+				t.Errorf("%s: %v acquisitions in %v with %d workers", lock, acqs, cfg.duration, cfg.workers)
+			}
+			if m["acq_per_worker_min"] > m["acq_per_worker_max"] || m["acq_per_worker_max"] > acqs {
+				t.Errorf("%s: per worker min %v max %v of %v", lock, m["acq_per_worker_min"], m["acq_per_worker_max"], acqs)
+			}
+			if u := m["utilization"]; u <= 0 || u > 1 {
+				t.Errorf("%s: utilization %v, want in (0, 1]", lock, u)
+			}
+			// Each acquisition takes at least one command and one release.
+			if c := m["client_cmds_per_acq"]; c < 2 {
+				t.Errorf("%s: %v client commands per acquisition, want at least 2", lock, c)
+			}
+			if m["server_cmds_per_acq"] < m["client_cmds_per_acq"] {
+				t.Errorf("%s: commandstats %v < client commands %v per acquisition", lock, m["server_cmds_per_acq"], m["client_cmds_per_acq"])
+			}
+			if m["ping_p50_us"] <= 0 || m["wait_p99_us"] <= 0 {
+				t.Errorf("%s: missing PING or wait figures: %v", lock, m)
+			}
+		}
+		// Every rlock client waits on the name, so each is subscribed to it.
+		if got := find(t, rep, "contended", "rlock").Metrics["handoff_channel_subscribers"]; got != float64(cfg.workers) {
+			t.Errorf("hand-off channel subscribers = %v, want %d", got, cfg.workers)
+		}
+	})
+
+	t.Run("many-held renews in scripts of 100 locks with no goroutine per lock", func(t *testing.T) {
+		r := find(t, rep, "many-held", "rlock")
+		m := r.Metrics
+		want := math.Ceil(float64(cfg.held) / 100)
+		if m["renewal_scripts_per_interval"] != want {
+			t.Errorf("renewal scripts per interval = %v, want %v", m["renewal_scripts_per_interval"], want)
+		}
+		if m["locks_renewed_per_interval"] != float64(cfg.held) || m["renewal_failures"] != 0 {
+			t.Errorf("renewed %v per interval with %v failures, want %d and 0", m["locks_renewed_per_interval"], m["renewal_failures"], cfg.held)
+		}
+		if m["goroutines_n"] != m["goroutines_tenth"] {
+			t.Errorf("goroutines at %d held = %v, at a tenth = %v", cfg.held, m["goroutines_n"], m["goroutines_tenth"])
+		}
+		if m["heap_per_lock_bytes"] <= 0 {
+			t.Errorf("heap per lock = %v", m["heap_per_lock_bytes"])
+		}
+	})
+
+	t.Run("many-waiters wakes each waiter through one subscription connection", func(t *testing.T) {
+		m := find(t, rep, "many-waiters", "rlock").Metrics
+		if m["pubsub_conns_waiter"] != 1 || m["pubsub_conns_holder"] != 0 {
+			t.Errorf("pub/sub connections: waiter %v holder %v, want 1 and 0", m["pubsub_conns_waiter"], m["pubsub_conns_holder"])
+		}
+		if m["wakeup_p50_us"] <= 0 || m["wakeup_max_us"] < m["wakeup_p99_us"] {
+			t.Errorf("wake-up figures: %v", m)
+		}
+		// Hand-off: a woken waiter holds the lock without another command.
+		if m["waiter_cmds_per_wakeup"] != 0 {
+			t.Errorf("waiter commands per wake-up = %v, want 0", m["waiter_cmds_per_wakeup"])
+		}
+	})
+}
+
+func TestTextOutputHasOneLinePerScenario(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cfg := tiny(srv.Addr())
+	cfg.scenarios = []string{"uncontended", "many-held"}
+	cfg.locks = []string{"poll"}
+	var out bytes.Buffer
+	if err := run(context.Background(), cfg, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "# ") || !strings.HasPrefix(lines[3], "# load average") {
+		t.Fatalf("want a header, two result lines and a footer, got:\n%s", out.String())
+	}
+	if !strings.HasPrefix(lines[1], "uncontended  poll ") || !strings.Contains(lines[1], "| targets: p50 ratio<=1.3 ") {
+		t.Errorf("uncontended line: %q", lines[1])
+	}
+	if !strings.HasPrefix(lines[2], "many-held    poll  skipped: ") {
+		t.Errorf("many-held with the polling lock should be skipped: %q", lines[2])
+	}
+}
+
+func TestWithoutRedisServerItSaysHowToGetOne(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	err := run(context.Background(), defaultConfig(), io.Discard)
+	if !errors.Is(err, errNoServer) {
+		t.Fatalf("run without redis-server on PATH = %v, want errNoServer", err)
+	}
+	for _, s := range []string{"make test", "apt-get install redis-server", "-addr"} {
+		if !strings.Contains(noServerHelp, s) {
+			t.Errorf("the help does not mention %q", s)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	t.Parallel()
+	t.Run("the defaults are the documented ones", func(t *testing.T) {
+		cfg, _, err := parseFlags(nil, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := defaultConfig()
+		if cfg.n != 2000 || cfg.runs != 5 || cfg.workers != 16 || cfg.hold != time.Millisecond ||
+			cfg.think != time.Millisecond || cfg.duration != 5*time.Second || cfg.held != 10000 ||
+			cfg.watchdog != 3*time.Second || cfg.rounds != 3 || cfg.waiters != 1000 ||
+			cfg.pollMin != time.Millisecond || cfg.pollMax != 5*time.Millisecond ||
+			len(cfg.scenarios) != 4 || strings.Join(cfg.locks, ",") != "rlock" || cfg.addr != "" || cfg.json {
+			t.Errorf("defaults = %+v, want %+v", cfg, want)
+		}
+	})
+	t.Run("-lock both and one scenario", func(t *testing.T) {
+		cfg, _, err := parseFlags([]string{"-scenario", "contended", "-lock", "both", "-workers", "3"}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(cfg.scenarios, ",") != "contended" || strings.Join(cfg.locks, ",") != "rlock,poll" || cfg.workers != 3 {
+			t.Errorf("got %+v", cfg)
+		}
+	})
+	t.Run("-h asks for help", func(t *testing.T) {
+		var out bytes.Buffer
+		if _, _, err := parseFlags([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("err = %v, want flag.ErrHelp", err)
+		}
+		if !strings.Contains(out.String(), "-scenario") {
+			t.Errorf("usage does not list the flags:\n%s", out.String())
+		}
+	})
+	for _, args := range [][]string{
+		{"-scenario", "nope"},
+		{"-lock", "spin"},
+		{"-n", "0"},
+		{"-workers", "1"},
+		{"-watchdog", "1ms"},
+		{"-poll-min", "5ms", "-poll-max", "1ms"},
+		{"extra"},
+	} {
+		t.Run("rejects "+strings.Join(args, " "), func(t *testing.T) {
+			if _, _, err := parseFlags(args, io.Discard); err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}
+
+func TestPercentileAndFormatting(t *testing.T) {
+	t.Parallel()
+	ds := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, c := range []struct {
+		p    float64
+		want time.Duration
+	}{{0.5, 5}, {0.99, 10}, {0.1, 1}, {1, 10}} {
+		if got := percentile(ds, c.p); got != c.want {
+			t.Errorf("percentile(1..10, %v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if got := percentile(nil, 0.5); got != 0 {
+		t.Errorf("percentile(nil) = %v", got)
+	}
+	if got := median([]float64{3, 1, 2, 10}); got != 2.5 {
+		t.Errorf("median = %v, want 2.5", got)
+	}
+	for d, want := range map[time.Duration]string{
+		95 * time.Microsecond:   "95µs",
+		1500 * time.Microsecond: "1.50ms",
+		25 * time.Millisecond:   "25.0ms",
+		2 * time.Second:         "2.00s",
+		-6 * time.Microsecond:   "-6µs",
+	} {
+		if got := fmtDur(d); got != want {
+			t.Errorf("fmtDur(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

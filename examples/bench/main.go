@@ -1,0 +1,290 @@
+// Command bench is rlock's load tool: it measures the lock the way its users
+// feel it, against a real redis-server, and says whether each performance
+// target of the project is met.
+//
+// Run it with
+//
+//	go run ./examples/bench                       # every scenario, < 60 s
+//	go run ./examples/bench -scenario contended -lock both
+//	go run ./examples/bench -json > bench.json
+//	go run ./examples/bench -addr 127.0.0.1:6379  # an existing server
+//
+// Without -addr it starts its own redis-server on loopback (with
+// internal/redistest, the test harness), and stops it at exit, on Ctrl-C
+// too. redis-server must be on PATH: "make test" installs it, or
+// "apt-get install redis-server". With -addr it uses that server, writes only
+// keys prefixed "rlock-bench:" (and rlock's own keys for those names) and
+// never changes its configuration; INFO commandstats deltas then include
+// whatever else runs there.
+//
+// # Scenarios
+//
+// Each prints one line: the figures, then every target with "met" or
+// "MISSED". -json prints one JSON document instead.
+//
+//   - uncontended: one goroutine locks and unlocks one name -n times, and
+//     the same go-redis client runs a bare SET NX PX + DEL pair -n times (the
+//     floor), alternating -runs times; ops/s, p50/p99 of both and the median
+//     over runs of p50(lock+unlock)/p50(floor). Target: ratio ≤ 1.3.
+//   - contended: -workers workers, each with its own go-redis client and its
+//     own lockmw.Client (as separate processes would be), take turns on one
+//     name for -duration, holding it -hold and pausing -think between turns.
+//     Acquisitions/s; utilization (time held / wall time); hand-off latency
+//     (one worker's Unlock returns → another's Lock returns; the same from
+//     the Unlock call, for reference); wait p99; commands the clients sent per
+//     acquisition (a go-redis hook on every client, pub/sub and connection
+//     set-up excluded) and, separately, INFO commandstats per acquisition
+//     (which also counts the commands run inside scripts); acquisitions per
+//     worker min/max; one PING round trip p50. Targets: utilization ≥ 0.75,
+//     hand-off p50 ≤ 3 × PING p50, ≤ 4 client commands per acquisition,
+//     max/min acquisitions per worker ≤ 3.
+//   - many-held: one Client holds -held locks under a -watchdog watchdog for
+//     -rounds renewal intervals: renewal scripts per interval, goroutines
+//     (at 0, -held/10 and -held locks), heap per held lock (HeapAlloc after
+//     GC). Targets: scripts per interval ≤ ⌈held/100⌉, goroutines independent
+//     of the number held, ≤ 2 KiB per lock.
+//   - many-waiters: one Client holds -waiters names, another has one
+//     goroutine waiting on each; the holder unlocks them one by one. Pub/sub
+//     connections per client (CLIENT LIST, sub>0 or ssub>0), wake-up latency
+//     (Unlock of name i called → its waiter's Lock returns). Target: one
+//     pub/sub connection for the waiting client.
+//
+// -lock poll runs uncontended and contended with a polling lock written here
+// for comparison (SET NX PX, retry every -poll-min..-poll-max, release with a
+// compare-and-delete script), the design of redsync and bsm/redislock;
+// -lock both runs each of those scenarios with both locks.
+//
+// # Flags
+//
+//	-addr host:port   use this Redis instead of starting one
+//	-scenario s       all, uncontended, contended, many-held or many-waiters (default all)
+//	-lock l           rlock, poll or both (default rlock)
+//	-json             print one JSON document instead of text lines
+//	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
+//	-workers, -hold, -think, -duration
+//	                  contended: 16 workers, 1ms, 1ms, 5s
+//	-held, -watchdog, -rounds
+//	                  many-held: 10000 locks, 3s watchdog (renewal every 1s), 3 intervals
+//	-waiters          many-waiters: 1000 names and waiters
+//	-poll-min, -poll-max
+//	                  the polling lock's retry interval range (1ms, 5ms)
+//	-cpuprofile, -memprofile file
+//	                  write a CPU profile of the run, an allocation profile at exit
+//
+// The machine and the load average at start and end are printed first: on a
+// shared machine the figures move with the load.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"time"
+)
+
+func main() {
+	cfg, prof, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C kills at once
+	}()
+
+	if prof.cpu != "" {
+		f, err := os.Create(prof.cpu)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
+	if prof.mem != "" {
+		runtime.MemProfileRate = 4096
+	}
+
+	err = run(ctx, cfg, os.Stdout)
+
+	if prof.mem != "" {
+		if werr := writeMemProfile(prof.mem); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	switch {
+	case errors.Is(err, errNoServer):
+		fmt.Fprintln(os.Stderr, noServerHelp)
+		exit(1, prof)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		exit(1, prof)
+	}
+}
+
+// exit stops the CPU profile, which deferred calls would not, and exits.
+func exit(code int, prof profiles) {
+	if prof.cpu != "" {
+		pprof.StopCPUProfile()
+	}
+	os.Exit(code)
+}
+
+func writeMemProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
+}
+
+// noServerHelp is printed when there is no redis-server to start.
+const noServerHelp = `bench: redis-server is not on PATH and no -addr was given.
+Get one with "make test" (it installs redis-server) or "sudo apt-get install redis-server",
+or point the tool at a running server with -addr host:port.`
+
+// errNoServer is returned by run when it has to start a redis-server and
+// cannot find one.
+var errNoServer = errors.New("redis-server not found")
+
+// config holds the parameters of a run.
+type config struct {
+	addr      string
+	scenarios []string
+	locks     []string
+	json      bool
+
+	n    int
+	runs int
+
+	workers  int
+	hold     time.Duration
+	think    time.Duration
+	duration time.Duration
+
+	held     int
+	watchdog time.Duration
+	rounds   int
+
+	waiters int
+
+	pollMin, pollMax time.Duration
+}
+
+type profiles struct{ cpu, mem string }
+
+var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters"}
+
+// defaultConfig is what the flags default to.
+func defaultConfig() config {
+	return config{
+		scenarios: allScenarios,
+		locks:     []string{"rlock"},
+		n:         2000,
+		runs:      5,
+		workers:   16,
+		hold:      time.Millisecond,
+		think:     time.Millisecond,
+		duration:  5 * time.Second,
+		held:      10000,
+		watchdog:  3 * time.Second,
+		rounds:    3,
+		waiters:   1000,
+		pollMin:   time.Millisecond,
+		pollMax:   5 * time.Millisecond,
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
+	cfg := defaultConfig()
+	var prof profiles
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: go run ./examples/bench [flags]\n\nMeasures rlock against a redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held or many-waiters")
+	lock := fs.String("lock", "rlock", "rlock, poll (a SET NX PX polling lock, for comparison) or both")
+	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
+	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
+	fs.IntVar(&cfg.n, "n", cfg.n, "uncontended: lock+unlock pairs (and floor pairs) per run")
+	fs.IntVar(&cfg.runs, "runs", cfg.runs, "uncontended: alternating runs of lock+unlock and of the floor")
+	fs.IntVar(&cfg.workers, "workers", cfg.workers, "contended: workers, each with its own Client")
+	fs.DurationVar(&cfg.hold, "hold", cfg.hold, "contended: how long a worker holds the lock")
+	fs.DurationVar(&cfg.think, "think", cfg.think, "contended: pause between a worker's turns")
+	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "contended: length of the run")
+	fs.IntVar(&cfg.held, "held", cfg.held, "many-held: locks held at once")
+	fs.DurationVar(&cfg.watchdog, "watchdog", cfg.watchdog, "many-held: watchdog timeout (renewal every third of it)")
+	fs.IntVar(&cfg.rounds, "rounds", cfg.rounds, "many-held: renewal intervals to hold the locks for")
+	fs.IntVar(&cfg.waiters, "waiters", cfg.waiters, "many-waiters: names, each with one waiting goroutine")
+	fs.DurationVar(&cfg.pollMin, "poll-min", cfg.pollMin, "polling lock: shortest retry interval")
+	fs.DurationVar(&cfg.pollMax, "poll-max", cfg.pollMax, "polling lock: longest retry interval")
+	fs.StringVar(&prof.cpu, "cpuprofile", "", "write a CPU profile to this file")
+	fs.StringVar(&prof.mem, "memprofile", "", "write an allocation profile to this file at exit")
+	if err := fs.Parse(args); err != nil {
+		return cfg, prof, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, prof, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch *scenario {
+	case "all":
+		cfg.scenarios = allScenarios
+	case "uncontended", "contended", "many-held", "many-waiters":
+		cfg.scenarios = []string{*scenario}
+	default:
+		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held or many-waiters", *scenario)
+	}
+	switch *lock {
+	case "rlock", "poll":
+		cfg.locks = []string{*lock}
+	case "both":
+		cfg.locks = []string{"rlock", "poll"}
+	default:
+		return cfg, prof, fmt.Errorf("-lock %q: want rlock, poll or both", *lock)
+	}
+	return cfg, prof, cfg.validate()
+}
+
+func (c config) validate() error {
+	for _, v := range []struct {
+		name string
+		ok   bool
+	}{
+		{"-n must be positive", c.n > 0},
+		{"-runs must be positive", c.runs > 0},
+		{"-workers must be at least 2", c.workers >= 2},
+		{"-hold must not be negative", c.hold >= 0},
+		{"-think must not be negative", c.think >= 0},
+		{"-duration must be positive", c.duration > 0},
+		{"-held must be positive", c.held > 0},
+		{"-watchdog must be at least 30ms", c.watchdog >= 30*time.Millisecond},
+		{"-rounds must be positive", c.rounds > 0},
+		{"-waiters must be positive", c.waiters > 0},
+		{"-poll-min must be positive", c.pollMin > 0},
+		{"-poll-max must not be less than -poll-min", c.pollMax >= c.pollMin},
+	} {
+		if !v.ok {
+			return errors.New(v.name)
+		}
+	}
+	return nil
+}

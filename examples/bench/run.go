@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// env is what every scenario runs against.
+type env struct {
+	addr  string
+	own   bool          // the tool started the server
+	admin *redis.Client // for INFO, CLIENT LIST, PING; no counting hook
+}
+
+// newRedis returns a new go-redis client named name (CLIENT SETNAME, so
+// CLIENT LIST can tell the clients apart), with hooks added.
+func (e *env) newRedis(name string, hooks ...redis.Hook) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{
+		Addr:                  e.addr,
+		ClientName:            name,
+		ContextTimeoutEnabled: true,
+	})
+	for _, h := range hooks {
+		rdb.AddHook(h)
+	}
+	return rdb
+}
+
+// machine describes where the figures come from.
+type machine struct {
+	CPU          string `json:"cpu"`
+	NumCPU       int    `json:"num_cpu"`
+	GOMAXPROCS   int    `json:"gomaxprocs"`
+	Go           string `json:"go"`
+	Redis        string `json:"redis"`
+	Addr         string `json:"addr"`
+	OwnServer    bool   `json:"own_server"`
+	LoadAtStart  string `json:"load_at_start"`
+	LoadAtFinish string `json:"load_at_finish,omitempty"`
+}
+
+type report struct {
+	Machine machine   `json:"machine"`
+	Results []*result `json:"results"`
+}
+
+// run starts (or connects to) Redis, runs the configured scenarios and
+// writes the report to out.
+func run(ctx context.Context, cfg config, out io.Writer) error {
+	e := &env{addr: cfg.addr}
+	if e.addr == "" {
+		srv, err := redistest.Launch(redistest.Config{})
+		if errors.Is(err, redistest.ErrNotFound) {
+			return errNoServer
+		}
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		e.addr, e.own = srv.Addr(), true
+	}
+	e.admin = e.newRedis("rlock-bench-admin")
+	defer e.admin.Close()
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := e.admin.Ping(pctx).Err(); err != nil {
+		return fmt.Errorf("redis at %s: %w", e.addr, err)
+	}
+
+	rep := report{Machine: machine{
+		CPU:         cpuModel(),
+		NumCPU:      runtime.NumCPU(),
+		GOMAXPROCS:  runtime.GOMAXPROCS(0),
+		Go:          runtime.Version(),
+		Redis:       redisVersion(ctx, e.admin),
+		Addr:        e.addr,
+		OwnServer:   e.own,
+		LoadAtStart: loadAvg(),
+	}}
+	if !cfg.json {
+		m := rep.Machine
+		fmt.Fprintf(out, "# %s, %d CPUs (GOMAXPROCS %d), %s, redis %s at %s, load average %s\n",
+			m.CPU, m.NumCPU, m.GOMAXPROCS, m.Go, m.Redis, m.Addr, m.LoadAtStart)
+	}
+	for _, sc := range cfg.scenarios {
+		for _, lk := range cfg.locks {
+			if lk == "poll" && len(cfg.locks) > 1 && (sc == "many-held" || sc == "many-waiters") {
+				continue // nothing to compare: say it once, for -lock poll alone
+			}
+			r, err := runScenario(ctx, e, cfg, sc, lk)
+			if err != nil {
+				return fmt.Errorf("%s (%s): %w", sc, lk, errors.Join(err, ctx.Err()))
+			}
+			rep.Results = append(rep.Results, r)
+			if !cfg.json {
+				fmt.Fprintln(out, r.text())
+			}
+		}
+	}
+	rep.Machine.LoadAtFinish = loadAvg()
+	if cfg.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(out, "# load average at finish %s\n", rep.Machine.LoadAtFinish)
+	return nil
+}
+
+func runScenario(ctx context.Context, e *env, cfg config, scenario, lock string) (*result, error) {
+	switch scenario {
+	case "uncontended":
+		return runUncontended(ctx, e, cfg, lock)
+	case "contended":
+		return runContended(ctx, e, cfg, lock)
+	case "many-held":
+		if lock != "rlock" {
+			return skipped(scenario, lock, "the polling lock has no watchdog"), nil
+		}
+		return runManyHeld(ctx, e, cfg)
+	case "many-waiters":
+		if lock != "rlock" {
+			return skipped(scenario, lock, "the polling lock has no pub/sub"), nil
+		}
+		return runManyWaiters(ctx, e, cfg)
+	}
+	return nil, fmt.Errorf("unknown scenario %q", scenario)
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+// loadAvg is the 1, 5 and 15 minute load average, or "?".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func redisVersion(ctx context.Context, rdb *redis.Client) string {
+	info, err := rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return "?"
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v
+		}
+	}
+	return "?"
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// uncontendedTarget is the most p50(lock+unlock)/p50(SET NX PX + DEL) may be.
+const uncontendedTarget = 1.3
+
+// runUncontended times lock+unlock on one name against the floor, a bare
+// SET NX PX + DEL pair on the same go-redis client, in cfg.runs alternating
+// runs of cfg.n pairs each (the first kind alternates too).
+func runUncontended(ctx context.Context, e *env, cfg config, kind string) (*result, error) {
+	counter := newCmdCounter()
+	rdb := e.newRedis("rlock-bench-uncontended", counter)
+	defer rdb.Close()
+	l := newLocker(kind, rdb, "rlock-bench:uncontended", cfg)
+	defer l.close()
+	const floorKey = "rlock-bench:floor"
+
+	lockOp := func() error {
+		h, err := l.lock(ctx)
+		if err != nil {
+			return err
+		}
+		return l.unlock(h)
+	}
+	floorOp := func() error {
+		ok, err := rdb.SetNX(ctx, floorKey, "owner", 30*time.Second).Result()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("floor key %s was already set", floorKey)
+		}
+		return rdb.Del(ctx, floorKey).Err()
+	}
+	// Warm up: load the scripts, open the connection, settle the GC.
+	for range min(200, cfg.n) {
+		if err := lockOp(); err != nil {
+			return nil, err
+		}
+		if err := floorOp(); err != nil {
+			return nil, err
+		}
+	}
+
+	var lockAll, floorAll []time.Duration
+	var lockTime, floorTime time.Duration
+	var lockSrv, floorSrv serverCost
+	ratios := make([]float64, 0, cfg.runs)
+	for run := range cfg.runs {
+		var lk, fl []time.Duration
+		var lt, ft time.Duration
+		var err error
+		timeLock := func() { lk, lt, err = timeBlock(ctx, e, counter, cfg.n, lockOp, &lockSrv) }
+		timeFloor := func() { fl, ft, err = timeBlock(ctx, e, counter, cfg.n, floorOp, &floorSrv) }
+		if run%2 == 0 {
+			if timeLock(); err == nil {
+				timeFloor()
+			}
+		} else {
+			if timeFloor(); err == nil {
+				timeLock()
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		ratios = append(ratios, float64(percentile(sorted(lk), 0.5))/float64(percentile(sorted(fl), 0.5)))
+		lockAll, floorAll = append(lockAll, lk...), append(floorAll, fl...)
+		lockTime, floorTime = lockTime+lt, floorTime+ft
+	}
+	sorted(lockAll)
+	sorted(floorAll)
+	ratio := median(ratios)
+
+	r := newResult("uncontended", kind)
+	r.param("n", cfg.n)
+	r.param("runs", cfg.runs)
+	total := float64(cfg.n * cfg.runs)
+	r.num("ops_per_sec", "lock+unlock %.0f/s", total/lockTime.Seconds())
+	r.dur("p50", "p50", percentile(lockAll, 0.5))
+	r.dur("p99", "p99", percentile(lockAll, 0.99))
+	r.num("floor_ops_per_sec", "| SET NX PX+DEL %.0f/s", total/floorTime.Seconds())
+	r.dur("floor_p50", "p50", percentile(floorAll, 0.5))
+	r.dur("floor_p99", "p99", percentile(floorAll, 0.99))
+	ops := float64(cfg.n * cfg.runs)
+	r.num("server_us_per_op", "| in Redis %.1fµs", float64(lockSrv.usec)/ops)
+	r.num("floor_server_us_per_op", "vs %.1fµs,", float64(floorSrv.usec)/ops)
+	r.num("client_cpu_us_per_op", "in this process %.1fµs CPU", float64(lockSrv.cpu)/1e3/ops)
+	r.num("floor_client_cpu_us_per_op", "vs %.1fµs,", float64(floorSrv.cpu)/1e3/ops)
+	r.num("client_cmds_per_op", "client cmds %.2f", float64(lockSrv.client)/ops)
+	r.num("floor_client_cmds_per_op", "vs %.2f", float64(floorSrv.client)/ops)
+	r.num("ratio_p50_median", "| p50 ratio median %.3f", ratio)
+	r.note("(runs %s)", fmtRatios(ratios))
+	r.Breakdown["ratio_per_run"] = map[string]float64{}
+	for i, v := range ratios {
+		r.Breakdown["ratio_per_run"][fmt.Sprint(i+1)] = round(v, 4)
+	}
+	r.atMost(fmt.Sprintf("p50 ratio<=%.1f", uncontendedTarget), ratio, uncontendedTarget)
+	return r, nil
+}
+
+// serverCost accumulates what a kind of operation cost: commands the client
+// sent and server time in them (INFO commandstats).
+type serverCost struct {
+	client, usec int64
+	cpu          time.Duration // this process's CPU time
+}
+
+// timeBlock is timeOps between two snapshots of the client's commands, of
+// INFO commandstats and of the process's CPU time, which it adds to cost.
+func timeBlock(ctx context.Context, e *env, counter *cmdCounter, n int, op func() error, cost *serverCost) ([]time.Duration, time.Duration, error) {
+	before, err := commandStats(ctx, e.admin)
+	if err != nil {
+		return nil, 0, err
+	}
+	sent := counter.snapshot()
+	cpu := processCPU()
+	ds, total, err := timeOps(n, op)
+	if err != nil {
+		return nil, 0, err
+	}
+	cost.cpu += processCPU() - cpu
+	top, client := delta(sent, counter.snapshot())
+	after, err := commandStats(ctx, e.admin)
+	if err != nil {
+		return nil, 0, err
+	}
+	cost.client += client
+	cost.usec += serverDelta(before, after, top).topUsec
+	return ds, total, nil
+}
+
+// timeOps runs op n times and returns each call's duration and the total.
+func timeOps(n int, op func() error) ([]time.Duration, time.Duration, error) {
+	ds := make([]time.Duration, n)
+	start := time.Now()
+	for i := range ds {
+		t := time.Now()
+		if err := op(); err != nil {
+			return nil, 0, err
+		}
+		ds[i] = time.Since(t)
+	}
+	return ds, time.Since(start), nil
+}
+
+func fmtRatios(vs []float64) string {
+	s := ""
+	for i, v := range vs {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%.2f", v)
+	}
+	return s
+}
