@@ -38,7 +38,8 @@
 // process, so no zombies are left behind either.
 //
 // Fault injection: [Server.Stop] and [Server.Restart] (process down / back
-// with data gone), [Server.Pause] and [Server.Resume] (SIGSTOP/SIGCONT: the
+// with data gone), [Server.Kill] (SIGKILL: a crash, no shutdown, no last
+// replication), [Server.Pause] and [Server.Resume] (SIGSTOP/SIGCONT: the
 // server accepts TCP connections, which the kernel queues, but answers
 // nothing, which is what a GC pause, a VM freeze or a network partition
 // looks like to a client).
@@ -61,6 +62,52 @@
 //
 // Restarting a cluster node keeps its nodes.conf (its identity and view of
 // the cluster) but not its data.
+//
+// # Changing a cluster
+//
+// Tests change a running cluster the way an operator or a crash would, and
+// each change returns only once every running node agrees on the new slot
+// owners and reports cluster_state:ok, so a test can go on at once:
+//
+//   - [Cluster.Failover] runs CLUSTER FAILOVER on a replica, coordinated
+//     (""), "FORCE" or "TAKEOVER"; the old master ends as a replica of the
+//     new one;
+//   - [Cluster.KillMaster] kills a master with SIGKILL and waits until the
+//     cluster has promoted its replica (about 3 to 5 s with
+//     cluster-node-timeout 2000);
+//   - [Cluster.MigrateSlot] moves one slot and its keys to another master
+//     (IMPORTING/MIGRATING, MIGRATE in batches, SETSLOT NODE), so that
+//     clients get MOVED, and ASK while it runs.
+//
+// [Slot] computes a key's hash slot (CRC16 with hash tags) locally;
+// [Cluster.MasterFor], [Cluster.ReplicaOf], [Cluster.CurrentMasters] and
+// [Cluster.NodeID] tell who is who now — Cluster.Masters and
+// Cluster.Replicas keep the roles the nodes had when the cluster was formed.
+//
+// # Sentinel
+//
+// [StartSentinel] (or [LaunchSentinel]) starts a master, replicas replicas
+// (replicaof the master) and sentinels sentinels (redis-server --sentinel)
+// on loopback. The sentinels monitor the master as [SentinelMasterName] with
+// quorum sentinels/2+1, down-after-milliseconds 500 and failover-timeout
+// 3000 (the other settings are Redis' defaults); their configuration file
+// is in their directory, where they rewrite it. The group is ready when the
+// master sees every replica online, every replica's link is up, and every
+// sentinel reports the master up, all the replicas with their link ok, and
+// all the other sentinels (they announce themselves every 2 s, so this takes
+// 2 to 3 s).
+//
+// [Sentinel.Client] is a go-redis failover client (redis.NewFailoverClient).
+// [Sentinel.KillMaster] crashes the current master; [Sentinel.WaitFailover]
+// waits until every sentinel names the same new master and it reports role
+// master (2 to 4 s after the crash). With down-after-milliseconds 500, a
+// master that does not answer for half a second — a paused one, or one
+// starved of CPU — is failed over too.
+//
+// No process outlives a test: [Server.Close] (and so the Close of a
+// Cluster or a Sentinel) reaps it, Pdeathsig kills it if the test binary dies,
+// and this package's own tests check that the test binary has no child left
+// when they end.
 //
 // # redis-server
 //
