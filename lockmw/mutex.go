@@ -282,6 +282,12 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		return 0, time.Time{}, cause
 	}
 	busyErr := func() error { return r.busy(m.name) }
+	handedOver := func(ho handoff) (int64, time.Time, error) {
+		if ev != nil && ho.holder != "" {
+			ev.Holder, ev.HolderMetadata = ho.holder, ho.meta
+		}
+		return ho.token, lastBusy, nil
+	}
 
 	// A new subscription: wait for the server to confirm it, then try once
 	// more, for the lock may have been freed before it was in place.
@@ -289,8 +295,8 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 	for _, rc := range ready {
 		select {
 		case <-rc:
-		case tok := <-w.handed:
-			return tok, lastBusy, nil
+		case ho := <-w.handed:
+			return handedOver(ho)
 		case <-ctx.Done():
 			return giveUp(errors.Join(busyErr(), context.Cause(ctx)), false)
 		case <-c.closed:
@@ -311,8 +317,8 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 			}
 			timer.Reset(sleep)
 			select {
-			case tok := <-w.handed:
-				return tok, lastBusy, nil
+			case ho := <-w.handed:
+				return handedOver(ho)
 			case <-w.wake:
 			case <-timer.C:
 			case <-ctx.Done():

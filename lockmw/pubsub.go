@@ -56,18 +56,39 @@ type shard struct {
 }
 
 type pendingHandoff struct {
-	token int64
-	at    time.Time
+	handoff
+	at time.Time
+}
+
+// handoff is what the hand-off message tells the waiter it names.
+type handoff struct {
+	token        int64
+	holder, meta string // the previous holder's field and metadata
 }
 
 type waiter struct {
 	field  string
 	wake   chan struct{} // retry now
-	handed chan int64    // the lock was handed over, with this token
+	handed chan handoff  // the lock was handed over
 }
 
 func newWaiter(field string) *waiter {
-	return &waiter{field: field, wake: make(chan struct{}, 1), handed: make(chan int64, 1)}
+	return &waiter{field: field, wake: make(chan struct{}, 1), handed: make(chan handoff, 1)}
+}
+
+// parseHandoff splits "<field>|<token>|<previous holder>|<metadata>"; the
+// fields contain no '|' (client IDs may not), the metadata may.
+func parseHandoff(payload string) (string, handoff, bool) {
+	parts := strings.SplitN(payload, "|", 4)
+	if len(parts) < 2 {
+		return "", handoff{}, false
+	}
+	var ho handoff
+	ho.token, _ = strconv.ParseInt(parts[1], 10, 64)
+	if len(parts) == 4 {
+		ho.holder, ho.meta = parts[2], parts[3]
+	}
+	return parts[0], ho, true
 }
 
 func newHub(c *Client, rdb redis.UniversalClient) *hub {
@@ -107,7 +128,7 @@ func (h *hub) join(ctx context.Context, m *Mutex, w *waiter) (*nameSub, bool, er
 	ns.idleSince = time.Time{}
 	if p, ok := h.pending[w.field]; ok {
 		delete(h.pending, w.field)
-		w.handed <- p.token
+		w.handed <- p.handoff
 	}
 	return ns, confirmed, nil
 }
@@ -341,21 +362,19 @@ func (h *hub) dispatch(channel, payload string) {
 		return
 	}
 	if channel == ns.k.handoff {
-		i := strings.LastIndexByte(payload, '|')
-		if i < 0 {
+		field, ho, ok := parseHandoff(payload)
+		if !ok {
 			return
 		}
-		field := payload[:i]
-		token, _ := strconv.ParseInt(payload[i+1:], 10, 64)
 		if w := ns.byField[field]; w != nil {
 			select {
-			case w.handed <- token:
+			case w.handed <- ho:
 			default:
 			}
 			return
 		}
 		if strings.HasPrefix(field, h.c.id+":") {
-			h.pending[field] = pendingHandoff{token: token, at: time.Now()}
+			h.pending[field] = pendingHandoff{handoff: ho, at: time.Now()}
 		}
 		return
 	}

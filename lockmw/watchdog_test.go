@@ -38,8 +38,8 @@ func TestLostWhenRedisUnreachable(t *testing.T) {
 	assert.ErrorIs(t, m.Unlock(h), lockmw.ErrLockLost, "nothing touched after a loss")
 }
 
+// Not parallel: it counts the process's goroutines.
 func TestRenewalBatchesAndGoroutines(t *testing.T) {
-	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testCtx(t)
 	const timeout = 900 * time.Millisecond
@@ -66,7 +66,7 @@ func TestRenewalBatchesAndGoroutines(t *testing.T) {
 	for i := range holds {
 		holds[i] = mustLock(t, c.Mutex(fmt.Sprintf("many-%d", i)), ctx)
 	}
-	assert.LessOrEqual(t, runtime.NumGoroutine()-before, 2, "goroutines do not grow with held locks")
+	assert.Less(t, runtime.NumGoroutine()-before, 10, "goroutines do not grow with the %d held locks", n)
 	mu.Lock()
 	batches = nil
 	mu.Unlock()

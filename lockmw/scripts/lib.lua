@@ -12,19 +12,26 @@
 --           plus the arrival counter "rlock:seq".
 --   KEYS[5] the fencing counter (Redisson's "redisson_lock_token:{name}").
 --   KEYS[6] an idempotency latch for this one request.
---   KEYS[7] the hand-off channel: "<field>|<token>" tells one waiter it holds the lock.
+--   KEYS[7] the hand-off channel: "<field>|<token>|<previous holder>|<its metadata>"
+--           tells one waiter it holds the lock, and who held it before.
 
 local function rlock_now()
   local t = redis.call('time')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- rlock_meta returns the metadata a hook stored with the lock KEYS[1].
+local function rlock_meta()
+  return redis.call('hget', KEYS[1], 'rlock:meta') or ''
+end
+
 -- rlock_handoff gives the (already deleted) lock KEYS[1] to the first live
--- waiter in the queue and tells it on the hand-off channel. Waiters whose
--- deadline has passed are dropped on the way. When nobody is queued it
--- publishes Redisson's unlock message instead, so Redisson waiters and rlock
--- clients that are not queued wake up. pub is 'publish' or 'spublish'.
-local function rlock_handoff(pub)
+-- waiter in the queue and tells it on the hand-off channel, with the previous
+-- holder's field and metadata. Waiters whose deadline has passed are dropped
+-- on the way. When nobody is queued it publishes Redisson's unlock message
+-- instead, so Redisson waiters and rlock clients that are not queued wake up.
+-- pub is 'publish' or 'spublish'.
+local function rlock_handoff(pub, prev, meta)
   local now = nil
   for _ = 1, 100 do
     local head = redis.call('zrange', KEYS[3], 0, 0)
@@ -44,7 +51,7 @@ local function rlock_handoff(pub)
           token = redis.call('incr', KEYS[5])
           redis.call('hset', KEYS[1], 'rlock:token', token)
         end
-        redis.call(pub, KEYS[7], f .. '|' .. token)
+        redis.call(pub, KEYS[7], f .. '|' .. token .. '|' .. prev .. '|' .. meta)
         return 1
       end
     end
