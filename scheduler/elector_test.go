@@ -30,9 +30,9 @@ func (c *countingLocker) Lock(ctx context.Context, key string) (gocron.Lock, err
 func electedPair(t *testing.T, srv *redistest.Server, locker *countingLocker, copts ...lockmw.Option) (map[string]*scheduler.Elector, map[string]*lockmw.Client, map[string]*instance, *runLog) {
 	t.Helper()
 	const every = 100 * time.Millisecond
-	t0 := time.Now().Add(100 * time.Millisecond)
-	log := newRunLog(t0, every)
+	log := newRunLog(every)
 	electors, clients, ins := map[string]*scheduler.Elector{}, map[string]*lockmw.Client{}, map[string]*instance{}
+	var list []*instance
 	for _, name := range []string{"a", "b"} {
 		c := newClient(t, srv, copts...)
 		e := scheduler.NewElector(c, "leader")
@@ -42,10 +42,10 @@ func electedPair(t *testing.T, srv *redistest.Server, locker *countingLocker, co
 			opts = append(opts, gocron.WithDistributedLocker(locker))
 		}
 		in := newInstance(t, name, opts...)
-		in.add(t, gocron.DurationJob(every), gocron.NewTask(func() { log.record(name) }),
-			gocron.WithName("elected"), gocron.WithStartAt(gocron.WithStartDateTime(t0)))
 		electors[name], clients[name], ins[name] = e, c, in
+		list = append(list, in)
 	}
+	startJobs(t, log, "elected", list, nil, log.record)
 	return electors, clients, ins, log
 }
 

@@ -17,47 +17,27 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/scheduler"
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// lockedJob adds the job "tick" to every instance, scheduled every `every`
-// from the start times given (one per instance), recording runs and lock
-// errors in log.
-func lockedJob(t *testing.T, log *runLog, every time.Duration, ins []*instance, starts []time.Time, run func(inst string)) {
-	t.Helper()
-	for i, in := range ins {
-		name := in.name
-		in.add(t, gocron.DurationJob(every),
-			gocron.NewTask(func() { run(name) }),
-			gocron.WithName("tick"),
-			gocron.WithStartAt(gocron.WithStartDateTime(starts[i])),
-			gocron.WithEventListeners(gocron.AfterLockError(func(_ uuid.UUID, _ string, err error) {
-				log.lockError(err)
-			})),
-		)
-	}
-}
-
 func TestLockerRunsEachTickOnceAcrossInstances(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	const every = 250 * time.Millisecond
-	t0 := time.Now().Add(300 * time.Millisecond)
-	log := newRunLog(t0, every)
+	// Margins are wide so that a loaded machine cannot make a late run look
+	// like the next tick's, or outlive the minimum hold.
+	const every = 600 * time.Millisecond
+	log := newRunLog(every)
 
 	var ins []*instance
-	var starts []time.Time
 	for i := range 3 {
-		l := scheduler.NewLocker(newClient(t, srv), scheduler.WithMinHold(100*time.Millisecond))
+		l := scheduler.NewLocker(newClient(t, srv), scheduler.WithMinHold(300*time.Millisecond))
 		ins = append(ins, newInstance(t, fmt.Sprintf("instance-%d", i), gocron.WithDistributedLocker(l)))
-		starts = append(starts, t0)
 	}
-	lockedJob(t, log, every, ins, starts, log.record)
+	startJobs(t, log, "tick", ins, nil, log.record)
 
-	eventually(t, 15*time.Second, "8 runs", func() bool { return log.count() >= 8 })
+	eventually(t, 20*time.Second, "6 runs", func() bool { return log.count() >= 6 })
 	for _, in := range ins {
 		in.stop()
 	}
@@ -74,37 +54,53 @@ func TestLockerRunsEachTickOnceAcrossInstances(t *testing.T) {
 		assert.Len(t, ticks[k], 1, "tick %d ran on %v", k, ticks[k])
 	}
 	assert.Equal(t, keys[len(keys)-1]-keys[0]+1, int64(len(keys)), "every tick between the first and the last ran: %v", keys)
-	assert.NotEmpty(t, lockErrs, "the other instances skipped")
-	for _, err := range lockErrs {
-		assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "a skip is a busy lock")
-		assert.NotErrorIs(t, err, scheduler.ErrUnavailable)
-	}
+	assert.Positive(t, assertBusy(t, lockErrs), "the other instances skipped")
 }
 
-// Instance b ticks 100ms after instance a. A fast job released at once lets b
+// assertBusy checks that every lock error is a busy lock (of gocron:tick),
+// but for attempts cut short by the scheduler shutting down, and returns how
+// many were busy.
+func assertBusy(t *testing.T, errs []error) int {
+	t.Helper()
+	n := 0
+	for _, err := range errs {
+		if errors.Is(err, context.Canceled) && !errors.Is(err, lockmw.ErrNotAcquired) {
+			continue // gocron cancelled the job's context: Shutdown
+		}
+		assert.NotErrorIs(t, err, scheduler.ErrUnavailable)
+		var busy *lockmw.BusyError
+		if assert.ErrorAs(t, err, &busy, "a skip is a busy lock") {
+			assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+			assert.Equal(t, "gocron:tick", busy.Name)
+			n++
+		}
+	}
+	return n
+}
+
+// Instance b ticks 150ms after instance a. A fast job released at once lets b
 // run the tick a has just run (gocron#841); with a minimum hold longer than
 // the offset b skips it.
 func TestLockerMinHoldMakesALaterInstanceSkip(t *testing.T) {
 	t.Parallel()
-	const every, offset = 400 * time.Millisecond, 100 * time.Millisecond
+	const every, offset = 600 * time.Millisecond, 150 * time.Millisecond
 	for _, tc := range []struct {
 		name    string
 		minHold time.Duration
 	}{
 		{"released at once, ticks run twice", 0},
-		{"held 250ms, each tick runs once", 250 * time.Millisecond},
+		{"held 350ms, each tick runs once", 350 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
-			t0 := time.Now().Add(300 * time.Millisecond)
-			log := newRunLog(t0, every)
+			log := newRunLog(every)
 			var ins []*instance
 			for _, name := range []string{"a", "b"} {
 				l := scheduler.NewLocker(newClient(t, srv), scheduler.WithMinHold(tc.minHold))
 				ins = append(ins, newInstance(t, name, gocron.WithDistributedLocker(l)))
 			}
-			lockedJob(t, log, every, ins, []time.Time{t0, t0.Add(offset)}, log.record)
+			startJobs(t, log, "tick", ins, []time.Duration{0, offset}, log.record)
 
 			eventually(t, 15*time.Second, "5 ticks", func() bool {
 				ticks, _ := log.snapshot()
@@ -126,10 +122,7 @@ func TestLockerMinHoldMakesALaterInstanceSkip(t *testing.T) {
 			}
 			assert.Zero(t, twice, "ticks that ran twice: %v", ticks)
 			assert.Zero(t, log.byInstance()["b"], "b, ticking later, never gets the lock: %v", ticks)
-			require.NotEmpty(t, lockErrs)
-			for _, err := range lockErrs {
-				assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
-			}
+			assert.Positive(t, assertBusy(t, lockErrs), "b skipped")
 		})
 	}
 }
@@ -140,8 +133,7 @@ func TestLockerRunsNeverOverlap(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const every, jobTime = 150 * time.Millisecond, 900 * time.Millisecond
-	t0 := time.Now().Add(200 * time.Millisecond)
-	log := newRunLog(t0, every)
+	log := newRunLog(every)
 
 	var running, maxRunning, done atomic.Int32
 	job := func(string) {
@@ -161,7 +153,7 @@ func TestLockerRunsNeverOverlap(t *testing.T) {
 		c := newClient(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
 		ins = append(ins, newInstance(t, name, gocron.WithDistributedLocker(scheduler.NewLocker(c, scheduler.WithMinHold(0)))))
 	}
-	lockedJob(t, log, every, ins, []time.Time{t0, t0}, job)
+	startJobs(t, log, "tick", ins, nil, job)
 
 	eventually(t, 15*time.Second, "3 runs done", func() bool { return done.Load() >= 3 })
 	ins[0].stop()
@@ -169,14 +161,7 @@ func TestLockerRunsNeverOverlap(t *testing.T) {
 
 	assert.EqualValues(t, 1, maxRunning.Load(), "runs at the same time")
 	_, lockErrs := log.snapshot()
-	require.NotEmpty(t, lockErrs, "ticks that came while a run was under way were skipped")
-	for _, err := range lockErrs {
-		assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
-		var busy *lockmw.BusyError
-		if assert.ErrorAs(t, err, &busy) {
-			assert.Equal(t, "gocron:tick", busy.Name)
-		}
-	}
+	assert.Positive(t, assertBusy(t, lockErrs), "ticks that came while a run was under way were skipped")
 }
 
 func TestLockerLock(t *testing.T) {

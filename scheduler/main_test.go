@@ -10,6 +10,7 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/lockmw"
+	"github.com/google/uuid"
 	"go.uber.org/goleak"
 )
 
@@ -78,7 +79,8 @@ func (in *instance) add(t testing.TB, def gocron.JobDefinition, task gocron.Task
 }
 
 // runLog records which instance ran each tick of a job scheduled every
-// `every` from t0, and the lock errors gocron reported.
+// `every` from t0 (set by startJobs before any run), and the lock errors
+// gocron reported.
 type runLog struct {
 	t0    time.Time
 	every time.Duration
@@ -89,8 +91,33 @@ type runLog struct {
 	lockErrs []error
 }
 
-func newRunLog(t0 time.Time, every time.Duration) *runLog {
-	return &runLog{t0: t0, every: every, ticks: map[int64][]string{}}
+func newRunLog(every time.Duration) *runLog {
+	return &runLog{every: every, ticks: map[int64][]string{}}
+}
+
+// startJobs adds the job name to every instance, scheduled every log.every
+// from a start time a little ahead, plus offsets[i] for instance i (none
+// when offsets is nil); run(instance) is the job. The start time is taken
+// only now, after the instances were made, so that a slow set-up cannot
+// make it pass before the schedulers start.
+func startJobs(t testing.TB, log *runLog, name string, ins []*instance, offsets []time.Duration, run func(inst string)) {
+	t.Helper()
+	log.t0 = time.Now().Add(300 * time.Millisecond)
+	for i, in := range ins {
+		start := log.t0
+		if offsets != nil {
+			start = start.Add(offsets[i])
+		}
+		inst := in.name
+		in.add(t, gocron.DurationJob(log.every),
+			gocron.NewTask(func() { run(inst) }),
+			gocron.WithName(name),
+			gocron.WithStartAt(gocron.WithStartDateTime(start)),
+			gocron.WithEventListeners(gocron.AfterLockError(func(_ uuid.UUID, _ string, err error) {
+				log.lockError(err)
+			})),
+		)
+	}
 }
 
 // record notes a run by inst now, in the tick nearest to now.
