@@ -1,8 +1,44 @@
-// Package asynqmw will provide asynq (github.com/hibiken/asynq) middleware
-// built on rlock: single flight, so that at most one task with a given key
-// runs at a time across all workers, and deduplication per task key, so that
-// a task whose key is already being processed is dropped or retried later
-// instead of running twice.
+// Package asynqmw is asynq (github.com/hibiken/asynq) middleware, built on
+// rlock's lock, that runs tasks with the same key one at a time across all
+// workers and servers, and optionally skips a task whose key has just been
+// processed.
 //
-// Not implemented yet: this package is a placeholder.
+// asynq's Unique option de-duplicates at enqueue time only: it refuses a
+// second task while the first is queued, and its key is not released when the
+// task is retried or archived. This middleware works at execution time
+// instead: every attempt of a task takes the lock of the task's key
+// (by default its type and a hash of its payload) for as long as the handler
+// runs, so identical tasks enqueued together never overlap, wherever they
+// run.
+//
+//	c := lockmw.New(rdb)
+//	defer c.Close()
+//	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+//		// Busy attempts are retried without using up the task's retries...
+//		IsFailure: func(err error) bool { return !asynqmw.IsBusy(err) },
+//		// ...and soon, instead of after asynq's failure back-off.
+//		RetryDelayFunc: asynqmw.RetryDelay(time.Second, nil),
+//	})
+//	mux := asynq.NewServeMux()
+//	mux.Use(asynqmw.New(c, asynqmw.WithDedupWindow(time.Minute)))
+//
+// A task whose key is busy is retried later ([Retry], the default) or dropped
+// ([Skip]); with [WithWait] it first waits for the key, in rlock's fair
+// queue. With [WithDedupWindow] a successful run leaves a mark, and tasks with
+// the same key that get the lock while the mark lives return nil without
+// running: "don't process the same task twice".
+//
+// The handler runs with the lock's hold context. When the lock is lost (it
+// was force-unlocked, or renewals failed until it could have expired) that
+// context is cancelled with cause lockmw.ErrLockLost and the attempt fails
+// with an error matching lockmw.ErrLockLost, so asynq retries the task: the
+// handler should stop when its context is done.
+//
+// # Keys
+//
+// The lock of key K is the rlock lock named "asynq:lock:K" and its dedup mark
+// the string key "asynq:done:K" (see [WithKeyPrefix]). Because the locks are
+// Redisson-compatible RLocks, a Java service using Redisson can take the same
+// lock by name. The middleware may share asynq's Redis or use another one: it
+// uses only the lockmw.Client it is given.
 package asynqmw

@@ -1,0 +1,37 @@
+package asynqmw
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrBusy is matched (with [errors.Is]) by the error the middleware returns
+// under the [Retry] policy when a task's key stayed busy for the whole wait.
+// That error also matches [lockmw.ErrNotAcquired], and [errors.As] finds the
+// *[lockmw.BusyError] in it that says who held the key.
+var ErrBusy = errors.New("asynqmw: task key busy")
+
+// IsBusy reports whether err is, or wraps, the error returned for a task whose
+// key was busy (see [ErrBusy]). It is meant for asynq.Config:
+//
+//	IsFailure: func(err error) bool { return !asynqmw.IsBusy(err) },
+//
+// so that a busy task goes back to the retry queue without counting as a
+// failure (see [RetryDelay] for its delay). It is false for nil, and for a
+// bare lockmw.ErrNotAcquired that the handler itself returned.
+func IsBusy(err error) bool { return errors.Is(err, ErrBusy) }
+
+// busyError is the Retry policy's error.
+type busyError struct {
+	taskType string
+	name     string // the lock name
+	err      error  // from lockmw: a *lockmw.BusyError, maybe joined with a context error
+}
+
+func (e *busyError) Error() string {
+	return fmt.Sprintf("asynqmw: task %q: key %q busy: %v", e.taskType, e.name, e.err)
+}
+
+func (e *busyError) Unwrap() error { return e.err }
+
+func (e *busyError) Is(target error) bool { return target == ErrBusy }
