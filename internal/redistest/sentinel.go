@@ -208,7 +208,7 @@ func (s *Sentinel) SentinelAddrs() []string {
 // fail-over. The mod functions may change the options (MasterName,
 // SentinelAddrs and ContextTimeoutEnabled are preset). Unlike Server.Client,
 // every call returns a new client; the caller may close it, and Close closes
-// it anyway.
+// it anyway (after Close, Client returns a closed client).
 func (s *Sentinel) Client(mod ...func(*redis.FailoverOptions)) *redis.Client {
 	opt := &redis.FailoverOptions{
 		MasterName:            s.MasterName,
@@ -221,6 +221,9 @@ func (s *Sentinel) Client(mod ...func(*redis.FailoverOptions)) *redis.Client {
 	c := redis.NewFailoverClient(opt)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		_ = c.Close() // its commands fail with redis.ErrClosed
+	}
 	s.clients = append(s.clients, c)
 	return c
 }

@@ -121,6 +121,7 @@ func TestSentinelClose(t *testing.T) {
 	}
 	require.ErrorIs(t, c.Ping(context.Background()).Err(), redis.ErrClosed, "Close closes the clients")
 	require.NoError(t, sg.Close(), "Close is idempotent")
+	require.ErrorIs(t, sg.Client().Ping(context.Background()).Err(), redis.ErrClosed, "Client after Close")
 }
 
 func TestLaunchSentinelBadSize(t *testing.T) {
