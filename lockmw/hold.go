@@ -90,7 +90,8 @@ func (h *hold) end(kind endKind, cause error) bool {
 	prev := h.state
 	switch {
 	case prev == holdActive:
-	case prev == holdClosed && kind == endReleased:
+	case prev == holdClosed && kind == endReleased,
+		prev == holdReleased && kind == endReleased: // released after a failed Unlock
 		h.state = holdReleased
 		h.mu.Unlock()
 		h.m.c.removeHold(h)

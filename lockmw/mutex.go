@@ -49,6 +49,11 @@ func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
 // Name returns the lock's name, which is also its Redis key.
 func (m *Mutex) Name() string { return m.name }
 
+// Err returns the error every call on the mutex returns when its name cannot
+// be used (matching ErrInvalidName), or nil. It checks the name without a
+// round trip.
+func (m *Mutex) Err() error { return m.err }
+
 // Lock waits until it holds the lock or ctx ends; it is TryLock(ctx, Forever, 0).
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	return m.TryLock(ctx, Forever, 0)
@@ -67,11 +72,16 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // name re-enters: the count in Redis goes up, nothing waits, and the outer
 // hold's regime (watchdog or lease end) is kept whatever wait and lease say.
 //
+// The hold context inherits ctx's deadline and cancellation: bound the wait
+// with wait, not with a deadline on ctx, when the hold must outlive it.
+//
 // On failure it returns ctx and an error: a *BusyError (matching
 // ErrNotAcquired) when the lock stayed busy for the whole wait, joined with
 // ctx's error when ctx ended first; ErrClosed after Close; ErrInvalidName or
 // ErrInvalidArgument for bad input; or the Redis error. Nothing is left
-// held when it fails.
+// held when it fails: an attempt whose outcome is unknown (a lost reply, a
+// waiter leaving as the lock is handed to it) is undone in the background, so
+// TryLock returns when ctx ends even if Redis does not answer.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if m.err != nil {
 		return ctx, m.err
@@ -276,7 +286,11 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 
 	lastBusy := sent // the lock cannot have been handed to us before this
 	giveUp := func(cause error, keep bool) (int64, time.Time, error) {
-		if tok, ok := m.leaveQueue(ctx, field, keep); ok {
+		if !keep {
+			m.abandon(ctx, field)
+			return 0, time.Time{}, cause
+		}
+		if tok, ok := m.leaveQueue(ctx, field, true); ok {
 			return tok, lastBusy, nil
 		}
 		return 0, time.Time{}, cause
@@ -372,9 +386,13 @@ func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool) (int64,
 	return 0, false
 }
 
-// abandon undoes an acquisition whose reply was lost: the script may have run.
-func (m *Mutex) abandon(ctx context.Context, field string) {
-	m.leaveQueue(ctx, field, false)
+// abandon undoes an acquisition that failed or gave up: it takes field out
+// of the queue and releases the lock if field got it after all (a reply that
+// was lost, a hand-off that came as the waiter left). It runs on the
+// watchdog goroutine, so that the caller returns on time even when Redis
+// does not answer.
+func (m *Mutex) abandon(_ context.Context, field string) {
+	m.c.wd.abandon(m, field)
 }
 
 func (m *Mutex) fullKeys(reqID string) []string {
@@ -427,8 +445,10 @@ func (m *Mutex) startHold(ctx context.Context, field string, token int64, lease 
 // release detached from ctx, bounded by the release timeout. It returns
 // ErrNotHeld when ctx holds no unreleased level of this lock, ErrLockLost when
 // the hold was lost (then nothing in Redis is touched) or when Redis no longer
-// has it, or the Redis error (then the level stays held and Unlock may be
-// called again; a retry cannot count twice).
+// has it, or the Redis error. After a Redis error the level stays held and
+// Unlock may be called again (a retry cannot count twice); if it was the
+// owner's last level, renewal stops and the hold context ends, so that the
+// lock expires within the watchdog timeout even without a retry.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.release(ctx, 0)
 }
@@ -459,14 +479,10 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 		return ErrNotHeld
 	}
 	h, c := lvl.h, m.c
-	switch h.getState() {
-	case holdLost:
+	if h.getState() == holdLost {
 		lvl.released = true
 		lvl.cancelLevel(ErrLockLost)
 		return ErrLockLost
-	case holdReleased:
-		lvl.released = true
-		return ErrNotHeld
 	}
 	if lvl.reqID == "" {
 		lvl.reqID = c.requestID()
@@ -483,6 +499,12 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 		n, err = releaseScript.Run(rctx, c.rdb, m.fullKeys(lvl.reqID), h.field, c.publishCmd(rctx), c.latchMS, expireMS, "0").Int64()
 	}
 	if err != nil {
+		if h.addLevels(0) == 1 {
+			// The owner's last level: stop renewing, so that the lock
+			// expires within the watchdog timeout even if Unlock is never
+			// called again. A retry still releases it at once.
+			h.end(endReleased, nil)
+		}
 		return fmt.Errorf("lockmw: unlock %q: %w", m.name, err)
 	}
 	lvl.released = true

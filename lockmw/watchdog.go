@@ -16,11 +16,49 @@ const maxBatch = 100
 // lease every timeout/3, in scripts of at most maxBatch locks (grouped by hash
 // slot on a cluster) sent in one pipeline, and writes hook metadata.
 type watchdog struct {
-	c     *Client
-	mu    sync.Mutex
-	holds map[*hold]struct{}
-	metas map[*hold]string
-	kick  chan struct{}
+	c        *Client
+	mu       sync.Mutex
+	holds    map[*hold]struct{}
+	metas    map[*hold]string
+	cleanups []cleanup // abandoned acquisitions to undo
+	stopped  bool      // the goroutine has ended: clean up on the caller's goroutine
+	kick     chan struct{}
+}
+
+type cleanup struct {
+	m     *Mutex
+	field string
+}
+
+// abandon queues the clean-up of an acquisition that did not complete.
+func (w *watchdog) abandon(m *Mutex, field string) {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		m.leaveQueue(context.Background(), field, false)
+		return
+	}
+	w.cleanups = append(w.cleanups, cleanup{m, field})
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// runCleanups undoes the queued abandoned acquisitions.
+func (w *watchdog) runCleanups(stop bool) {
+	w.mu.Lock()
+	cs := w.cleanups
+	w.cleanups = nil
+	w.stopped = w.stopped || stop
+	w.mu.Unlock()
+	// Bounded by a renewal interval so that renewals are not held up.
+	ctx, cancel := context.WithTimeout(context.Background(), min(w.c.opts.releaseTimeout, w.c.opts.watchdog/3))
+	defer cancel()
+	for _, cl := range cs {
+		cl.m.leaveQueue(ctx, cl.field, false)
+	}
 }
 
 func newWatchdog(c *Client) *watchdog {
@@ -62,6 +100,7 @@ func (w *watchdog) run() {
 	for {
 		select {
 		case <-w.c.closed:
+			w.runCleanups(true)
 			return
 		case <-t.C:
 			w.renew()
@@ -69,6 +108,7 @@ func (w *watchdog) run() {
 				h.sweep()
 			}
 		case <-w.kick:
+			w.runCleanups(false)
 			w.flushMeta()
 		}
 	}
