@@ -51,7 +51,9 @@ func (m *Mutex) syncReplicas(ctx context.Context, field string) error {
 	if err == nil && acks >= int64(c.replicas) {
 		return nil
 	}
-	m.abandon(ctx, field)
+	// Redis answers (only the replicas lag): give the lock up before
+	// returning, so that nothing is held when the acquisition fails.
+	m.leaveQueue(ctx, field, false)
 	if err != nil {
 		return fmt.Errorf("lockmw: replica sync for %q: %w", m.name, err)
 	}
