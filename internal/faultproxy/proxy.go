@@ -1,0 +1,254 @@
+package faultproxy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// dialTimeout bounds connecting to the target for one accepted connection.
+const dialTimeout = 5 * time.Second
+
+// Proxy forwards connections from its loopback address to a target address,
+// injecting faults. Its methods are safe for concurrent use.
+type Proxy struct {
+	target string
+	ln     net.Listener
+	wg     sync.WaitGroup
+
+	latency   atomic.Int64 // time.Duration
+	blackhole atomic.Bool
+	rule      atomic.Pointer[Rule]
+
+	nConns, nCommands, nReplies, nDropped, nResets atomic.Int64
+	connSeq                                        atomic.Uint64
+
+	mu     sync.Mutex
+	links  map[*link]struct{}
+	counts map[string]int
+	closed bool
+}
+
+// Start listens on a free loopback port and forwards every connection made
+// to it to target ("host:port"). Close the proxy when done.
+func Start(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("faultproxy: %w", err)
+	}
+	p := &Proxy{target: target, ln: ln, links: make(map[*link]struct{}), counts: make(map[string]int)}
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+// Addr returns the address clients connect to, "127.0.0.1:port".
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Target returns the address the proxy forwards to.
+func (p *Proxy) Target() string { return p.target }
+
+// Close stops accepting, closes every connection and waits for the proxy's
+// goroutines to end. It is safe to call more than once.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	links := make([]*link, 0, len(p.links))
+	for l := range p.links {
+		links = append(links, l)
+	}
+	p.mu.Unlock()
+	err := p.ln.Close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	for _, l := range links {
+		l.close(false)
+	}
+	p.wg.Wait()
+	return err
+}
+
+func (p *Proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		p.nConns.Add(1)
+		s, err := net.DialTimeout("tcp", p.target, dialTimeout)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		l := &link{
+			p:       p,
+			id:      p.connSeq.Add(1),
+			client:  c.(*net.TCPConn),
+			server:  s.(*net.TCPConn),
+			done:    make(chan struct{}),
+			replies: make(chan reply, 256),
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			l.close(false)
+			return
+		}
+		p.links[l] = struct{}{}
+		p.wg.Add(3)
+		p.mu.Unlock()
+		go l.up()
+		go l.readReplies()
+		go l.writeReplies()
+	}
+}
+
+func (p *Proxy) forget(l *link) {
+	p.mu.Lock()
+	delete(p.links, l)
+	p.mu.Unlock()
+}
+
+// A link is one proxied connection: client <-> proxy <-> server.
+type link struct {
+	p              *Proxy
+	id             uint64
+	client, server *net.TCPConn
+	done           chan struct{}
+	replies        chan reply
+	once           sync.Once
+
+	mu      sync.Mutex
+	pending []Command // commands sent, reply not read yet, oldest first
+	pubsub  bool      // a SUBSCRIBE-family command was sent: no more pairing
+}
+
+type reply struct {
+	raw    []byte
+	action Action
+	due    time.Time
+}
+
+// close closes both sides once, with a TCP reset when reset is set, and
+// reports whether this call closed it.
+func (l *link) close(reset bool) bool {
+	closed := false
+	l.once.Do(func() {
+		closed = true
+		if reset {
+			l.p.nResets.Add(1)
+			_ = l.client.SetLinger(0)
+			_ = l.server.SetLinger(0)
+		}
+		close(l.done)
+		_ = l.client.Close()
+		_ = l.server.Close()
+		l.p.forget(l)
+	})
+	return closed
+}
+
+// up forwards the client's commands to the server, noting each one so its
+// reply can be paired with it.
+func (l *link) up() {
+	defer l.p.wg.Done()
+	defer l.close(false)
+	r := bufio.NewReaderSize(l.client, 64<<10)
+	for {
+		raw, args, err := readCommand(r)
+		if err != nil {
+			return
+		}
+		if len(args) > 0 {
+			name := strings.ToLower(args[0])
+			l.p.mu.Lock()
+			l.p.counts[name]++
+			l.p.mu.Unlock()
+			l.mu.Lock()
+			switch name {
+			case "subscribe", "psubscribe", "ssubscribe":
+				l.pubsub = true
+				l.pending = nil
+			}
+			if !l.pubsub {
+				l.pending = append(l.pending, Command{Conn: l.id, Name: name, Args: args[1:]})
+			}
+			l.mu.Unlock()
+		}
+		l.p.nCommands.Add(1)
+		if _, err := l.server.Write(raw); err != nil {
+			return
+		}
+	}
+}
+
+// next returns the command the reply of type typ answers, or nil.
+func (l *link) next(typ byte) *Command {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if typ == '>' || l.pubsub || len(l.pending) == 0 {
+		return nil
+	}
+	c := l.pending[0]
+	l.pending = l.pending[1:]
+	return &c
+}
+
+// readReplies reads the server's replies whole and decides what happens to
+// each.
+func (l *link) readReplies() {
+	defer l.p.wg.Done()
+	defer close(l.replies)
+	defer l.close(false)
+	r := bufio.NewReaderSize(l.server, 64<<10)
+	for {
+		raw, typ, err := readValue(r, nil)
+		if err != nil {
+			return
+		}
+		l.p.nReplies.Add(1)
+		rep := reply{raw: raw, action: l.p.action(l.next(typ)), due: time.Now().Add(time.Duration(l.p.latency.Load()))}
+		select {
+		case l.replies <- rep:
+		case <-l.done:
+			return
+		}
+	}
+}
+
+// writeReplies passes replies on to the client when they are due.
+func (l *link) writeReplies() {
+	defer l.p.wg.Done()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for rep := range l.replies {
+		if d := time.Until(rep.due); d > 0 {
+			t.Reset(d)
+			select {
+			case <-t.C:
+			case <-l.done:
+				return
+			}
+		}
+		switch rep.action {
+		case Drop:
+			l.p.nDropped.Add(1)
+		case ResetMidReply:
+			_, _ = l.client.Write(rep.raw[:len(rep.raw)/2])
+			l.close(true)
+			return
+		default:
+			if _, err := l.client.Write(rep.raw); err != nil {
+				l.close(false)
+				return
+			}
+		}
+	}
+}

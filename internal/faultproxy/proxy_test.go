@@ -1,0 +1,240 @@
+package faultproxy_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/faultproxy"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// setup starts a redis-server and a proxy in front of it; both are closed at
+// the end of the test.
+func setup(t *testing.T) (*redistest.Server, *faultproxy.Proxy) {
+	t.Helper()
+	srv := redistest.Start(t)
+	p, err := faultproxy.Start(srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, p.Close()) })
+	return srv, p
+}
+
+// client returns a go-redis client that connects through p, closed at the
+// end of the test.
+func client(t *testing.T, p *faultproxy.Proxy, mod func(*redis.Options)) *redis.Client {
+	t.Helper()
+	o := &redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true}
+	if mod != nil {
+		mod(o)
+	}
+	c := redis.NewClient(o)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+func TestForwardsCommandsAndReplies(t *testing.T) {
+	t.Parallel()
+	_, p := setup(t)
+	ctx := ctxFor(t, 10*time.Second)
+	for _, proto := range []int{2, 3} {
+		c := client(t, p, func(o *redis.Options) { o.Protocol = proto })
+		require.NoError(t, c.Set(ctx, "k", strings.Repeat("v", 200_000), 0).Err())
+		v, err := c.Get(ctx, "k").Result()
+		require.NoError(t, err)
+		assert.Len(t, v, 200_000, "RESP%d", proto)
+		cmds, err := c.Pipelined(ctx, func(pl redis.Pipeliner) error {
+			pl.HSet(ctx, "h", "a", 1, "b", 2)
+			pl.HGetAll(ctx, "h")
+			pl.Get(ctx, "missing")
+			return nil
+		})
+		require.ErrorIs(t, err, redis.Nil)
+		assert.Equal(t, map[string]string{"a": "1", "b": "2"}, cmds[1].(*redis.MapStringStringCmd).Val(), "RESP%d", proto)
+	}
+	s := p.Stats()
+	assert.GreaterOrEqual(t, s.Conns, int64(2))
+	assert.GreaterOrEqual(t, s.Commands, int64(10))
+	assert.Equal(t, s.Commands, s.Replies, "one reply per command")
+	assert.Equal(t, 4, p.Count("GET"), "two GETs in each protocol")
+	assert.Zero(t, s.Dropped)
+}
+
+func TestLatencyHoldsEveryReply(t *testing.T) {
+	t.Parallel()
+	_, p := setup(t)
+	ctx := ctxFor(t, 10*time.Second)
+	c := client(t, p, nil)
+	require.NoError(t, c.Ping(ctx).Err()) // connected
+	p.SetLatency(150 * time.Millisecond)
+	start := time.Now()
+	require.NoError(t, c.Ping(ctx).Err())
+	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond)
+	p.SetLatency(0)
+	start = time.Now()
+	require.NoError(t, c.Ping(ctx).Err())
+	assert.Less(t, time.Since(start), 150*time.Millisecond, "latency off")
+}
+
+func TestBlackholeRunsCommandsButLosesReplies(t *testing.T) {
+	t.Parallel()
+	srv, p := setup(t)
+	ctx := ctxFor(t, 10*time.Second)
+	c := client(t, p, func(o *redis.Options) { o.MaxRetries = -1 })
+	require.NoError(t, c.Ping(ctx).Err())
+	p.SetBlackhole(true)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err := c.Set(short, "k", "v", 0).Err()
+	cancel()
+	assert.True(t, isTimeout(err), "the reply never comes: %v", err)
+	v, err := srv.Client().Get(ctx, "k").Result()
+	require.NoError(t, err, "the command ran on the server")
+	assert.Equal(t, "v", v)
+	assert.Positive(t, p.Stats().Dropped)
+	p.SetBlackhole(false)
+	require.NoError(t, c.Ping(ctx).Err(), "replies flow again")
+}
+
+func TestOnceDropsExactlyOneReply(t *testing.T) {
+	t.Parallel()
+	srv, p := setup(t)
+	ctx := ctxFor(t, 10*time.Second)
+	c := client(t, p, func(o *redis.Options) {
+		o.ReadTimeout = 200 * time.Millisecond
+		o.MaxRetries = 2
+	})
+	require.NoError(t, c.Ping(ctx).Err())
+	p.SetRule(faultproxy.Once(func(cmd faultproxy.Command) bool { return cmd.Name == "incr" }, faultproxy.Drop))
+	n, err := c.Incr(ctx, "n").Result()
+	require.NoError(t, err, "go-redis re-sends after the read timeout")
+	assert.Equal(t, int64(2), n, "INCR is not idempotent: the re-send ran it again")
+	assert.Equal(t, 2, p.Count("incr"))
+	got, err := srv.Client().Get(ctx, "n").Int()
+	require.NoError(t, err)
+	assert.Equal(t, 2, got)
+	assert.Equal(t, int64(1), p.Stats().Dropped)
+}
+
+func TestResetMidReply(t *testing.T) {
+	t.Parallel()
+	_, p := setup(t)
+	ctx := ctxFor(t, 10*time.Second)
+	c := client(t, p, func(o *redis.Options) { o.MaxRetries = -1 })
+	big := strings.Repeat("x", 100_000)
+	require.NoError(t, c.Set(ctx, "big", big, 0).Err())
+	p.SetRule(faultproxy.Once(func(cmd faultproxy.Command) bool { return cmd.Name == "get" }, faultproxy.ResetMidReply))
+	_, err := c.Get(ctx, "big").Result()
+	require.Error(t, err, "the reply was cut")
+	assert.NotErrorIs(t, err, redis.Nil)
+	assert.Equal(t, int64(1), p.Stats().Resets)
+	v, err := c.Get(ctx, "big").Result()
+	require.NoError(t, err, "a new connection works")
+	assert.Equal(t, big, v)
+}
+
+func TestResetConnectionsAndPubSub(t *testing.T) {
+	t.Parallel()
+	srv, p := setup(t)
+	ctx := ctxFor(t, 10*time.Second)
+	c := client(t, p, nil)
+	ps := c.Subscribe(ctx, "ch")
+	defer ps.Close()
+	_, err := ps.Receive(ctx) // the confirmation
+	require.NoError(t, err)
+	// Rules do not apply to a pub/sub connection.
+	p.SetRule(func(faultproxy.Command) faultproxy.Action { return faultproxy.Drop })
+	require.NoError(t, srv.Client().Publish(ctx, "ch", "one").Err())
+	msg, err := ps.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "one", msg.Payload)
+	p.SetRule(nil)
+
+	assert.Equal(t, 1, p.ResetConnections())
+	// go-redis reconnects and subscribes again; publish until a message
+	// arrives on the new connection.
+	got := make(chan string, 1)
+	go func() {
+		defer close(got)
+		for ctx.Err() == nil {
+			// The first call returns the reset; go-redis reconnects.
+			if m, err := ps.ReceiveMessage(ctx); err == nil {
+				got <- m.Payload
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case v, ok := <-got:
+			require.True(t, ok, "no message after the reset")
+			assert.Equal(t, "two", v)
+			assert.Equal(t, 2, p.Count("subscribe"), "subscribed again")
+			assert.Equal(t, int64(1), p.Stats().Resets)
+			return
+		case <-tick.C:
+			require.NoError(t, srv.Client().Publish(ctx, "ch", "two").Err())
+		case <-ctx.Done():
+			t.Fatal("no message after the reset")
+		}
+	}
+}
+
+func TestCloseEndsEverything(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	p, err := faultproxy.Start(srv.Addr())
+	require.NoError(t, err)
+	assert.Equal(t, srv.Addr(), p.Target())
+	c := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
+	defer c.Close()
+	ctx := ctxFor(t, 10*time.Second)
+	require.NoError(t, c.Ping(ctx).Err())
+	p.SetLatency(time.Hour) // a reply waiting must not keep Close waiting
+	before := p.Stats().Replies
+	done := make(chan error, 1)
+	go func() { done <- c.Ping(ctx).Err() }()
+	require.Eventually(t, func() bool { return p.Stats().Replies > before }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close(), "twice is fine")
+	assert.Error(t, <-done)
+	_, err = net.DialTimeout("tcp", p.Addr(), time.Second)
+	assert.Error(t, err, "no longer listening")
+}
+
+func TestTargetDown(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	p, err := faultproxy.Start(addr)
+	require.NoError(t, err)
+	defer p.Close()
+	c := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
+	defer c.Close()
+	assert.Error(t, c.Ping(ctxFor(t, 5*time.Second)).Err(), "the proxy closes a connection it cannot forward")
+}
