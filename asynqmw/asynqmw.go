@@ -163,7 +163,7 @@ func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, name string
 		if mw.o.onBusy == Skip && ctx.Err() == nil {
 			return nil
 		}
-		return &busyError{taskType: t.Type(), name: name, err: err}
+		return &busyError{taskType: t.Type(), err: err}
 	case errors.Is(err, lockmw.ErrInvalidName):
 		return errors.Join(fmt.Errorf("asynqmw: task %q: invalid key: %w", t.Type(), err), asynq.SkipRetry)
 	default:

@@ -24,12 +24,11 @@ func IsBusy(err error) bool { return errors.Is(err, ErrBusy) }
 // busyError is the Retry policy's error.
 type busyError struct {
 	taskType string
-	name     string // the lock name
-	err      error  // from lockmw: a *lockmw.BusyError, maybe joined with a context error
+	err      error // from lockmw: a *lockmw.BusyError, maybe joined with a context error
 }
 
 func (e *busyError) Error() string {
-	return fmt.Sprintf("asynqmw: task %q: key %q busy: %v", e.taskType, e.name, e.err)
+	return fmt.Sprintf("asynqmw: task %q: key busy: %v", e.taskType, e.err)
 }
 
 func (e *busyError) Unwrap() error { return e.err }

@@ -1,0 +1,111 @@
+package asynqmw_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-rlock/rlock/asynqmw"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+)
+
+// A burst of identical tasks: one runs, the others find the key busy, are
+// retried without counting as failures, and then find the dedup mark.
+func Example() {
+	srv, err := redistest.Launch(redistest.Config{}) // a throwaway redis-server
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+
+	locks := lockmw.New(rdb)
+	defer locks.Close()
+
+	var runs atomic.Int32
+	mux := asynq.NewServeMux()
+	mux.Use(asynqmw.New(locks, asynqmw.WithDedupWindow(time.Minute)))
+	mux.HandleFunc("report:build", func(ctx context.Context, t *asynq.Task) error {
+		runs.Add(1)
+		time.Sleep(50 * time.Millisecond) // the work
+		return nil
+	})
+
+	server := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency: 4,
+		// A busy task is retried soon, without using up its retries.
+		IsFailure:      func(err error) bool { return !asynqmw.IsBusy(err) },
+		RetryDelayFunc: asynqmw.RetryDelay(100*time.Millisecond, nil),
+		// Poll often, for a quick example.
+		TaskCheckInterval:        50 * time.Millisecond,
+		DelayedTaskCheckInterval: 50 * time.Millisecond,
+		LogLevel:                 asynq.ErrorLevel,
+	})
+	if err := server.Start(mux); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer server.Shutdown()
+
+	client := asynq.NewClientFromRedisClient(rdb)
+	for range 5 {
+		if _, err := client.Enqueue(asynq.NewTask("report:build", []byte(`{"day":"2024-05-01"}`))); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+
+	// Wait until the queue is empty: every task has been handled.
+	inspector := asynq.NewInspectorFromRedisClient(rdb)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if q, err := inspector.GetQueueInfo("default"); err == nil && q.Size == 0 {
+			break
+		}
+	}
+	fmt.Println("tasks enqueued: 5, handler runs:", runs.Load())
+	// Output: tasks enqueued: 5, handler runs: 1
+}
+
+// Tasks of one customer run one at a time, whatever their type and payload;
+// tasks without a customer run without a lock. A busy task waits up to a
+// second for its turn before going back to the queue.
+func ExampleWithKey() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+	locks := lockmw.New(rdb)
+	defer locks.Close()
+
+	byCustomer := func(_ context.Context, t *asynq.Task) string {
+		var p struct {
+			Customer string `json:"customer"`
+		}
+		if json.Unmarshal(t.Payload(), &p) != nil || p.Customer == "" {
+			return "" // no lock
+		}
+		return "customer:" + p.Customer
+	}
+	mux := asynq.NewServeMux()
+	mux.Use(asynqmw.New(locks, asynqmw.WithKey(byCustomer), asynqmw.WithWait(time.Second)))
+	_ = mux
+}
+
+// With Skip, a task whose key is busy is dropped: useful for "refresh" tasks
+// where one run in progress is as good as another.
+func ExampleWithOnBusy() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+	locks := lockmw.New(rdb)
+	defer locks.Close()
+
+	mux := asynq.NewServeMux()
+	mux.Use(asynqmw.New(locks, asynqmw.WithOnBusy(asynqmw.Skip)))
+	_ = mux
+}
