@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -55,7 +56,9 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 // bookkeeping: if the dedup mark cannot be written or the Unlock fails for a
 // Redis error, the error is returned joined with asynq.RevokeTask, so asynq
 // hands it to the server's ErrorHandler and drops the task instead of
-// retrying it (the lock then expires within c's watchdog timeout). If Unlock
+// retrying it. A failed Unlock is retried in the background with back-off
+// (10 attempts over about 25s; lockmw keeps renewing a hold until it is
+// released) and, if the hold is lost meanwhile, the lock expires. If Unlock
 // finds the lock was lost meanwhile, the error matches lockmw.ErrLockLost and
 // the task is retried; with a dedup window the retry sees the mark and is
 // skipped.
@@ -96,7 +99,7 @@ func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Han
 	lost := func() bool { return errors.Is(context.Cause(hctx), lockmw.ErrLockLost) }
 	ran, succeeded := false, false
 	defer func() {
-		uerr := m.Unlock(hctx)
+		uerr := unlock(m, hctx)
 		switch {
 		case uerr == nil:
 		case errors.Is(uerr, lockmw.ErrLockLost):
@@ -168,5 +171,36 @@ func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, name string
 		return errors.Join(fmt.Errorf("asynqmw: task %q: invalid key: %w", t.Type(), err), asynq.SkipRetry)
 	default:
 		return fmt.Errorf("asynqmw: task %q: locking %q: %w", t.Type(), name, err)
+	}
+}
+
+// unlock releases the hold. When the release fails for a Redis error, lockmw
+// keeps the hold and its watchdog keeps renewing the lock, which would keep
+// the key busy until the Client is closed: so unlock retries in the
+// background, with back-off, until the release succeeds, the hold is found
+// lost, or unlockRetries attempts have failed.
+func unlock(m *lockmw.Mutex, hctx context.Context) error {
+	err := m.Unlock(hctx)
+	if err != nil && !errors.Is(err, lockmw.ErrLockLost) && !errors.Is(err, lockmw.ErrNotHeld) {
+		go retryUnlock(m, hctx)
+	}
+	return err
+}
+
+const (
+	unlockRetries    = 10
+	unlockFirstDelay = 100 * time.Millisecond
+	unlockMaxDelay   = 5 * time.Second
+)
+
+func retryUnlock(m *lockmw.Mutex, hctx context.Context) {
+	delay := unlockFirstDelay
+	for range unlockRetries {
+		time.Sleep(delay)
+		err := m.Unlock(hctx)
+		if err == nil || errors.Is(err, lockmw.ErrLockLost) || errors.Is(err, lockmw.ErrNotHeld) {
+			return
+		}
+		delay = min(2*delay, unlockMaxDelay)
 	}
 }
