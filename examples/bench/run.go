@@ -99,8 +99,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 				continue // nothing to compare: say it once, for -lock poll alone
 			}
 			r, err := runScenario(ctx, e, cfg, sc, lk)
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted during %s (%s): %w", sc, lk, context.Cause(ctx))
+			}
 			if err != nil {
-				return fmt.Errorf("%s (%s): %w", sc, lk, errors.Join(err, ctx.Err()))
+				return fmt.Errorf("%s (%s): %w", sc, lk, err)
 			}
 			rep.Results = append(rep.Results, r)
 			if !cfg.json {

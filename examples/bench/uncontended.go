@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // uncontendedTarget is the most p50(lock+unlock)/p50(SET NX PX + DEL) may be.
@@ -94,6 +96,15 @@ func runUncontended(ctx context.Context, e *env, cfg config, kind string) (*resu
 	r.num("floor_client_cpu_us_per_op", "vs %.1fµs,", float64(floorSrv.cpu)/1e3/ops)
 	r.num("client_cmds_per_op", "client cmds %.2f", float64(lockSrv.client)/ops)
 	r.num("floor_client_cmds_per_op", "vs %.2f", float64(floorSrv.client)/ops)
+	if kind == "rlock" {
+		// Each Unlock leaves a short-lived latch key (so that a re-sent
+		// unlock cannot count twice); count the ones still alive.
+		n, err := countKeys(ctx, e.admin, "redisson_unlock_latch:{rlock-bench:uncontended}:*")
+		if err != nil {
+			return nil, err
+		}
+		r.num("latch_keys_alive", "latch keys alive=%.0f", float64(n))
+	}
 	r.num("ratio_p50_median", "| p50 ratio median %.3f", ratio)
 	r.note("(runs %s)", fmtRatios(ratios))
 	r.Breakdown["ratio_per_run"] = map[string]float64{}
@@ -158,4 +169,14 @@ func fmtRatios(vs []float64) string {
 		s += fmt.Sprintf("%.2f", v)
 	}
 	return s
+}
+
+// countKeys counts the keys matching pattern with SCAN.
+func countKeys(ctx context.Context, rdb *redis.Client, pattern string) (int, error) {
+	n := 0
+	iter := rdb.Scan(ctx, 0, pattern, 10000).Iterator()
+	for iter.Next(ctx) {
+		n++
+	}
+	return n, iter.Err()
 }
