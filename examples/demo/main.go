@@ -1,70 +1,111 @@
-// Command demo is the rlock demo; run it with
+// Command demo shows, in under ten seconds, what rlock does. Run it with
 //
 //	make demo
 //
 // or go run ./examples/demo. It needs nothing installed: without REDIS_ADDR
-// it runs against an embedded in-process Redis (see
+// it runs against an embedded, in-process Redis (see
 // examples/internal/devredis); set REDIS_ADDR=host:port to use a real server.
+// It exits 0 when every section behaved as it says, and 1 otherwise.
 //
-// For now it is a placeholder that shows the primitive a lock is built on:
-// SET key value NX PX <lease> takes the key only if nobody holds it, and the
-// lease makes the key expire if its holder dies. It takes the key
-// "rlock-demo", shows that a second taker is refused, and releases it. The
-// real demo (reentrancy, watchdog renewal, wake-up on release, fencing
-// tokens) replaces it once the lock package exists.
+// It runs six sections, one after the other, each printing one line per
+// event (with the time since the section began) and a summary line:
+//
+//  1. Two service instances, each with its own gocron scheduler and lockmw
+//     Client, share a job that ticks every second (scheduler.Locker): each
+//     tick runs once, on one instance or the other.
+//  2. Two asynq servers share a queue into which a burst of duplicate tasks
+//     is enqueued (asynqmw with a dedup window): each invoice is sent once,
+//     the duplicates are skipped.
+//  3. Concurrent HTTP requests for one order, sent to two instances of a
+//     service (httpmw), run one at a time; a route that does not wait
+//     answers 409 Conflict with Retry-After while another request holds it.
+//  4. A reentrant call chain, lockmw.WithLock → Do → Wrap on one lock name,
+//     with the hold count going 1 → 2 → 3 and back; a context that does not
+//     carry the hold is refused even on the same Client.
+//  5. A force unlock: the holder (watchdog timeout 300ms) learns at its next
+//     renewal, its hold context cancelled with cause lockmw.ErrLockLost,
+//     while a waiter takes the lock over.
+//  6. The contention timeline of a few workers drawn from the OpenTelemetry
+//     spans that otelhooks records: '.' waiting, '#' holding.
+//
+// Every server, scheduler and Client it starts is stopped before it exits.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/go-rlock/rlock/examples/internal/devredis"
 )
 
+// timeLimit bounds the whole demo.
+const timeLimit = 25 * time.Second
+
 func main() {
-	if err := run(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), timeLimit)
+	defer cancel()
+	if err := run(ctx, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
+		cancel()
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
+// run runs the demo on the Redis devredis gives (embedded, or $REDIS_ADDR)
+// and writes its report to w.
+func run(ctx context.Context, w io.Writer) error {
 	rdb, closeRedis, err := devredis.Client(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeRedis()
-	where := "embedded Redis"
+	where := "an embedded Redis (miniredis; set REDIS_ADDR=host:port for a real server)"
 	if !devredis.Embedded() {
-		where = "Redis at " + os.Getenv(devredis.EnvAddr)
+		where = "the Redis at " + os.Getenv(devredis.EnvAddr)
 	}
+	return demo(ctx, w, rdb, where)
+}
 
-	const key, lease = "rlock-demo", 10 * time.Second
-	ok, err := rdb.SetNX(ctx, key, "demo-owner", lease).Result()
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%s is already held by someone else", key)
-	}
-	ttl := rdb.PTTL(ctx, key).Val()
-	fmt.Printf("took %q on %s with SET NX PX %d (expires in %v unless released)\n", key, where, lease.Milliseconds(), ttl.Round(100*time.Millisecond))
+// section is one part of the demo.
+type section struct {
+	title string
+	run   func(ctx context.Context, p *printer, rdb redis.UniversalClient) error
+}
 
-	again, err := rdb.SetNX(ctx, key, "someone-else", lease).Result()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("a second SET NX on %q while held: taken=%v\n", key, again)
+// sections are the demo's parts, in order.
+var sections = []section{
+	{"Two service instances share one cron job (gocron + scheduler.Locker)", cronSection},
+	{"A burst of duplicate asynq tasks (asynqmw)", asynqSection},
+	{"Concurrent HTTP requests to one route (httpmw)", httpSection},
+	{"A reentrant call chain (lockmw.WithLock → Do → Wrap)", reentrantSection},
+	{"A force unlock cancels the holder's context (ErrLockLost)", forceUnlockSection},
+	{"The contention timeline, from the OpenTelemetry spans (otelhooks)", timelineSection},
+}
 
-	if err := rdb.Del(ctx, key).Err(); err != nil {
-		return err
+// demo runs every section on rdb, described as where, and stops at the first
+// that fails.
+func demo(ctx context.Context, w io.Writer, rdb redis.UniversalClient, where string) error {
+	p := &printer{w: w}
+	start := time.Now()
+	p.printf("rlock demo on %s\n", where)
+	for i, s := range sections {
+		if err := p.err(); err != nil { // nobody would see it
+			return err
+		}
+		p.header(i+1, s.title)
+		if err := s.run(ctx, p, rdb); err != nil {
+			return errors.Join(fmt.Errorf("section %d (%s): %w", i+1, s.title, err), p.err())
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("after section %d: %w", i+1, err)
+		}
 	}
-	fmt.Printf("released %q with DEL\n", key)
-	fmt.Println("demo done")
-	return nil
+	p.printf("\ndemo done in %.1fs: every section behaved as it says\n", time.Since(start).Seconds())
+	return p.err()
 }
