@@ -1,0 +1,177 @@
+package reliability_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/reliability"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRecordRoundTrip(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_700_000_000, 123456789)
+	for _, r := range []reliability.Record{
+		{Kind: reliability.Start, Pid: 42, Name: "a b \"c\"", Token: 7, Time: now, Begin: now.Add(-time.Second), Sent: now.Add(-time.Millisecond)},
+		{Kind: reliability.Lost, Pid: 1, Name: "注文", Token: 1, Time: now, Note: "lockmw: lock lost: x\ny"},
+		{Kind: reliability.Hello, Pid: 3, Note: "client-id"},
+	} {
+		got, err := reliability.ParseRecord(r.String())
+		require.NoError(t, err)
+		assert.True(t, got.Time.Equal(r.Time) && got.Begin.Equal(r.Begin) && got.Sent.Equal(r.Sent), "times of %v", r)
+		got.Time, got.Begin, got.Sent = r.Time, r.Begin, r.Sent
+		assert.Equal(t, r, got)
+	}
+	for _, bad := range []string{"", "S 1 2 3", "S x 2 3 4 5 \"n\" \"\"", "S 1 2 3 4 5 n \"\"", "S 1 2 3 4 5 \"n\" note"} {
+		_, err := reliability.ParseRecord(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+func TestLogWritesWholeLinesWithPid(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	lg := reliability.NewLog(&buf, 99)
+	lg.Write(reliability.Record{Kind: reliability.End, Name: "n", Token: 3, Time: time.Unix(1, 0)})
+	require.NoError(t, lg.Err())
+	line := strings.TrimSuffix(buf.String(), "\n")
+	assert.NotContains(t, line, "\n")
+	r, err := reliability.ParseRecord(line)
+	require.NoError(t, err)
+	assert.Equal(t, 99, r.Pid)
+}
+
+// at is a moment of a synthetic run: t0 plus ms milliseconds.
+func at(ms int) time.Time { return time.Unix(1_700_000_000, 0).Add(time.Duration(ms) * time.Millisecond) }
+
+func start(pid int, name string, tok int64, ms int) reliability.Record {
+	return reliability.Record{Kind: reliability.Start, Pid: pid, Name: name, Token: tok, Time: at(ms), Begin: at(ms - 1), Sent: at(ms - 1)}
+}
+
+func rec(k reliability.Kind, pid int, name string, tok int64, ms int) reliability.Record {
+	return reliability.Record{Kind: k, Pid: pid, Name: name, Token: tok, Time: at(ms)}
+}
+
+func hello(pids ...int) []reliability.Record {
+	var rs []reliability.Record
+	for _, p := range pids {
+		rs = append(rs, reliability.Record{Kind: reliability.Hello, Pid: p})
+	}
+	return rs
+}
+
+// The checker must find every kind of violation it claims to prove absent;
+// a checker that cannot fail proves nothing.
+func TestCheckerFindsViolations(t *testing.T) {
+	t.Parallel()
+	const timeout = time.Second
+	E, R, L := reliability.End, reliability.Renew, reliability.Lost
+	for _, tc := range []struct {
+		name  string
+		recs  []reliability.Record
+		kills []kill
+		want  string // substring of every violation; "" for none
+	}{
+		{
+			name: "holds one after the other are fine",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 10), start(2, "a", 2, 11), rec(E, 2, "a", 2, 20), start(1, "b", 1, 5), rec(E, 1, "b", 1, 30)},
+		},
+		{
+			name: "two holds of a name that overlap are a violation",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 10), start(2, "a", 2, 9), rec(E, 2, "a", 2, 20)},
+			want: "overlaps",
+		},
+		{
+			name: "a hold inside a longer one is a violation",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 100), start(2, "a", 2, 10), rec(E, 2, "a", 2, 20), start(3, "a", 3, 50), rec(E, 3, "a", 3, 60)},
+			want: "overlaps",
+		},
+		{
+			name:  "a killed holder keeps the name until its last renewal plus the timeout",
+			recs:  []reliability.Record{start(1, "a", 1, 0), rec(R, 1, "a", 1, 333), start(2, "a", 2, 1200), rec(E, 2, "a", 2, 1210)},
+			kills: []kill{{pid: 1, at: at(400)}},
+			want:  "overlaps",
+		},
+		{
+			name:  "after the killed holder's key could have expired the name is free",
+			recs:  []reliability.Record{start(1, "a", 1, 0), rec(R, 1, "a", 1, 333), start(2, "a", 2, 1340), rec(E, 2, "a", 2, 1350)},
+			kills: []kill{{pid: 1, at: at(400)}},
+		},
+		{
+			name:  "a slow recovery is a violation",
+			recs:  []reliability.Record{start(1, "a", 1, 0), start(2, "a", 2, 1800), rec(E, 2, "a", 2, 1810)},
+			kills: []kill{{pid: 1, at: at(100)}},
+			want:  "acquired again only",
+		},
+		{
+			name:  "a name never acquired again is a violation",
+			recs:  []reliability.Record{start(1, "a", 1, 0)},
+			kills: []kill{{pid: 1, at: at(100)}},
+			want:  "never acquired again",
+		},
+		{
+			name: "a lost hold does not count as overlapping",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(L, 1, "a", 1, 1500), start(2, "a", 2, 1000), rec(E, 2, "a", 2, 1100)},
+		},
+		{
+			name: "tokens that do not increase are a violation",
+			recs: []reliability.Record{start(1, "a", 5, 0), rec(E, 1, "a", 5, 10), start(2, "a", 4, 20), rec(E, 2, "a", 4, 30)},
+			want: "acquired after token",
+		},
+		{
+			name: "a lost hold's token still counts",
+			recs: []reliability.Record{start(1, "a", 5, 0), rec(L, 1, "a", 5, 10), start(2, "a", 5, 20), rec(E, 2, "a", 5, 30)},
+			want: "acquired after token",
+		},
+		{
+			name: "a hold that never ended in a live process is a violation",
+			recs: []reliability.Record{start(1, "a", 1, 0)},
+			want: "never ended",
+		},
+		{
+			name: "an end without a start is a violation",
+			recs: []reliability.Record{rec(E, 1, "a", 1, 10)},
+			want: "never started",
+		},
+		{
+			name: "a failed call is a violation",
+			recs: []reliability.Record{{Kind: reliability.Fail, Pid: 1, Name: "a", Note: "unlock: boom"}},
+			want: "unlock: boom",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := check(append(hello(1, 2, 3), tc.recs...), tc.kills, timeout, at(10_000))
+			if tc.want == "" {
+				assert.Empty(t, rep.Violations)
+				return
+			}
+			require.NotEmpty(t, rep.Violations)
+			for _, v := range rep.Violations {
+				assert.Contains(t, v, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckerFigures(t *testing.T) {
+	t.Parallel()
+	E, R, L := reliability.End, reliability.Renew, reliability.Lost
+	recs := append(hello(1, 2), start(1, "a", 1, 0), rec(R, 1, "a", 1, 300), rec(R, 1, "a", 1, 600),
+		start(2, "a", 2, 1700), rec(E, 2, "a", 2, 1710),
+		start(2, "b", 1, 0), rec(L, 2, "b", 1, 900), start(2, "b", 2, 800), rec(E, 2, "b", 2, 810))
+	rep := check(recs, []kill{{pid: 1, at: at(650)}}, time.Second, at(5000))
+	assert.Empty(t, rep.Violations)
+	assert.Equal(t, 2, rep.Processes)
+	assert.Equal(t, 4, rep.Acquisitions)
+	assert.Equal(t, 2, rep.Renewals)
+	assert.Equal(t, 1, rep.Lost)
+	assert.Equal(t, 1, rep.LateNotices)
+	assert.Equal(t, 1, rep.Kills)
+	assert.Equal(t, 1, rep.KillsHolding)
+	assert.Equal(t, 1050*time.Millisecond, rep.WorstRecovery)
+	assert.Equal(t, 101*time.Millisecond, rep.MinSlack, "1700 - (600 + 1000 - 1)")
+}

@@ -1,0 +1,312 @@
+//go:build unix
+
+package reliability_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/reliability"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	crashWatchdog   = time.Second
+	crashProcs      = 4
+	crashGoroutines = 4
+	crashShort      = 20 * time.Second
+)
+
+var crashNames = []string{"crash-a", "crash-b", "crash-c", "crash-d"}
+
+// TestCrashMutualExclusion is scenario 1: worker processes contend on a few
+// names while the driver SIGKILLs holders and starts replacements; the
+// checker then proves from every process's log that no two holds of a name
+// overlapped, that fencing tokens increased, and that a dead holder's lock
+// was free again within the watchdog timeout plus one renewal interval.
+func TestCrashMutualExclusion(t *testing.T) {
+	t.Parallel()
+	dur := crashShort
+	if *soak > 0 {
+		dur = *soak
+	}
+	bin := workerBinary(t)
+	srv := redistest.Start(t)
+	d := newDriver(t, bin, srv.Addr(), time.Now().Add(dur))
+	for range crashProcs {
+		d.spawn()
+	}
+
+	// Kill a holder every 0.3 to 1 s, until a few seconds before the end so
+	// that the last recoveries can be seen.
+	killUntil := d.until.Add(-3 * time.Second)
+	for time.Now().Before(killUntil) {
+		time.Sleep(300*time.Millisecond + rand.N(700*time.Millisecond)) // the kill schedule
+		if v := d.pickHolder(300 * time.Millisecond); v != nil {
+			d.kill(v)
+			d.spawn()
+		}
+	}
+	d.finish()
+
+	var recs []reliability.Record
+	for _, path := range d.logs {
+		rs, err := readRecords(path)
+		require.NoError(t, err)
+		recs = append(recs, rs...)
+	}
+	rep := check(recs, d.kills, crashWatchdog, d.until)
+	t.Logf("crash: %v run, %d processes (%d at a time, %d goroutines each, plus the driver), %d names, watchdog %v",
+		dur.Round(time.Second), rep.Processes-1, crashProcs, crashGoroutines, len(crashNames), crashWatchdog)
+	t.Logf("crash: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries, worst recovery %v (bound %v), min slack after a killed hold's expiry %v, %d lost holds (%d noticed late), %d violations",
+		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.WorstRecovery.Round(time.Millisecond),
+		crashWatchdog+crashWatchdog/3, rep.MinSlack.Round(100*time.Microsecond), rep.Lost, rep.LateNotices, len(rep.Violations))
+	if n := len(rep.Handoffs); n > 0 {
+		t.Logf("crash: release -> next acquisition of the name: median %v, p99 %v, max %v",
+			rep.Handoffs[n/2].Round(10*time.Microsecond), rep.Handoffs[n*99/100].Round(10*time.Microsecond), rep.Handoffs[n-1].Round(10*time.Microsecond))
+		t.Logf("crash: %d of %d hand-offs took more than half the watchdog timeout, each within %v after a kill", rep.SlowHandoffs, n, rep.SlowAfterKill.Round(time.Millisecond))
+	}
+	for i, v := range rep.Violations {
+		if i == 20 {
+			t.Errorf("... and %d more", len(rep.Violations)-i)
+			break
+		}
+		t.Errorf("violation: %s", v)
+	}
+	// The run must have exercised what it proves.
+	assert.Positive(t, rep.KillsHolding, "no holder was killed")
+	assert.Positive(t, rep.Recoveries, "no recovery was measured")
+	assert.Positive(t, rep.Renewals, "no lock was renewed")
+	assert.Greater(t, rep.Acquisitions, 50)
+}
+
+// driver runs the worker processes of the crash scenario.
+type driver struct {
+	t     *testing.T
+	bin   string
+	addr  string
+	dir   string
+	until time.Time
+
+	procs []*proc // alive
+	logs  []string
+	kills []kill
+
+	// The driver also waits for every name a victim held, so that a
+	// waiter is always there to measure recovery; its holds are logged
+	// and checked like the workers'.
+	c       *lockmw.Client
+	rdb     *redis.Client
+	log     *reliability.Log
+	logFile *os.File
+	waiters sync.WaitGroup
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	pid    int
+	log    string
+	stderr string
+	done   chan struct{} // closed when reaped
+	err    error         // cmd.Wait's
+	off    int64
+	open   map[string]string // "name token" -> name, from the log so far
+}
+
+func newDriver(t *testing.T, bin, addr string, until time.Time) *driver {
+	d := &driver{t: t, bin: bin, addr: addr, dir: t.TempDir(), until: until}
+	path := filepath.Join(d.dir, "driver.log")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	d.logFile, d.logs = f, append(d.logs, path)
+	d.log = reliability.NewLog(f, os.Getpid())
+	d.log.Write(reliability.Record{Kind: reliability.Hello, Time: time.Now(), Note: "driver"})
+	d.rdb = redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	d.rdb.AddHook(reliability.SendHook{})
+	d.c = lockmw.New(d.rdb, lockmw.WithWatchdogTimeout(crashWatchdog))
+	t.Cleanup(func() {
+		for _, p := range d.procs { // after a failed assertion
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		d.waiters.Wait()
+		_ = d.c.Close()
+		_ = d.rdb.Close()
+		_ = f.Close()
+		if t.Failed() {
+			for _, p := range d.procs {
+				if b, _ := os.ReadFile(p.stderr); len(b) > 0 {
+					t.Logf("worker %d stderr:\n%s", p.pid, b)
+				}
+			}
+		}
+	})
+	return d
+}
+
+// spawn starts a worker process.
+func (d *driver) spawn() {
+	t := d.t
+	n := len(d.logs)
+	p := &proc{
+		log:    filepath.Join(d.dir, fmt.Sprintf("worker-%02d.log", n)),
+		stderr: filepath.Join(d.dir, fmt.Sprintf("worker-%02d.stderr", n)),
+		done:   make(chan struct{}),
+		open:   make(map[string]string),
+	}
+	errf, err := os.Create(p.stderr)
+	require.NoError(t, err)
+	defer errf.Close()
+	p.cmd = exec.Command(d.bin, "crash", "-addr", d.addr, "-log", p.log,
+		"-names", strings.Join(crashNames, ","), "-goroutines", strconv.Itoa(crashGoroutines),
+		"-until", strconv.FormatInt(d.until.UnixNano(), 10), "-watchdog", crashWatchdog.String())
+	p.cmd.Stdout, p.cmd.Stderr = errf, errf
+	p.cmd.SysProcAttr = sysProcAttr()
+	require.NoError(t, p.cmd.Start())
+	p.pid = p.cmd.Process.Pid
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	d.procs = append(d.procs, p)
+	d.logs = append(d.logs, p.log)
+}
+
+// scan reads the records p wrote since the last scan and updates its open
+// holds.
+func (p *proc) scan() {
+	f, err := os.Open(p.log)
+	if err != nil {
+		return // not created yet
+	}
+	defer f.Close()
+	if _, err := f.Seek(p.off, io.SeekStart); err != nil {
+		return
+	}
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return // a partial line is read again next time
+		}
+		p.off += int64(len(line))
+		rec, err := reliability.ParseRecord(strings.TrimSuffix(line, "\n"))
+		if err != nil {
+			continue // the checker reports it
+		}
+		k := fmt.Sprint(rec.Name, " ", rec.Token)
+		switch rec.Kind {
+		case reliability.Start:
+			p.open[k] = rec.Name
+		case reliability.End, reliability.Lost:
+			delete(p.open, k)
+		}
+	}
+}
+
+// pickHolder returns a random live worker that holds a lock, polling the
+// logs for up to d.
+func (d *driver) pickHolder(wait time.Duration) *proc {
+	deadline := time.Now().Add(wait)
+	for {
+		var holders []*proc
+		for _, p := range d.procs {
+			p.scan()
+			if len(p.open) > 0 {
+				holders = append(holders, p)
+			}
+		}
+		if len(holders) > 0 {
+			return holders[rand.IntN(len(holders))]
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval for new log lines
+	}
+}
+
+// kill SIGKILLs p, reaps it and starts a driver waiter for every name p held.
+func (d *driver) kill(p *proc) {
+	require.NoError(d.t, syscall.Kill(p.pid, syscall.SIGKILL))
+	d.kills = append(d.kills, kill{pid: p.pid, at: time.Now()})
+	<-p.done
+	p.scan()
+	for i, q := range d.procs {
+		if q == p {
+			d.procs = append(d.procs[:i], d.procs[i+1:]...)
+			break
+		}
+	}
+	names := make(map[string]bool)
+	for _, name := range p.open {
+		names[name] = true
+	}
+	for name := range names {
+		d.waiters.Go(func() { d.waitFor(name) })
+	}
+}
+
+// waitFor takes name once, as one more contender, holds it briefly and
+// releases it.
+func (d *driver) waitFor(name string) {
+	ctx, cancel := context.WithDeadline(context.Background(), d.until)
+	defer cancel()
+	m := d.c.Mutex(name, lockmw.WithFencing())
+	lctx, sent := reliability.WithSendTimes(ctx)
+	begin := time.Now()
+	hctx, err := m.Lock(lctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Write(reliability.Record{Kind: reliability.Fail, Name: name, Time: time.Now(), Note: "driver lock: " + err.Error()})
+		}
+		return
+	}
+	tok, _ := m.Token(hctx)
+	d.log.Write(reliability.Record{Kind: reliability.Start, Name: name, Token: tok, Time: time.Now(), Begin: begin, Sent: sent.Last()})
+	time.Sleep(2 * time.Millisecond) // the critical section
+	if errors.Is(context.Cause(hctx), lockmw.ErrLockLost) {
+		d.log.Write(reliability.Record{Kind: reliability.Lost, Name: name, Token: tok, Time: time.Now(), Note: context.Cause(hctx).Error()})
+	} else {
+		d.log.Write(reliability.Record{Kind: reliability.End, Name: name, Token: tok, Time: time.Now()})
+	}
+	if err := m.Unlock(hctx); err != nil && !errors.Is(err, lockmw.ErrLockLost) {
+		d.log.Write(reliability.Record{Kind: reliability.Fail, Name: name, Token: tok, Time: time.Now(), Note: "driver unlock: " + err.Error()})
+	}
+}
+
+// finish waits for the workers to stop on their own at the end of the run
+// (each finishes its critical sections and unlocks) and for the driver's
+// waiters.
+func (d *driver) finish() {
+	t := d.t
+	limit := time.Until(d.until) + 10*time.Second
+	for _, p := range d.procs {
+		select {
+		case <-p.done:
+		case <-time.After(limit):
+			t.Fatalf("worker %d did not stop", p.pid)
+		}
+		assert.NoError(t, p.err, "worker %d exits cleanly", p.pid)
+	}
+	d.procs = nil
+	d.waiters.Wait()
+	require.NoError(t, d.log.Err())
+}

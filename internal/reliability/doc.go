@@ -1,0 +1,24 @@
+// Package reliability is rlock's fault suite: it breaks things around lockmw
+// (processes, Redis, the network, the input) and checks that the lock keeps
+// its promises. Nothing lost, nothing double-held.
+//
+// The suite is in this package's tests (see docs/reliability.md):
+//
+//   - crash_test.go: several worker processes (./worker) contend on a few
+//     names while a driver SIGKILLs holders and starts replacements; every
+//     critical section is logged as [Record]s and a checker proves that no
+//     two holds of a name overlapped, that fencing tokens increased, and how
+//     soon a dead holder's lock was free again;
+//   - pause_test.go: a holder process frozen with SIGSTOP past its watchdog
+//     timeout loses the lock, learns it when it wakes, and its fenced write
+//     is rejected by [GuardedWrite];
+//   - server_test.go: redis-server restarted and paused under held and
+//     waited-for locks;
+//   - network_test.go: latency, black-holed replies, resets and lost replies
+//     between client and server, through internal/faultproxy;
+//   - badinput_test.go: every public entry point of lockmw with input that
+//     is wrong or at an edge.
+//
+// The non-test code here is what the worker program and the tests share:
+// the log record format, the send-time recorder and the guarded resource.
+package reliability

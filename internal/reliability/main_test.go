@@ -1,0 +1,86 @@
+package reliability_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// soak, when set, makes TestCrash run that long instead of its short
+// default: go test ./internal/reliability -run Crash -soak=5m -v.
+var soak = flag.Duration("soak", 0, "run the crash scenario this long (default: a short run)")
+
+var worker struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if worker.dir != "" {
+			_ = os.RemoveAll(worker.dir)
+		}
+		os.Exit(code)
+	}))
+}
+
+// workerBinary builds ./worker once per test binary (without -race, for
+// speed) and returns its path.
+func workerBinary(t *testing.T) string {
+	t.Helper()
+	worker.once.Do(func() {
+		worker.dir, worker.err = os.MkdirTemp("", "reliability-worker-")
+		if worker.err != nil {
+			return
+		}
+		worker.path = filepath.Join(worker.dir, "worker")
+		gobin, err := exec.LookPath("go") // go test puts GOROOT/bin first on PATH
+		if err != nil {
+			worker.err = err
+			return
+		}
+		out, err := exec.Command(gobin, "build", "-o", worker.path, "./worker").CombinedOutput()
+		if err != nil {
+			worker.err = &buildError{err: err, out: string(out)}
+		}
+	})
+	if worker.err != nil {
+		t.Fatalf("building ./worker: %v", worker.err)
+	}
+	return worker.path
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+func testCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// within fails the test unless ch is ready within d.
+func within[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("not within %v: %s", d, what)
+		var zero T
+		return zero
+	}
+}

@@ -1,0 +1,82 @@
+package reliability
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// SendTimes records when the last Redis command made with a context was sent.
+// Lock's requests carry the context passed to Lock, so after Lock returns,
+// Last is a lower bound on when the hold's key got its TTL: the last acquire
+// attempt, or the queued attempt the lock was later handed over to.
+type SendTimes struct{ last atomic.Int64 }
+
+type sendTimesKey struct{}
+
+// WithSendTimes returns a context whose commands [SendHook] records in the
+// returned SendTimes.
+func WithSendTimes(ctx context.Context) (context.Context, *SendTimes) {
+	s := new(SendTimes)
+	return context.WithValue(ctx, sendTimesKey{}, s), s
+}
+
+// Last returns when the last recorded command was sent (zero if none).
+func (s *SendTimes) Last() time.Time {
+	n := s.last.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// SendHook is a go-redis hook that records the send time of each command
+// whose context carries a SendTimes. A command go-redis re-sends keeps the
+// time of its first send, which only makes Last an earlier, still valid,
+// lower bound.
+type SendHook struct{}
+
+var _ redis.Hook = SendHook{}
+
+// DialHook passes dials through.
+func (SendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook records the time before the command is sent.
+func (SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok {
+			s.last.Store(time.Now().UnixNano())
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook records the time before the pipeline is sent.
+func (SendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok {
+			s.last.Store(time.Now().UnixNano())
+		}
+		return next(ctx, cmds)
+	}
+}
+
+type tokenKey struct{}
+
+// WithToken returns ctx carrying a hold's fencing token; a lockmw HoldStart
+// hook uses it so that Renewal events, which get the HoldStart context, can
+// say which hold they renewed.
+func WithToken(ctx context.Context, token int64) context.Context {
+	return context.WithValue(ctx, tokenKey{}, token)
+}
+
+// TokenOf returns the token WithToken put in ctx, or 0.
+func TokenOf(ctx context.Context) int64 {
+	if ctx == nil {
+		return 0
+	}
+	n, _ := ctx.Value(tokenKey{}).(int64)
+	return n
+}

@@ -1,0 +1,232 @@
+// Command worker is the program the reliability suite runs as separate OS
+// processes, so that a crash (SIGKILL) or a freeze (SIGSTOP) hits a real
+// process with its own lockmw.Client, watchdog and connections.
+//
+//	worker crash -addr A -log FILE -names a,b,c -goroutines 4 -until UNIXNANO [-watchdog 1s]
+//
+// runs goroutines that lock random names (fenced, watchdog-renewed), hold
+// them for a random time and unlock, until the given moment, and appends
+// every event to FILE as reliability.Records: a Start line after Lock
+// returns, an End line before Unlock, a Renew line for every successful
+// renewal and a Lost line when a hold context is cancelled with
+// lockmw.ErrLockLost. A process killed while holding leaves a Start line with
+// no End.
+//
+//	worker hold -addr A -name N -resource KEY [-watchdog 1s]
+//
+// takes one lock and talks on stdin/stdout, one line each way: it prints
+// "HELD <token>", then "LOST <is-ErrLockLost> <cause>" as soon as the hold
+// context ends; it answers "write" with "WRITE accepted|rejected|error ..."
+// (a reliability.GuardedWrite with its token, made without looking at the
+// hold context, as a goroutine already past its check would) and "unlock"
+// with "UNLOCK <is-ErrLockLost> <error>"; it exits at the end of stdin.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/reliability"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: worker crash|hold [flags]")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "crash":
+		err = crash(os.Args[2:])
+	case "hold":
+		err = hold(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown mode %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks) (*redis.Client, *lockmw.Client) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	rdb.AddHook(reliability.SendHook{})
+	return rdb, lockmw.New(rdb, lockmw.WithWatchdogTimeout(watchdog), lockmw.WithHooks(hooks))
+}
+
+func crash(args []string) error {
+	fs := flag.NewFlagSet("crash", flag.ContinueOnError)
+	addr := fs.String("addr", "", "redis-server address")
+	logPath := fs.String("log", "", "log file (appended)")
+	names := fs.String("names", "", "comma-separated lock names")
+	goroutines := fs.Int("goroutines", 4, "contending goroutines")
+	until := fs.Int64("until", 0, "stop at this time, Unix nanoseconds")
+	watchdog := fs.Duration("watchdog", time.Second, "lockmw watchdog timeout")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *addr == "" || *logPath == "" || *names == "" || *until == 0 {
+		return errors.New("crash: -addr, -log, -names and -until are required")
+	}
+	f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lg := reliability.NewLog(f, os.Getpid())
+
+	hooks := lockmw.Hooks{
+		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
+			return reliability.WithToken(ctx, e.Token)
+		},
+		Renewal: func(e lockmw.RenewalEvent) {
+			sent := time.Now().Add(-e.Duration)
+			for _, l := range e.Locks {
+				if l.Outcome == lockmw.Renewed {
+					lg.Write(reliability.Record{Kind: reliability.Renew, Name: l.Name, Token: reliability.TokenOf(l.Context), Time: sent})
+				}
+			}
+		},
+	}
+	rdb, c := newClient(*addr, *watchdog, hooks)
+	defer rdb.Close()
+	defer c.Close()
+	lg.Write(reliability.Record{Kind: reliability.Hello, Time: time.Now(), Note: c.ID()})
+
+	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, *until))
+	defer cancel()
+	list := strings.Split(*names, ",")
+	var wg sync.WaitGroup
+	for range *goroutines {
+		wg.Go(func() { contend(ctx, c, list, lg) })
+	}
+	wg.Wait()
+	return lg.Err()
+}
+
+// holdTime is how long a critical section lasts: mostly short, sometimes
+// long enough for the watchdog to renew the lock a few times.
+func holdTime() time.Duration {
+	if rand.IntN(100) < 8 {
+		return 350*time.Millisecond + rand.N(750*time.Millisecond)
+	}
+	return time.Millisecond + rand.N(20*time.Millisecond)
+}
+
+func contend(ctx context.Context, c *lockmw.Client, names []string, lg *reliability.Log) {
+	for ctx.Err() == nil {
+		name := names[rand.IntN(len(names))]
+		m := c.Mutex(name, lockmw.WithFencing())
+		lctx, sent := reliability.WithSendTimes(ctx)
+		begin := time.Now()
+		hctx, err := m.Lock(lctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				lg.Write(reliability.Record{Kind: reliability.Fail, Name: name, Time: time.Now(), Note: "lock: " + err.Error()})
+				time.Sleep(10 * time.Millisecond) // back off after a Redis error
+			}
+			continue
+		}
+		tok, _ := m.Token(hctx)
+		lg.Write(reliability.Record{Kind: reliability.Start, Name: name, Token: tok, Time: time.Now(), Begin: begin, Sent: sent.Last()})
+
+		t := time.NewTimer(holdTime())
+		select {
+		case <-t.C:
+		case <-hctx.Done(): // lost, or ctx ended: the run is over
+		}
+		t.Stop()
+		if !lost(hctx) {
+			lg.Write(reliability.Record{Kind: reliability.End, Name: name, Token: tok, Time: time.Now()})
+		}
+		// A loss noticed now may have come before the End line was
+		// written: record it too, so the checker leaves the hold out.
+		if lost(hctx) {
+			lg.Write(reliability.Record{Kind: reliability.Lost, Name: name, Token: tok, Time: time.Now(), Note: context.Cause(hctx).Error()})
+			if err := m.Unlock(hctx); !errors.Is(err, lockmw.ErrLockLost) {
+				lg.Write(reliability.Record{Kind: reliability.Fail, Name: name, Token: tok, Time: time.Now(), Note: fmt.Sprintf("unlock after loss: %v, want ErrLockLost", err)})
+			}
+			continue
+		}
+		if err := m.Unlock(hctx); err != nil {
+			lg.Write(reliability.Record{Kind: reliability.Fail, Name: name, Token: tok, Time: time.Now(), Note: "unlock: " + err.Error()})
+		}
+	}
+}
+
+func lost(hctx context.Context) bool {
+	return errors.Is(context.Cause(hctx), lockmw.ErrLockLost)
+}
+
+func hold(args []string) error {
+	fs := flag.NewFlagSet("hold", flag.ContinueOnError)
+	addr := fs.String("addr", "", "redis-server address")
+	name := fs.String("name", "", "lock name")
+	resource := fs.String("resource", "", "key of the guarded resource")
+	watchdog := fs.Duration("watchdog", time.Second, "lockmw watchdog timeout")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *addr == "" || *name == "" || *resource == "" {
+		return errors.New("hold: -addr, -name and -resource are required")
+	}
+	var outMu sync.Mutex
+	say := func(format string, a ...any) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		fmt.Printf(format+"\n", a...)
+	}
+	rdb, c := newClient(*addr, *watchdog, lockmw.Hooks{})
+	defer rdb.Close()
+	defer c.Close()
+	ctx := context.Background()
+	m := c.Mutex(*name, lockmw.WithFencing())
+	hctx, err := m.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	tok, _ := m.Token(hctx)
+	say("HELD %d", tok)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-hctx.Done()
+		cause := context.Cause(hctx)
+		say("LOST %t %q", errors.Is(cause, lockmw.ErrLockLost), cause.Error())
+	}()
+
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		switch in.Text() {
+		case "write":
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			ok, err := reliability.GuardedWrite(wctx, rdb, *resource, tok, fmt.Sprintf("pid %d", os.Getpid()))
+			cancel()
+			switch {
+			case err != nil:
+				say("WRITE error %q", err.Error())
+			case ok:
+				say("WRITE accepted")
+			default:
+				say("WRITE rejected")
+			}
+		case "unlock":
+			err := m.Unlock(hctx)
+			say("UNLOCK %t %q", errors.Is(err, lockmw.ErrLockLost), fmt.Sprint(err))
+		}
+	}
+	c.Close()
+	<-done
+	return in.Err()
+}
