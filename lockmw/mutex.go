@@ -295,7 +295,14 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		}
 		return 0, time.Time{}, cause
 	}
-	busyErr := func() error { return r.busy(m.name) }
+	var lastErr error        // the last attempt's error, while Redis fails
+	var backoff time.Duration // between attempts that fail
+	busyErr := func() error {
+		if lastErr != nil {
+			return errors.Join(r.busy(m.name), lastErr)
+		}
+		return r.busy(m.name)
+	}
 	handedOver := func(ho handoff) (int64, time.Time, error) {
 		if ev != nil && ho.holder != "" {
 			ev.Holder, ev.HolderMetadata = ho.holder, ho.meta
@@ -329,6 +336,9 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 			if r.pttl >= 0 && r.pttl < sleep {
 				sleep = r.pttl
 			}
+			if backoff > 0 {
+				sleep = backoff
+			}
 			timer.Reset(sleep)
 			select {
 			case ho := <-w.handed:
@@ -348,8 +358,19 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		s := time.Now()
 		r2, err := m.try(ctx, field, ttl, true, true)
 		if err != nil {
-			return giveUp(errors.Join(err, ctx.Err()), false)
+			if ctx.Err() != nil {
+				return giveUp(errors.Join(busyErr(), err, context.Cause(ctx)), false)
+			}
+			// Redis failing while we wait (a fail-over, a restart, a
+			// moved slot): go on waiting, retrying with back-off, until
+			// the wait or ctx ends. The queue entry is refreshed by the
+			// next attempt that gets through.
+			lastErr = err
+			backoff = min(max(2*backoff, 20*time.Millisecond), sleepCap)
+			c.log.Debug("lockmw: retrying after an error while waiting", "name", m.name, "err", err)
+			continue
 		}
+		lastErr, backoff = nil, 0
 		if r2.won {
 			if r2.fresh {
 				return r2.token, s, nil

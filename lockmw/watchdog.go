@@ -208,6 +208,12 @@ func (w *watchdog) renew() {
 		}
 		if batchErr != nil {
 			c.log.Warn("lockmw: renewal failed", "locks", len(b), "err", batchErr)
+			if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+				// A pipeline to a dead master does not refresh the slot
+				// map by itself: ask for it, so the next renewal finds
+				// the promoted replica.
+				cc.ReloadState(ctx)
+			}
 		}
 		var ev RenewalEvent
 		if c.opts.hooks.Renewal != nil {

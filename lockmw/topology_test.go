@@ -1,0 +1,163 @@
+package lockmw_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lockAsync starts m.Lock(ctx) in a goroutine and returns where its outcome arrives.
+func lockAsync(ctx context.Context, m *lockmw.Mutex) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		h, err := m.Lock(ctx)
+		if err == nil {
+			err = m.Unlock(h)
+		}
+		got <- err
+	}()
+	return got
+}
+
+func awaitErr(t *testing.T, ch <-chan error, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		require.NoError(t, err, what)
+	case <-time.After(d):
+		t.Fatalf("%s: not within %v", what, d)
+	}
+}
+
+func TestClusterMasterKilled(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 1)
+	ctx := testCtx(t)
+	const timeout = 10 * time.Second // longer than a fail-over: holds survive it
+	a := lockmw.New(cl.NewClient(), lockmw.WithWatchdogTimeout(timeout))
+	b := lockmw.New(cl.NewClient(), lockmw.WithWatchdogTimeout(timeout))
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+
+	// Locks on names over all slots; one master is about to die.
+	names := make([]string, 12)
+	holds := make([]context.Context, len(names))
+	for i := range names {
+		names[i] = fmt.Sprintf("failover-%d", i)
+		holds[i] = mustLock(t, a.Mutex(names[i]), ctx)
+	}
+	victim, err := cl.MasterFor(ctx, names[0])
+	require.NoError(t, err)
+	var onVictim []int
+	for i, n := range names {
+		if m, err := cl.MasterFor(ctx, n); err == nil && m == victim {
+			onVictim = append(onVictim, i)
+		}
+	}
+	// A waiter on a lock of the victim, subscribed through sharded pub/sub.
+	waiter := lockAsync(ctx, b.Mutex(names[0]))
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+names[0]+"}").Result()
+		return n == 1
+	})
+	// Replication reaches the replica before the kill.
+	_, err = cl.Client().Do(ctx, "wait", 1, 1000).Result()
+	_ = err
+
+	promoted, err := cl.KillMaster(ctx, victim)
+	require.NoError(t, err)
+
+	// The lock of names[1..] on the victim vanished in the fail-over (we
+	// delete it on the new master, as a lost replication would): its holder
+	// is told at its next renewal instead of believing it still holds it.
+	if len(onVictim) > 1 {
+		i := onVictim[1]
+		require.NoError(t, promoted.Client().Del(ctx, names[i]).Err())
+		waitDone(t, holds[i], timeout, "holder of a vanished lock")
+		assert.ErrorIs(t, context.Cause(holds[i]), lockmw.ErrLockLost)
+	}
+	// The waiter follows the slot to its new master and gets the lock when
+	// it is released there.
+	require.NoError(t, a.Mutex(names[0]).Unlock(holds[0]))
+	awaitErr(t, waiter, 15*time.Second, "waiter after the fail-over")
+	for i, h := range holds {
+		if i == 0 || (len(onVictim) > 1 && i == onVictim[1]) {
+			continue
+		}
+		require.NoError(t, h.Err(), "hold %d survives the fail-over", i)
+		require.NoError(t, a.Mutex(names[i]).Unlock(h))
+	}
+}
+
+func TestClusterSlotMigratedUnderWaiter(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := testCtx(t)
+	a := lockmw.New(cl.NewClient())
+	b := lockmw.New(cl.NewClient())
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	const name = "migrating"
+	h := mustLock(t, a.Mutex(name), ctx)
+	waiter := lockAsync(ctx, b.Mutex(name))
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
+		return n == 1
+	})
+	from, err := cl.MasterFor(ctx, name)
+	require.NoError(t, err)
+	var to *redistest.Server
+	for _, m := range cl.Masters {
+		if m != from {
+			to = m
+			break
+		}
+	}
+	require.NoError(t, cl.MigrateSlot(ctx, redistest.Slot(name), to))
+	// The unlock runs on the new owner (MOVED) and hands the lock to the
+	// waiter, whose subscription moved with the slot.
+	require.NoError(t, a.Mutex(name).Unlock(h))
+	awaitErr(t, waiter, 10*time.Second, "waiter after the slot moved")
+}
+
+func TestSentinelFailover(t *testing.T) {
+	t.Parallel()
+	s := redistest.StartSentinel(t, 1, 3)
+	ctx := testCtx(t)
+	const timeout = 3 * time.Second
+	a := lockmw.New(s.Client(), lockmw.WithWatchdogTimeout(timeout))
+	b := lockmw.New(s.Client(), lockmw.WithWatchdogTimeout(timeout))
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+
+	h1 := mustLock(t, a.Mutex("sentinel-1"), ctx)
+	h2 := mustLock(t, a.Mutex("sentinel-2"), ctx)
+	waiter := lockAsync(ctx, b.Mutex("sentinel-2"))
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		n, _ := s.Client().ZCard(ctx, "rlock_queue:{sentinel-2}").Result()
+		return n == 1
+	})
+	old, err := s.KillMaster(ctx)
+	require.NoError(t, err)
+	newMaster, err := s.WaitFailover(ctx, old)
+	require.NoError(t, err)
+
+	// A lock that vanished in the fail-over is reported to its holder.
+	require.NoError(t, newMaster.Client().Del(ctx, "sentinel-1").Err())
+	waitDone(t, h1, 2*timeout, "holder of a vanished lock")
+	assert.ErrorIs(t, context.Cause(h1), lockmw.ErrLockLost)
+	assert.ErrorIs(t, a.Mutex("sentinel-1").Unlock(h1), lockmw.ErrLockLost)
+
+	// The client follows the new master: new locks, and the waiter gets its turn.
+	h3, err := a.Mutex("sentinel-3").TryLock(ctx, 5*time.Second, 0)
+	require.NoError(t, err, "locks on the new master")
+	require.NoError(t, a.Mutex("sentinel-3").Unlock(h3))
+	if err := a.Mutex("sentinel-2").Unlock(h2); err != nil && !errors.Is(err, lockmw.ErrLockLost) {
+		t.Fatal(err)
+	}
+	awaitErr(t, waiter, 10*time.Second, "waiter after the fail-over")
+}
