@@ -1,18 +1,19 @@
 // Command asynq shows asynqmw de-duplicating a burst of identical asynq
 // tasks: two workers, standing for two instances of a service, share a queue
 // into which 10 tasks are enqueued at once, 5 copies each of two reports.
-// Each report is built once; the copies that arrive while it is being built
-// find its key busy and are retried (without counting as failures), and then
-// find its dedup mark and are skipped. The two reports, having different
-// keys, are built at the same time. Run it with
+// Each report is built once (200ms of work). The copies that arrive while it
+// is being built wait up to 100ms for its key; those still finding it busy are
+// retried (without counting as failures); all of them then find its dedup
+// mark and are skipped. The two reports, having different keys, are built at
+// the same time. Run it with
 //
 //	go run ./examples/asynq
 //
 // It needs nothing installed: without REDIS_ADDR it runs against an embedded
 // in-process Redis (see examples/internal/devredis), on which both asynq's and
 // rlock's Lua scripts run; set REDIS_ADDR=host:port to use a real server. It
-// runs for a second or two (busy retries are due on asynq's whole-second
-// clock) and exits 0; it exits 1 if a report was built more than once.
+// runs for about a second (busy retries are due on asynq's whole-second clock)
+// and exits 0; it exits 1 if a report was built more than once.
 package main
 
 import (
@@ -70,6 +71,7 @@ func run() error {
 		defer stop()
 	}
 
+	say("enqueueing 10 tasks: 5 x report 2024-05-01, 5 x report 2024-05-02")
 	client := asynq.NewClientFromRedisClient(rdb)
 	for i := range 10 {
 		day := []string{"2024-05-01", "2024-05-02"}[i%2]
@@ -77,7 +79,6 @@ func run() error {
 			return err
 		}
 	}
-	say("enqueued 10 tasks: 5 x report 2024-05-01, 5 x report 2024-05-02")
 
 	inspector := asynq.NewInspectorFromRedisClient(rdb)
 	for {
@@ -122,7 +123,7 @@ func startWorker(rdb redis.UniversalClient, name string, st *stats, say func(str
 			return err
 		})
 	})
-	mux.Use(asynqmw.New(locks, asynqmw.WithDedupWindow(time.Minute)))
+	mux.Use(asynqmw.New(locks, asynqmw.WithDedupWindow(time.Minute), asynqmw.WithWait(100*time.Millisecond)))
 	mux.HandleFunc("report:build", func(ctx context.Context, t *asynq.Task) error {
 		st.runs.Add(1)
 		say("%s: building report %s", name, t.Payload())
