@@ -295,7 +295,7 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		}
 		return 0, time.Time{}, cause
 	}
-	var lastErr error        // the last attempt's error, while Redis fails
+	var lastErr error         // the last attempt's error, while Redis fails
 	var backoff time.Duration // between attempts that fail
 	busyErr := func() error {
 		if lastErr != nil {
