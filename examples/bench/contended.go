@@ -59,6 +59,10 @@ func runContended(ctx context.Context, e *env, cfg config, kind string) (*result
 	if err != nil {
 		return nil, err
 	}
+	cpuBefore, err := redisCPU(ctx, e.admin)
+	if err != nil {
+		return nil, err
+	}
 	cmdsBefore := counter.snapshot()
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -99,6 +103,10 @@ func runContended(ctx context.Context, e *env, cfg config, kind string) (*result
 		handoffSubs = subs[ch]
 	}
 	statsAfter, err := commandStats(ctx, e.admin)
+	if err != nil {
+		return nil, err
+	}
+	cpuAfter, err := redisCPU(ctx, e.admin)
 	if err != nil {
 		return nil, err
 	}
@@ -158,8 +166,9 @@ func runContended(ctx context.Context, e *env, cfg config, kind string) (*result
 	r.dur("wait_p50", "wait p50", percentile(waits, 0.5))
 	r.dur("wait_p99", "p99", percentile(waits, 0.99))
 	r.num("client_cmds_per_acq", "client cmds/acq=%.2f", cmdsPerAcq)
-	r.num("server_cmds_per_acq", "(commandstats %.1f/acq,", float64(srv.total)/float64(max(acqs, 1)))
-	r.num("server_us_per_acq", "%.1fµs in Redis/acq)", float64(srv.topUsec)/float64(max(acqs, 1)))
+	r.num("server_cmds_per_acq", "(commandstats %.1f/acq)", float64(srv.total)/float64(max(acqs, 1)))
+	r.num("redis_cpu_us_per_acq", "redis-server CPU/acq=%.1fµs", float64(cpuAfter-cpuBefore)/1e3/float64(max(acqs, 1)))
+	r.Metrics["commandstats_us_per_acq"] = round(float64(srv.topUsec)/float64(max(acqs, 1)), 2)
 	r.num("acq_per_worker_min", "per worker min=%.0f", float64(lo))
 	r.num("acq_per_worker_max", "max=%.0f", float64(hi))
 	r.num("acq_per_worker_max_over_min", "(%.2f)", fair)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -156,6 +157,26 @@ func (d serverCounts) usecPerCall() map[string]float64 {
 		out[k] = round(float64(d.usec[k])/float64(n), 2)
 	}
 	return out
+}
+
+// redisCPU is the CPU time (user + system) the redis-server process has
+// used, from INFO cpu. Unlike commandstats' usec, which is wall time and
+// counts the moments the server was preempted inside a command, it is what
+// the server really spent, on commands, network I/O and housekeeping.
+func redisCPU(ctx context.Context, admin *redis.Client) (time.Duration, error) {
+	info, err := admin.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, err
+	}
+	var total float64
+	for line := range strings.Lines(info) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second)), nil
 }
 
 // pubsubConns counts CLIENT LIST entries with sub>0 or ssub>0 (or psub>0),

@@ -90,8 +90,10 @@ func runUncontended(ctx context.Context, e *env, cfg config, kind string) (*resu
 	r.dur("floor_p50", "p50", percentile(floorAll, 0.5))
 	r.dur("floor_p99", "p99", percentile(floorAll, 0.99))
 	ops := float64(cfg.n * cfg.runs)
-	r.num("server_us_per_op", "| in Redis %.1fµs", float64(lockSrv.usec)/ops)
-	r.num("floor_server_us_per_op", "vs %.1fµs,", float64(floorSrv.usec)/ops)
+	r.num("redis_cpu_us_per_op", "| redis-server CPU %.1fµs", float64(lockSrv.redisCPU)/1e3/ops)
+	r.num("floor_redis_cpu_us_per_op", "vs %.1fµs,", float64(floorSrv.redisCPU)/1e3/ops)
+	r.Metrics["commandstats_us_per_op"] = round(float64(lockSrv.usec)/ops, 2)
+	r.Metrics["floor_commandstats_us_per_op"] = round(float64(floorSrv.usec)/ops, 2)
 	r.num("client_cpu_us_per_op", "in this process %.1fµs CPU", float64(lockSrv.cpu)/1e3/ops)
 	r.num("floor_client_cpu_us_per_op", "vs %.1fµs,", float64(floorSrv.cpu)/1e3/ops)
 	r.num("client_cmds_per_op", "client cmds %.2f", float64(lockSrv.client)/ops)
@@ -120,12 +122,18 @@ func runUncontended(ctx context.Context, e *env, cfg config, kind string) (*resu
 type serverCost struct {
 	client, usec int64
 	cpu          time.Duration // this process's CPU time
+	redisCPU     time.Duration // the server's CPU time
 }
 
 // timeBlock is timeOps between two snapshots of the client's commands, of
-// INFO commandstats and of the process's CPU time, which it adds to cost.
+// INFO commandstats, of the server's and of this process's CPU time, and
+// adds the differences to cost.
 func timeBlock(ctx context.Context, e *env, counter *cmdCounter, n int, op func() error, cost *serverCost) ([]time.Duration, time.Duration, error) {
 	before, err := commandStats(ctx, e.admin)
+	if err != nil {
+		return nil, 0, err
+	}
+	rcpu, err := redisCPU(ctx, e.admin)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -141,8 +149,13 @@ func timeBlock(ctx context.Context, e *env, counter *cmdCounter, n int, op func(
 	if err != nil {
 		return nil, 0, err
 	}
+	rcpu2, err := redisCPU(ctx, e.admin)
+	if err != nil {
+		return nil, 0, err
+	}
 	cost.client += client
 	cost.usec += serverDelta(before, after, top).topUsec
+	cost.redisCPU += rcpu2 - rcpu
 	return ds, total, nil
 }
 
