@@ -25,7 +25,10 @@
 //   - uncontended: one goroutine locks and unlocks one name -n times, and
 //     the same go-redis client runs a bare SET NX PX + DEL pair -n times (the
 //     floor), alternating -runs times; ops/s, p50/p99 of both and the median
-//     over runs of p50(lock+unlock)/p50(floor). Target: ratio ≤ 1.3.
+//     over runs of p50(lock+unlock)/p50(floor); beside them, per operation,
+//     the redis-server's CPU time (INFO cpu), this process's CPU time and
+//     the commands sent, and the unlock latch keys still alive at the end.
+//     Target: ratio ≤ 1.3.
 //   - contended: -workers workers, each with its own go-redis client and its
 //     own lockmw.Client (as separate processes would be), take turns on one
 //     name for -duration, holding it -hold and pausing -think between turns.
@@ -34,10 +37,12 @@
 //     the Unlock call, for reference); wait p99; commands the clients sent per
 //     acquisition (a go-redis hook on every client, pub/sub and connection
 //     set-up excluded) and, separately, INFO commandstats per acquisition
-//     (which also counts the commands run inside scripts); acquisitions per
-//     worker min/max; one PING round trip p50. Targets: utilization ≥ 0.75,
-//     hand-off p50 ≤ 3 × PING p50, ≤ 4 client commands per acquisition,
-//     max/min acquisitions per worker ≤ 3.
+//     (which also counts the commands run inside scripts); the redis-server's
+//     CPU time per acquisition; acquisitions per worker min/max; one PING
+//     round trip p50; with rlock, how many connections are subscribed to the
+//     name's hand-off channel (each receives every hand-off message).
+//     Targets: utilization ≥ 0.75, hand-off p50 ≤ 3 × PING p50, ≤ 4 client
+//     commands per acquisition, max/min acquisitions per worker ≤ 3.
 //   - many-held: one Client holds -held locks under a -watchdog watchdog for
 //     -rounds renewal intervals: renewal scripts per interval, goroutines
 //     (at 0, -held/10 and -held locks), heap per held lock (HeapAlloc after
