@@ -50,12 +50,12 @@ type crashReport struct {
 	Acquisitions  int
 	Renewals      int
 	Lost          int
-	LateNotices   int           // lost holds whose loss was noticed after the next holder began
-	Kills         int           // SIGKILLs sent
-	KillsHolding  int           // of them, while the process held at least one lock
-	Recoveries    int           // names freed by a kill and measured
-	WorstRecovery time.Duration // kill -> next acquisition of a name the victim held
-	MinSlack      time.Duration // next acquisition - earliest expiry of a killed hold
+	LateNotices   int             // lost holds whose loss was noticed after the next holder began
+	Kills         int             // SIGKILLs sent
+	KillsHolding  int             // of them, while the process held at least one lock
+	Recoveries    int             // names freed by a kill and measured
+	WorstRecovery time.Duration   // kill -> next acquisition of a name the victim held
+	MinSlack      time.Duration   // next acquisition - earliest expiry of a killed hold
 	Handoffs      []time.Duration // end of a released hold -> start of the next, sorted
 	SlowHandoffs  int             // of them, longer than half the timeout
 	SlowAfterKill time.Duration   // the longest time from a kill to a slow hand-off's release

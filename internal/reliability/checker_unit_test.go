@@ -45,7 +45,9 @@ func TestLogWritesWholeLinesWithPid(t *testing.T) {
 }
 
 // at is a moment of a synthetic run: t0 plus ms milliseconds.
-func at(ms int) time.Time { return time.Unix(1_700_000_000, 0).Add(time.Duration(ms) * time.Millisecond) }
+func at(ms int) time.Time {
+	return time.Unix(1_700_000_000, 0).Add(time.Duration(ms) * time.Millisecond)
+}
 
 func start(pid int, name string, tok int64, ms int) reliability.Record {
 	return reliability.Record{Kind: reliability.Start, Pid: pid, Name: name, Token: tok, Time: at(ms), Begin: at(ms - 1), Sent: at(ms - 1)}
