@@ -132,8 +132,14 @@ func TestRedisPauseCallsEndOnTime(t *testing.T) {
 		call func(ctx context.Context) error
 	}{
 		{"Lock", func(ctx context.Context) error { _, err := c.Mutex("pause-free").Lock(ctx); return err }},
-		{"TryLock with a wait", func(ctx context.Context) error { _, err := c.Mutex("pause-free-2").TryLock(ctx, time.Minute, 0); return err }},
-		{"TryLock with a lease", func(ctx context.Context) error { _, err := c.Mutex("pause-free-3").TryLock(ctx, 0, time.Minute); return err }},
+		{"TryLock with a wait", func(ctx context.Context) error {
+			_, err := c.Mutex("pause-free-2").TryLock(ctx, time.Minute, 0)
+			return err
+		}},
+		{"TryLock with a lease", func(ctx context.Context) error {
+			_, err := c.Mutex("pause-free-3").TryLock(ctx, 0, time.Minute)
+			return err
+		}},
 		{"Lock of a held lock by another client", func(ctx context.Context) error { _, err := other.Mutex("pause-held").Lock(ctx); return err }},
 		{"re-entering Lock", func(ctx context.Context) error {
 			ictx, cancel := context.WithTimeout(hctx, deadline)
