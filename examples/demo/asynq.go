@@ -15,7 +15,6 @@ import (
 )
 
 const (
-	asynqQueue  = "rlock-demo"
 	asynqCopies = 4                      // of each invoice's task
 	asynqWork   = 200 * time.Millisecond // sending an invoice
 )
@@ -42,23 +41,26 @@ type asynqTally struct {
 // duplicate tasks: each invoice must be sent exactly once.
 func asynqSection(ctx context.Context, p *printer, rdb redis.UniversalClient) error {
 	tasks := asynqCopies * len(asynqInvoices)
-	p.note("two asynq servers (worker-1, worker-2) with asynqmw.New(c, WithDedupWindow(time.Minute)) share the queue %q", asynqQueue)
-	p.note("(real asynq servers and client: asynq's Lua scripts run on the embedded Redis as on redis-server)")
 
 	tally := &asynqTally{sent: map[string]int{}, allDone: make(chan struct{})}
-	var dedupKeys []string
-	for _, inv := range asynqInvoices {
-		dedupKeys = append(dedupKeys, asynqmw.DefaultKeyPrefix+"done:"+asynqmw.DefaultKey(ctx, invoiceTask(inv)))
-	}
-	// A run against a real server within the dedup window of a previous run
-	// would find its marks: start clean, and leave nothing behind.
-	if err := rdb.Del(ctx, dedupKeys...).Err(); err != nil {
-		return err
-	}
-	defer func() { _ = rdb.Del(context.WithoutCancel(ctx), dedupKeys...).Err() }()
+	// The queue and the middleware's keys are this run's own: on a real
+	// server an earlier run may have left tasks (when interrupted) or dedup
+	// marks (within their window). Leave nothing behind.
+	queue, prefix := "rlock-demo-"+runID, "rlock-demo-"+runID+":"
+	inspector := asynq.NewInspectorFromRedisClient(rdb)
+	defer func() {
+		var marks []string
+		for _, inv := range asynqInvoices {
+			marks = append(marks, prefix+"done:"+asynqmw.DefaultKey(ctx, invoiceTask(inv)))
+		}
+		_ = rdb.Del(context.WithoutCancel(ctx), marks...).Err()
+		_ = inspector.DeleteQueue(queue, true)
+	}()
+	p.note("two asynq servers, worker-1 and worker-2, share the queue %q; their handlers are wrapped in", queue)
+	p.note("asynqmw.New(c, asynqmw.WithDedupWindow(time.Minute)) (real asynq servers: asynq runs on the embedded Redis too)")
 
 	for _, name := range []string{"worker-1", "worker-2"} {
-		stop, err := startAsynqWorker(rdb, name, tasks, tally, p)
+		stop, err := startAsynqWorker(rdb, name, queue, prefix, tasks, tally, p)
 		if err != nil {
 			return err
 		}
@@ -69,7 +71,7 @@ func asynqSection(ctx context.Context, p *printer, rdb redis.UniversalClient) er
 	client := asynq.NewClientFromRedisClient(rdb)
 	for range asynqCopies {
 		for _, inv := range asynqInvoices {
-			if _, err := client.EnqueueContext(ctx, invoiceTask(inv), asynq.Queue(asynqQueue)); err != nil {
+			if _, err := client.EnqueueContext(ctx, invoiceTask(inv), asynq.Queue(queue)); err != nil {
 				return err
 			}
 		}
@@ -101,8 +103,8 @@ func invoiceTask(invoice string) *asynq.Task {
 
 // startAsynqWorker starts an asynq server with its own lockmw.Client, as one
 // instance of the worker service would; stop shuts both down.
-func startAsynqWorker(rdb redis.UniversalClient, name string, tasks int, tally *asynqTally, p *printer) (stop func(), err error) {
-	locks := lockmw.New(rdb, lockmw.WithClientID(name))
+func startAsynqWorker(rdb redis.UniversalClient, name, queue, keyPrefix string, tasks int, tally *asynqTally, p *printer) (stop func(), err error) {
+	locks := lockmw.New(rdb, withName(name))
 
 	mux := asynq.NewServeMux()
 	// Outside asynqmw: report what became of each attempt.
@@ -135,7 +137,7 @@ func startAsynqWorker(rdb redis.UniversalClient, name string, tasks int, tally *
 			return err
 		})
 	})
-	mux.Use(asynqmw.New(locks, asynqmw.WithDedupWindow(time.Minute)))
+	mux.Use(asynqmw.New(locks, asynqmw.WithDedupWindow(time.Minute), asynqmw.WithKeyPrefix(keyPrefix)))
 	mux.HandleFunc("invoice:send", func(ctx context.Context, t *asynq.Task) error {
 		if ran, ok := ctx.Value(ranKey{}).(*bool); ok {
 			*ran = true
@@ -155,11 +157,11 @@ func startAsynqWorker(rdb redis.UniversalClient, name string, tasks int, tally *
 
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: 4,
-		Queues:      map[string]int{asynqQueue: 1},
+		Queues:      map[string]int{queue: 1},
 		// A busy task goes back to the queue without using up its retries,
 		// and is retried soon.
 		IsFailure:      func(err error) bool { return !asynqmw.IsBusy(err) },
-		RetryDelayFunc: asynqmw.RetryDelay(500*time.Millisecond, nil),
+		RetryDelayFunc: asynqmw.RetryDelay(time.Second, nil),
 		// Poll often, for a quick demo.
 		TaskCheckInterval:        50 * time.Millisecond,
 		DelayedTaskCheckInterval: 50 * time.Millisecond,

@@ -65,7 +65,7 @@ func cronSection(ctx context.Context, p *printer, rdb redis.UniversalClient) err
 	// for it; from the same start their ticks line up.
 	t0 = time.Now().Add(300 * time.Millisecond)
 	for _, name := range instances {
-		c := lockmw.New(rdb, lockmw.WithClientID(name))
+		c := lockmw.New(rdb, withName(name))
 		clients = append(clients, c)
 		s, err := gocron.NewScheduler(gocron.WithDistributedLocker(scheduler.NewLocker(c)))
 		if err != nil {
@@ -134,16 +134,4 @@ func cronSection(ctx context.Context, p *printer, rdb redis.UniversalClient) err
 	p.summary("%d ticks, %d runs: each tick ran once (%s %d, %s %d)",
 		cronTicks, cronTicks, instances[0], perInstance[instances[0]], instances[1], perInstance[instances[1]])
 	return nil
-}
-
-// clientOf returns the client ID in a lock holder's field
-// "<clientID>:<ownerID>".
-func clientOf(holder string) string {
-	if i := strings.LastIndexByte(holder, ':'); i > 0 {
-		return holder[:i]
-	}
-	if holder == "" {
-		return "someone"
-	}
-	return holder
 }

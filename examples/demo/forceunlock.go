@@ -20,11 +20,11 @@ const forceWatchdog = 300 * time.Millisecond
 // and the holder's hold context is cancelled with cause lockmw.ErrLockLost.
 func forceUnlockSection(ctx context.Context, p *printer, rdb redis.UniversalClient) error {
 	const name = "ledger:close-month"
-	holder := lockmw.New(rdb, lockmw.WithClientID("month-end-job"), lockmw.WithWatchdogTimeout(forceWatchdog))
+	holder := lockmw.New(rdb, withName("month-end-job"), lockmw.WithWatchdogTimeout(forceWatchdog))
 	defer holder.Close()
-	standby := lockmw.New(rdb, lockmw.WithClientID("standby-job"))
+	standby := lockmw.New(rdb, withName("standby-job"))
 	defer standby.Close()
-	admin := lockmw.New(rdb, lockmw.WithClientID("admin"))
+	admin := lockmw.New(rdb, withName("admin"))
 	defer admin.Close()
 
 	m := holder.Mutex(name)
@@ -93,7 +93,7 @@ func forceUnlockSection(ctx context.Context, p *printer, rdb redis.UniversalClie
 	uerr := m.Unlock(hctx)
 	p.event("  its m.Unlock(hctx) = %v", uerr)
 	if !errors.Is(uerr, lockmw.ErrLockLost) {
-		return fmt.Errorf("Unlock after the loss: %v, want ErrLockLost", uerr)
+		return fmt.Errorf("the holder's Unlock after the loss: %v, want ErrLockLost", uerr)
 	}
 	p.summary("errors.Is(context.Cause(hctx), lockmw.ErrLockLost) = true: the work under the lock can stop")
 	return nil

@@ -147,7 +147,7 @@ func httpSection(ctx context.Context, p *printer, rdb redis.UniversalClient) err
 
 // newHTTPService starts one instance of the service.
 func newHTTPService(name string, rdb redis.UniversalClient, j *httpJournal, p *printer) *httpService {
-	locks := lockmw.New(rdb, lockmw.WithClientID(name))
+	locks := lockmw.New(rdb, withName(name))
 	perOrder := httpmw.New(locks, httpmw.WithPathValues("id"))
 	noWait := httpmw.New(locks, httpmw.WithWait(0), httpmw.WithRetryAfter(2*time.Second))
 

@@ -16,9 +16,9 @@ import (
 // hold count goes 1, 2, 3 and back. A context that does not carry the hold
 // is refused, even on the same Client, and so is another Client.
 func reentrantSection(ctx context.Context, p *printer, rdb redis.UniversalClient) error {
-	c := lockmw.New(rdb, lockmw.WithClientID("billing"))
+	c := lockmw.New(rdb, withName("billing"))
 	defer c.Close()
-	other := lockmw.New(rdb, lockmw.WithClientID("reporting"))
+	other := lockmw.New(rdb, withName("reporting"))
 	defer other.Close()
 	const name = "account:7"
 	m := c.Mutex(name)

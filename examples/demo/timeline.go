@@ -48,7 +48,7 @@ func timelineSection(ctx context.Context, p *printer, rdb redis.UniversalClient)
 	errs := make([]error, timelineWorkers)
 	for i := range timelineWorkers {
 		name := fmt.Sprintf("worker-%d", i+1)
-		c := lockmw.New(rdb, lockmw.WithHooks(hooks), lockmw.WithClientID(name))
+		c := lockmw.New(rdb, lockmw.WithHooks(hooks), withName(name))
 		defer c.Close()
 		wg.Go(func() {
 			// A little apart, so that worker-1 holds first.
