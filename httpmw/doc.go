@@ -25,9 +25,15 @@
 // whole seconds, at least 1. A lock renewed by the watchdog says nothing
 // about when its holder will be done, so Retry-After is the [WithRetryAfter]
 // hint (1s by default) unless the middleware holds its locks with a lease
-// ([WithLease]): then it is the holder's remaining lease. The lock's queue
-// is fair across instances: the lock goes to the waiter that has waited
-// longest.
+// ([WithLease]): then it is the holder's remaining lease. Waiters queue in
+// Redis: an unlock hands the lock to the next request in arrival order,
+// whichever instance it waits on.
+//
+// Other failures answer with fixed short plain-text bodies, never Redis
+// errors: 503 when the request's context ended while it waited or Redis
+// failed or the Client was closed, 400 when the key is not a valid lock
+// name (see [Middleware.Wrap]). The Client's [lockmw.Hooks] (otelhooks)
+// see every failed acquisition.
 //
 // The handler runs with the hold context as r.Context(): it is cancelled when
 // the lock is lost (cause [lockmw.ErrLockLost]) or the client goes away. The
@@ -37,6 +43,7 @@
 //
 // A Middleware is immutable after [New] and safe for concurrent use; the
 // handlers it returns serve any number of requests at once, each waiting on
-// its own. Waiting costs a goroutine only for the request already being
-// served: lockmw shares one subscription per Client for all its waiters.
+// its own. A waiting request costs no goroutine beyond the one net/http runs
+// for it (lockmw shares one subscription per Client among all its waiters),
+// and a small body buffered by [WithBodyBuffer].
 package httpmw

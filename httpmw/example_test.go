@@ -1,0 +1,96 @@
+package httpmw_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/go-rlock/rlock/httpmw"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+)
+
+// One request per order at a time; a request for a busy order is refused at
+// once, another order is served meanwhile.
+func Example() {
+	srv, err := redistest.Launch(redistest.Config{}) // a real redis-server for the example
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	locks := lockmw.New(srv.Client())
+	defer locks.Close()
+
+	perOrder := httpmw.New(locks, httpmw.WithPathValues("id"), httpmw.WithWait(0))
+	inside, finish := make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.Handle("POST /orders/{id}", perOrder.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("slow") {
+			close(inside)
+			<-finish
+		}
+		fmt.Fprintf(w, "order %s updated\n", r.PathValue("id"))
+	})))
+	s := httptest.NewServer(mux)
+	defer s.Close()
+
+	post := func(path string) string {
+		resp, err := http.Post(s.URL+path, "text/plain", nil)
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		if ra := resp.Header.Get("Retry-After"); ra != "" {
+			return resp.Status + ", Retry-After: " + ra
+		}
+		return resp.Status
+	}
+
+	first := make(chan string)
+	go func() { first <- post("/orders/1?slow") }()
+	<-inside // order 1 is being updated
+	fmt.Println("order 1 again:", post("/orders/1"))
+	fmt.Println("order 2:", post("/orders/2"))
+	close(finish)
+	fmt.Println("order 1:", <-first)
+	// Output:
+	// order 1 again: 409 Conflict, Retry-After: 1
+	// order 2: 200 OK
+	// order 1: 200 OK
+}
+
+// Every route of a mux, one lock per pattern.
+func ExampleMiddleware_WrapMux() {
+	var locks *lockmw.Client // lockmw.New(rdb)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /reports", func(w http.ResponseWriter, r *http.Request) { /* ... */ })
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { /* ... */ })
+
+	// "POST /reports" locks "http:POST /reports"; so does "GET /health",
+	// under its own name. Use Wrap per route to lock only some routes.
+	handler := httpmw.New(locks, httpmw.WithWait(2*time.Second)).WrapMux(mux)
+	_ = http.ListenAndServe(":8080", handler)
+}
+
+// A key of one's own: one lock per tenant, whatever the route; requests
+// without a tenant are not locked.
+func ExampleWithKey() {
+	var locks *lockmw.Client // lockmw.New(rdb)
+	m := httpmw.New(locks, httpmw.WithKey(func(r *http.Request) string {
+		if t := r.Header.Get("X-Tenant"); t != "" {
+			return "tenant:" + t
+		}
+		return ""
+	}))
+	_ = m
+}
+
+// Leased holds: a busy answer tells the client how long the holder has left.
+func ExampleWithLease() {
+	var locks *lockmw.Client // lockmw.New(rdb)
+	// Handlers must finish within 30s: r.Context() ends at the lease end.
+	m := httpmw.New(locks, httpmw.WithLease(30*time.Second), httpmw.WithBusyStatus(http.StatusTooManyRequests))
+	_ = m
+}
