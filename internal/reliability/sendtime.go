@@ -2,16 +2,20 @@ package reliability
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// SendTimes records when the last Redis command made with a context was sent.
-// Lock's requests carry the context passed to Lock, so after Lock returns,
-// Last is a lower bound on when the hold's key got its TTL: the last acquire
-// attempt, or the queued attempt the lock was later handed over to.
+// SendTimes records when the last script (EVALSHA or EVAL) run with a
+// context was sent. Lock's acquire attempts carry the context passed to
+// Lock, so after Lock returns, Last is a lower bound on when the hold's key
+// got its TTL: the winning attempt, or the attempt that queued the waiter
+// the lock was later handed over to. (Other commands made with that context,
+// such as subscribing, are not scripts and may come after a hand-off.)
 type SendTimes struct{ last atomic.Int64 }
 
 type sendTimesKey struct{}
@@ -32,7 +36,7 @@ func (s *SendTimes) Last() time.Time {
 	return time.Unix(0, n)
 }
 
-// SendHook is a go-redis hook that records the send time of each command
+// SendHook is a go-redis hook that records the send time of each script
 // whose context carries a SendTimes. A command go-redis re-sends keeps the
 // time of its first send, which only makes Last an earlier, still valid,
 // lower bound.
@@ -46,21 +50,30 @@ func (SendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 // ProcessHook records the time before the command is sent.
 func (SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok {
+		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && isScript(cmd) {
 			s.last.Store(time.Now().UnixNano())
 		}
 		return next(ctx, cmd)
 	}
 }
 
-// ProcessPipelineHook records the time before the pipeline is sent.
+// ProcessPipelineHook records the time before a pipeline with a script is
+// sent.
 func (SendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok {
+		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && slices.ContainsFunc(cmds, isScript) {
 			s.last.Store(time.Now().UnixNano())
 		}
 		return next(ctx, cmds)
 	}
+}
+
+func isScript(cmd redis.Cmder) bool {
+	switch strings.ToLower(cmd.Name()) {
+	case "evalsha", "eval", "evalsha_ro", "eval_ro":
+		return true
+	}
+	return false
 }
 
 type tokenKey struct{}
