@@ -3,10 +3,13 @@
 // counterpart of Redisson's @RequestLockable, on a [lockmw] lock.
 //
 //	m := httpmw.New(locks) // locks is a *lockmw.Client
-//	mux.Handle("POST /reports", m.Wrap(reports))             // per route: "http:POST /reports"
+//	mux.Handle("POST /reports", m.Wrap(reports))          // per route: "http:POST /reports"
 //	perOrder := httpmw.New(locks, httpmw.WithPathValues("id"))
-//	mux.Handle("POST /orders/{id}", perOrder.Wrap(orders))    // per resource: "http:POST /orders/{id}#id=1"
-//	handler := m.WrapMux(mux)                                 // or every route of a mux, per pattern
+//	mux.Handle("POST /orders/{id}", perOrder.Wrap(orders)) // per resource: "http:POST /orders/{id}#id=1"
+//
+// or, instead, every route of a mux, one lock per pattern:
+//
+//	handler := httpmw.New(locks).WrapMux(mux)
 //
 // # Keys
 //
@@ -15,6 +18,11 @@
 // wildcards, escaped, so that distinct resources never share a name; and
 // [WithKey] replaces the whole scheme. A request without a key (no pattern
 // matched, or the key function returned "") runs unlocked.
+//
+// On a Redis Cluster a lock's keys go to the slot of the name's {hash tag},
+// and a wildcard in the pattern is one: all names with "{id}" share a slot.
+// That is correct, only less spread; a [WithKey] name without braces gets a
+// slot of its own.
 //
 // # Waiting and answers
 //
@@ -44,6 +52,7 @@
 // A Middleware is immutable after [New] and safe for concurrent use; the
 // handlers it returns serve any number of requests at once, each waiting on
 // its own. A waiting request costs no goroutine beyond the one net/http runs
-// for it (lockmw shares one subscription per Client among all its waiters),
-// and a small body buffered by [WithBodyBuffer].
+// for it (lockmw shares one subscription per Client among all its waiters);
+// it holds in memory at most the part of its body that [WithBodyBuffer]
+// reads.
 package httpmw

@@ -49,7 +49,8 @@ func (m *Middleware) Key(r *http.Request) string {
 //	mux.Handle("POST /orders/{id}", m.Wrap(h))
 //
 // Each request computes its key (see [Middleware.Key]); a request without one
-// goes straight to h. Otherwise it waits for the lock up to the wait
+// goes straight to h. Outside a ServeMux r.Pattern is empty, so the default
+// key is too and nothing is locked: give such a handler [WithKey]. Otherwise it waits for the lock up to the wait
 // ([WithWait]) or until its context ends, then:
 //
 //   - it got the lock: h runs with the hold context as r.Context(), which is
