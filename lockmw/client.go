@@ -30,6 +30,7 @@ type Client struct {
 
 	ownerSeq atomic.Uint64
 	reqSeq   atomic.Uint64
+	nonce    string // random, per Client value: names its request latches
 	pubCmd   atomic.Value // "publish" or "spublish", once known
 	latchMS  int64
 	graceMS  int64 // how long a queue entry outlives the holder's TTL: the watchdog timeout
@@ -82,6 +83,7 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		id:      o.clientID,
 		opts:    o,
 		log:     o.logger,
+		nonce:   newUUID(),
 		latchMS: latchTTL(rdb).Milliseconds(),
 		graceMS: o.watchdog.Milliseconds(),
 		closed:  make(chan struct{}),
@@ -182,9 +184,11 @@ func (c *Client) sharded() bool {
 }
 
 // requestID names one request's latch key, so that go-redis re-sending it
-// after a timeout finds the first result instead of counting twice.
+// after a timeout finds the first result instead of counting twice. The
+// instance nonce keeps two Client values with the same ID (a restarted
+// process with WithClientID) from ever finding each other's latches.
 func (c *Client) requestID() string {
-	return c.id + ":" + formatUint(c.reqSeq.Add(1))
+	return c.nonce + ":" + formatUint(c.reqSeq.Add(1))
 }
 
 func (c *Client) addHold(h *hold) {

@@ -270,9 +270,9 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 	}
 	w := newWaiter(field)
 	confirmed := true
-	var ready []chan struct{}
+	var ready []<-chan struct{}
 	for _, hb := range c.hubs {
-		ns, ok, err := hb.join(ctx, m, w)
+		ns, ok, rc, err := hb.join(ctx, m, w, sent)
 		if err != nil {
 			m.abandon(ctx, field)
 			return 0, time.Time{}, errors.Join(fmt.Errorf("lockmw: subscribe for %q: %w", m.name, err), ctx.Err())
@@ -280,7 +280,9 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		defer hb.leave(ns, w)
 		if !ok {
 			confirmed = false
-			ready = append(ready, ns.ready)
+		}
+		if rc != nil {
+			ready = append(ready, rc)
 		}
 	}
 

@@ -39,8 +39,9 @@ type nameSub struct {
 	shard     *shard
 	waiters   []*waiter
 	byField   map[string]*waiter
-	ready     chan struct{} // closed at the first confirmation
-	confirmed bool
+	ready       chan struct{} // closed at the first confirmation
+	confirmed   bool
+	confirmedAt time.Time // the last (re)confirmation
 	missed    bool // the connection was lost since the last confirmation
 	idleSince time.Time
 }
@@ -103,26 +104,32 @@ func newHub(c *Client, rdb redis.UniversalClient) *hub {
 }
 
 // join registers w as a waiter on m's name, subscribing when needed. It
-// reports whether the subscription was already confirmed before this call.
-func (h *hub) join(ctx context.Context, m *Mutex, w *waiter) (*nameSub, bool, error) {
+// reports whether the subscription has been in place, without a break,
+// since before the waiter's first attempt was sent: otherwise a message for
+// it may have been missed, and it must try once more.
+// ready is nil when the subscription is confirmed, else closed when it is.
+func (h *hub) join(ctx context.Context, m *Mutex, w *waiter, sent time.Time) (ns *nameSub, ok bool, ready <-chan struct{}, err error) {
 	c := h.c
 	pub := c.publishCmd(ctx)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, false, ErrClosed
+		return nil, false, nil, ErrClosed
 	}
-	ns := h.names[m.name]
+	ns = h.names[m.name]
 	if ns == nil {
 		ns = &nameSub{name: m.name, k: &m.k, byField: make(map[string]*waiter), ready: make(chan struct{})}
 		if err := h.subscribe(ctx, ns, pub == "spublish"); err != nil {
-			return nil, false, err
+			return nil, false, nil, err
 		}
 		h.names[m.name] = ns
 		h.byChannel[m.k.channel] = ns
 		h.byChannel[m.k.handoff] = ns
 	}
-	confirmed := ns.confirmed
+	ok = ns.confirmed && !ns.missed && ns.confirmedAt.Before(sent)
+	if !ns.confirmed {
+		ready = ns.ready
+	}
 	ns.waiters = append(ns.waiters, w)
 	ns.byField[w.field] = w
 	ns.idleSince = time.Time{}
@@ -130,7 +137,7 @@ func (h *hub) join(ctx context.Context, m *Mutex, w *waiter) (*nameSub, bool, er
 		delete(h.pending, w.field)
 		w.handed <- p.handoff
 	}
-	return ns, confirmed, nil
+	return ns, ok, ready, nil
 }
 
 // subscribe subscribes ns's channels, the hand-off channel last so that its
@@ -342,6 +349,7 @@ func (h *hub) confirm(channel string) {
 	if ns == nil || channel != ns.k.handoff {
 		return
 	}
+	ns.confirmedAt = time.Now()
 	if !ns.confirmed {
 		ns.confirmed = true
 		close(ns.ready)

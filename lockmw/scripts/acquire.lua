@@ -18,6 +18,7 @@ local function won(fresh, token)
   if ARGV[6] == '1' then
     redis.call('zrem', KEYS[3], ARGV[2])
     redis.call('hdel', KEYS[4], ARGV[2])
+    rlock_tidy()
   end
   return {1, token, fresh}
 end

@@ -7,6 +7,7 @@
 -- {2} when it passed the lock on.
 redis.call('zrem', KEYS[3], ARGV[1])
 redis.call('hdel', KEYS[4], ARGV[1])
+rlock_tidy()
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return {0}
 end

@@ -20,6 +20,14 @@ local function rlock_now()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- rlock_tidy deletes the waiter table once the queue is empty (it holds the
+-- arrival counter), so that no key outlives the last waiter.
+local function rlock_tidy()
+  if redis.call('zcard', KEYS[3]) == 0 then
+    redis.call('del', KEYS[4])
+  end
+end
+
 -- rlock_meta returns the metadata a hook stored with the lock KEYS[1].
 local function rlock_meta()
   return redis.call('hget', KEYS[1], 'rlock:meta') or ''
@@ -52,10 +60,12 @@ local function rlock_handoff(pub, prev, meta)
           redis.call('hset', KEYS[1], 'rlock:token', token)
         end
         redis.call(pub, KEYS[7], f .. '|' .. token .. '|' .. prev .. '|' .. meta)
+        rlock_tidy()
         return 1
       end
     end
   end
+  rlock_tidy()
   redis.call(pub, KEYS[2], 0)
   return 0
 end
