@@ -30,7 +30,7 @@ type Client struct {
 
 	ownerSeq atomic.Uint64
 	reqSeq   atomic.Uint64
-	nonce    string // random, per Client value: names its request latches
+	nonce    string       // random, per Client value: names its request latches
 	pubCmd   atomic.Value // "publish" or "spublish", once known
 	latchMS  int64
 	graceMS  int64 // how long a queue entry outlives the holder's TTL: the watchdog timeout

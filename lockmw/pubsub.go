@@ -34,16 +34,16 @@ type hub struct {
 }
 
 type nameSub struct {
-	name      string
-	k         *keys
-	shard     *shard
-	waiters   []*waiter
-	byField   map[string]*waiter
+	name        string
+	k           *keys
+	shard       *shard
+	waiters     []*waiter
+	byField     map[string]*waiter
 	ready       chan struct{} // closed at the first confirmation
 	confirmed   bool
 	confirmedAt time.Time // the last (re)confirmation
-	missed    bool // the connection was lost since the last confirmation
-	idleSince time.Time
+	missed      bool      // the connection was lost since the last confirmation
+	idleSince   time.Time
 }
 
 // unsharded is the shards key of the one connection used with plain
