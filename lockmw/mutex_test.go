@@ -106,7 +106,8 @@ func TestNonOwnerUnlock(t *testing.T) {
 func TestCallerContextCancelled(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := newClient(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	const timeout = time.Second
+	c := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout))
 	m := c.Mutex("caller-cancel")
 	cause := errors.New("request finished")
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -114,8 +115,8 @@ func TestCallerContextCancelled(t *testing.T) {
 	cancel(cause)
 	waitDone(t, h, time.Second, "hold context follows the caller's")
 	assert.ErrorIs(t, context.Cause(h), cause, "the caller's cause")
-	// Renewal goes on: the key outlives several watchdog timeouts.
-	deadline := time.Now().Add(time.Second)
+	// Renewal goes on: the key outlives the watchdog timeout.
+	deadline := time.Now().Add(2 * timeout)
 	for time.Now().Before(deadline) {
 		ttl, err := m.TTL(context.Background())
 		require.NoError(t, err)
