@@ -161,15 +161,15 @@ func (v quorumVotes) outcome(n, need int) RenewalOutcome {
 	}
 }
 
-// reenterQuorum adds a level on every master that has the hold.
-func (m *Mutex) reenterQuorum(ctx context.Context, h *hold) (int64, error) {
-	c := m.c
-	keys := []string{m.k.lock, m.k.latchBase + c.requestID()}
+// vote runs a per-hold script on every master and counts the answers: a
+// negative result means the hold is gone there. It returns the outcome and
+// the largest result of the masters that have the hold.
+func (c *Client) vote(run func(r redis.UniversalClient) (int64, error)) (RenewalOutcome, int64, error) {
 	var mu sync.Mutex
 	var v quorumVotes
-	var n int64
-	errs := c.fanout(func(i int, r redis.UniversalClient) error {
-		got, err := reenterScript.Run(ctx, r, keys, h.field, c.latchMS).Int64()
+	var top int64
+	errs := c.fanout(func(_ int, r redis.UniversalClient) error {
+		got, err := run(r)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -179,40 +179,37 @@ func (m *Mutex) reenterQuorum(ctx context.Context, h *hold) (int64, error) {
 			v.gone++
 		default:
 			v.ok++
-			n = max(n, got)
+			top = max(top, got)
 		}
 		return err
 	})
-	switch v.outcome(len(c.members), c.need) {
+	return v.outcome(len(c.members), c.need), top, errors.Join(errs...)
+}
+
+// reenterQuorum adds a level on every master that has the hold.
+func (m *Mutex) reenterQuorum(ctx context.Context, h *hold) (int64, error) {
+	c := m.c
+	keys := []string{m.k.lock, m.k.latchBase + c.requestID()}
+	out, n, err := c.vote(func(r redis.UniversalClient) (int64, error) {
+		return reenterScript.Run(ctx, r, keys, h.field, c.latchMS).Int64()
+	})
+	switch out {
 	case Renewed:
 		return n, nil
 	case RenewLost:
 		return -1, nil
 	}
-	return 0, fmt.Errorf("lockmw: re-enter %q: %w", m.name, errors.Join(errs...))
+	return 0, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err)
 }
 
 // releaseQuorum releases one level on every master. last says it is the
 // owner's last level, which deletes the lock whatever a master counted.
 func (m *Mutex) releaseQuorum(ctx context.Context, h *hold, reqID string, expireMS int64, last bool) (int64, error) {
 	c := m.c
-	var mu sync.Mutex
-	var v quorumVotes
-	errs := c.fanout(func(i int, r redis.UniversalClient) error {
-		got, err := releaseScript.Run(ctx, r, m.fullKeys(reqID), h.field, "publish", c.latchMS, expireMS, flag(last)).Int64()
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case err != nil:
-			v.failed++
-		case got < 0:
-			v.gone++
-		default:
-			v.ok++
-		}
-		return err
+	out, _, err := c.vote(func(r redis.UniversalClient) (int64, error) {
+		return releaseScript.Run(ctx, r, m.fullKeys(reqID), h.field, "publish", c.latchMS, expireMS, flag(last)).Int64()
 	})
-	switch v.outcome(len(c.members), c.need) {
+	switch out {
 	case Renewed:
 		if last {
 			return 1, nil
@@ -221,7 +218,7 @@ func (m *Mutex) releaseQuorum(ctx context.Context, h *hold, reqID string, expire
 	case RenewLost:
 		return -1, nil
 	}
-	return 0, errors.Join(errs...)
+	return 0, err
 }
 
 // kthLargest returns the k-th largest of vs (1-based), or zero when there are
