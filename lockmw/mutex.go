@@ -292,8 +292,12 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 			m.abandon(ctx, field)
 			return 0, time.Time{}, cause
 		}
-		if tok, ok := m.leaveQueue(ctx, field, true); ok {
+		tok, ok, err := m.leaveQueue(ctx, field, true)
+		if ok {
 			return tok, lastBusy, nil
+		}
+		if err != nil {
+			m.abandon(ctx, field) // try again in the background
 		}
 		return 0, time.Time{}, cause
 	}
@@ -388,25 +392,25 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 
 // leaveQueue takes field out of the queue. When the lock was handed to it
 // meanwhile, it keeps it (keep) and reports the token, or passes it on.
-func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool) (int64, bool) {
+func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool) (int64, bool, error) {
 	c := m.c
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
 	defer cancel()
 	if c.isQuorum() {
-		c.fanout(func(i int, r redis.UniversalClient) error {
+		errs := c.fanout(func(i int, r redis.UniversalClient) error {
 			return leaveScript.Run(lctx, r, m.fullKeys("leave"), field, "publish", "0").Err()
 		})
-		return 0, false
+		return 0, false, errors.Join(errs...)
 	}
 	res, err := leaveScript.Run(lctx, c.rdb, m.fullKeys("leave"), field, c.publishCmd(lctx), flag(keep)).Slice()
 	if err != nil {
 		c.log.Warn("lockmw: leaving the wait queue failed", "name", m.name, "field", field, "err", err)
-		return 0, false
+		return 0, false, err
 	}
 	if len(res) >= 2 && asInt(res[0]) == 1 {
-		return asInt(res[1]), true
+		return asInt(res[1]), true, nil
 	}
-	return 0, false
+	return 0, false, nil
 }
 
 // abandon undoes an acquisition that failed or gave up: it takes field out
