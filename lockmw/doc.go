@@ -57,7 +57,7 @@
 // to the lock's channels; all waiters of one name in one Client share one
 // subscription, and all names one connection. The last Unlock hands the lock
 // straight to the first live waiter in the queue and tells only that waiter,
-// on rlock_handoff:{name}; it publishes Redisson's "0" on Redisson's channel
+// on rlock_handoff:{name}:<clientID>; it publishes Redisson's "0" on Redisson's channel
 // only when nobody is queued. So one unlock wakes one waiter across all
 // processes, with no herd of failed attempts. A waiter also retries when
 // Redisson's "0" arrives, when the holder's TTL runs out, and at least every

@@ -11,7 +11,8 @@ import (
 )
 
 // hub is a Client's pub/sub side: waiters on one name share one subscription
-// (to Redisson's unlock channel and rlock's hand-off channel), and all names
+// (to Redisson's unlock channel and this client's hand-off channel for the
+// name, rlock_handoff:{name}:<clientID>), and all names
 // share one connection (on a Redis 7 cluster, one per hash slot, since a
 // sharded subscription is bound to its slot's node). One goroutine per
 // connection receives and dispatches:
@@ -36,6 +37,7 @@ type hub struct {
 type nameSub struct {
 	name        string
 	k           *keys
+	handoff     string // this client's hand-off channel for the name
 	shard       *shard
 	waiters     []*waiter
 	byField     map[string]*waiter
@@ -118,13 +120,13 @@ func (h *hub) join(ctx context.Context, m *Mutex, w *waiter, sent time.Time) (ns
 	}
 	ns = h.names[m.name]
 	if ns == nil {
-		ns = &nameSub{name: m.name, k: &m.k, byField: make(map[string]*waiter), ready: make(chan struct{})}
+		ns = &nameSub{name: m.name, k: &m.k, handoff: m.k.handoff + ":" + c.id, byField: make(map[string]*waiter), ready: make(chan struct{})}
 		if err := h.subscribe(ctx, ns, pub == "spublish"); err != nil {
 			return nil, false, nil, err
 		}
 		h.names[m.name] = ns
 		h.byChannel[m.k.channel] = ns
-		h.byChannel[m.k.handoff] = ns
+		h.byChannel[ns.handoff] = ns
 	}
 	ok = ns.confirmed && !ns.missed && ns.confirmedAt.Before(sent)
 	if !ns.confirmed {
@@ -143,7 +145,7 @@ func (h *hub) join(ctx context.Context, m *Mutex, w *waiter, sent time.Time) (ns
 // subscribe subscribes ns's channels, the hand-off channel last so that its
 // confirmation means both are in place. Called with h.mu held.
 func (h *hub) subscribe(ctx context.Context, ns *nameSub, sharded bool) error {
-	chans := []string{ns.k.channel, ns.k.handoff}
+	chans := []string{ns.k.channel, ns.handoff}
 	slot := unsharded
 	if sharded {
 		slot = keySlot(ns.k.lock)
@@ -212,7 +214,7 @@ func (h *hub) sweep() {
 		}
 		delete(h.names, name)
 		delete(h.byChannel, ns.k.channel)
-		delete(h.byChannel, ns.k.handoff)
+		delete(h.byChannel, ns.handoff)
 		sh := ns.shard
 		sh.subs--
 		if sh.subs == 0 && sh.slot != unsharded {
@@ -222,9 +224,9 @@ func (h *hub) sweep() {
 		}
 		var err error
 		if h.c.sharded() {
-			err = sh.ps.SUnsubscribe(ctx, ns.k.channel, ns.k.handoff)
+			err = sh.ps.SUnsubscribe(ctx, ns.k.channel, ns.handoff)
 		} else {
-			err = sh.ps.Unsubscribe(ctx, ns.k.channel, ns.k.handoff)
+			err = sh.ps.Unsubscribe(ctx, ns.k.channel, ns.handoff)
 		}
 		if err != nil {
 			h.c.log.Debug("lockmw: unsubscribe failed", "name", name, "err", err)
@@ -305,7 +307,7 @@ func (h *hub) connectionLost(sh *shard) {
 func (h *hub) serverUnsubscribed(sh *shard, channel string) {
 	h.mu.Lock()
 	ns := h.byChannel[channel]
-	if ns == nil || ns.shard != sh || channel != ns.k.handoff || h.shards[sh.slot] != sh || h.closed {
+	if ns == nil || ns.shard != sh || channel != ns.handoff || h.shards[sh.slot] != sh || h.closed {
 		h.mu.Unlock()
 		return
 	}
@@ -315,7 +317,7 @@ func (h *hub) serverUnsubscribed(sh *shard, channel string) {
 	for _, x := range h.names {
 		if x.shard == sh {
 			names = append(names, x)
-			chans = append(chans, x.k.channel, x.k.handoff)
+			chans = append(chans, x.k.channel, x.handoff)
 		}
 	}
 	ctx, cancel := context.WithTimeout(h.c.bgCtx, h.c.opts.releaseTimeout)
@@ -346,7 +348,7 @@ func (h *hub) confirm(channel string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ns := h.byChannel[channel]
-	if ns == nil || channel != ns.k.handoff {
+	if ns == nil || channel != ns.handoff {
 		return
 	}
 	ns.confirmedAt = time.Now()
@@ -369,7 +371,7 @@ func (h *hub) dispatch(channel, payload string) {
 	if ns == nil {
 		return
 	}
-	if channel == ns.k.handoff {
+	if channel == ns.handoff {
 		field, ho, ok := parseHandoff(payload)
 		if !ok {
 			return

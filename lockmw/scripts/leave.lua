@@ -14,6 +14,5 @@ end
 if ARGV[3] == '1' then
   return {1, tonumber(redis.call('hget', KEYS[1], 'rlock:token') or '0')}
 end
-redis.call('del', KEYS[1])
-rlock_handoff(ARGV[2], ARGV[1], '')
+rlock_handoff(ARGV[2], ARGV[1])
 return {2}

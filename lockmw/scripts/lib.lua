@@ -12,8 +12,9 @@
 --           plus the arrival counter "rlock:seq".
 --   KEYS[5] the fencing counter (Redisson's "redisson_lock_token:{name}").
 --   KEYS[6] an idempotency latch for this one request.
---   KEYS[7] the hand-off channel: "<field>|<token>|<previous holder>|<its metadata>"
---           tells one waiter it holds the lock, and who held it before.
+--   KEYS[7] the prefix of the hand-off channels, one per client: ":<clientID>"
+--           appended; "<field>|<token>|<previous holder>|<its metadata>" tells
+--           one waiter of that client it holds the lock, and who held it before.
 
 local function rlock_now()
   local t = redis.call('time')
@@ -28,22 +29,23 @@ local function rlock_tidy()
   end
 end
 
--- rlock_meta returns the metadata a hook stored with the lock KEYS[1].
-local function rlock_meta()
-  return redis.call('hget', KEYS[1], 'rlock:meta') or ''
-end
-
--- rlock_handoff gives the (already deleted) lock KEYS[1] to the first live
--- waiter in the queue and tells it on the hand-off channel, with the previous
--- holder's field and metadata. Waiters whose deadline has passed are dropped
--- on the way. When nobody is queued it publishes Redisson's unlock message
--- instead, so Redisson waiters and rlock clients that are not queued wake up.
--- pub is 'publish' or 'spublish'.
-local function rlock_handoff(pub, prev, meta)
+-- rlock_handoff frees the lock KEYS[1] (it deletes it) and gives it to the
+-- first live waiter in the queue, telling only that waiter's client, on
+-- KEYS[7] .. ':' .. <its client ID>, with the previous holder's field and
+-- metadata. Waiters whose deadline has passed are dropped on the way. When
+-- nobody is queued it publishes Redisson's unlock message instead, so that
+-- Redisson waiters and rlock clients that are not queued wake up. pub is
+-- 'publish' or 'spublish'; prev the releasing field ('' when unknown).
+local function rlock_handoff(pub, prev)
   local now = nil
+  local meta = nil
   for _ = 1, 100 do
     local head = redis.call('zrange', KEYS[3], 0, 0)
     if #head == 0 then break end
+    if meta == nil then
+      meta = redis.call('hget', KEYS[1], 'rlock:meta') or ''
+      redis.call('del', KEYS[1])
+    end
     local f = head[1]
     local info = redis.call('hget', KEYS[4], f)
     redis.call('zrem', KEYS[3], f)
@@ -59,13 +61,17 @@ local function rlock_handoff(pub, prev, meta)
           token = redis.call('incr', KEYS[5])
           redis.call('hset', KEYS[1], 'rlock:token', token)
         end
-        redis.call(pub, KEYS[7], f .. '|' .. token .. '|' .. prev .. '|' .. meta)
+        local client = string.match(f, '^(.*):[^:]*$') or f
+        redis.call(pub, KEYS[7] .. ':' .. client, f .. '|' .. token .. '|' .. prev .. '|' .. meta)
         rlock_tidy()
         return 1
       end
     end
   end
-  rlock_tidy()
+  if meta == nil then
+    redis.call('del', KEYS[1])
+  end
+  redis.call('del', KEYS[4]) -- the queue is empty: drop the waiter table
   redis.call(pub, KEYS[2], 0)
   return 0
 end

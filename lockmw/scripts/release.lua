@@ -23,9 +23,7 @@ elseif tonumber(ARGV[4]) > 0 then
   redis.call('pexpire', KEYS[1], ARGV[4])
   r = 2
 else
-  local meta = rlock_meta()
-  redis.call('del', KEYS[1])
-  rlock_handoff(ARGV[2], ARGV[1], meta)
+  rlock_handoff(ARGV[2], ARGV[1])
   r = 1
 end
 redis.call('set', KEYS[6], r, 'px', ARGV[3])
