@@ -34,8 +34,20 @@ demo:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+soak: SOAK ?= 5m
 soak:
-	@echo "no soak targets yet"
+	./.ci/install-redis.sh
+	$(GO) test -count=1 -v -timeout 0 -run 'Crash' ./internal/reliability -soak=$(SOAK)
 
+fuzz: FUZZTIME ?= 30s
 fuzz:
-	@echo "no fuzz targets yet"
+	./.ci/install-redis.sh
+	@status=0; \
+	for file in $$(grep -rlE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(' .); do \
+		dir=$$(dirname "$$file"); \
+		for target in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' "$$file"); do \
+			echo "== $$dir $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$dir" || status=1; \
+		done; \
+	done; \
+	exit $$status
