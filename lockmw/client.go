@@ -33,7 +33,10 @@ type Client struct {
 	nonce    string       // random, per Client value: names its request latches
 	pubCmd   atomic.Value // "publish" or "spublish", once known
 	latchMS  int64
-	graceMS  int64 // how long a queue entry outlives the holder's TTL: the watchdog timeout
+	// Script arguments boxed once (see flag).
+	latchArg    any // latchMS
+	graceArg    any // how long a queue entry outlives the holder's TTL: the watchdog timeout, in ms
+	watchdogArg any // the watchdog timeout in ms
 
 	bgCtx    context.Context // cancelled by Close; parent of background calls
 	bgCancel context.CancelFunc
@@ -79,15 +82,16 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		o.clientID = newUUID()
 	}
 	c := &Client{
-		rdb:     rdb,
-		id:      o.clientID,
-		opts:    o,
-		log:     o.logger,
-		nonce:   newUUID(),
-		latchMS: latchTTL(rdb).Milliseconds(),
-		graceMS: o.watchdog.Milliseconds(),
-		closed:  make(chan struct{}),
-		holds:   make(map[*hold]struct{}),
+		rdb:         rdb,
+		id:          o.clientID,
+		opts:        o,
+		log:         o.logger,
+		nonce:       newUUID(),
+		latchMS:     latchTTL(rdb).Milliseconds(),
+		graceArg:    o.watchdog.Milliseconds(),
+		watchdogArg: msCeil(o.watchdog),
+		closed:      make(chan struct{}),
+		holds:       make(map[*hold]struct{}),
 
 		members:        members,
 		need:           len(members)/2 + 1,
@@ -98,6 +102,7 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 	if !c.cluster {
 		c.pubCmd.Store("publish")
 	}
+	c.latchArg = c.latchMS
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	c.wd = newWatchdog(c)
 	if members == nil {

@@ -159,7 +159,7 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 	if c.isQuorum() {
 		n, err = m.reenterQuorum(ctx, h)
 	} else {
-		n, err = reenterScript.Run(ctx, c.rdb, []string{m.k.lock, m.k.latchBase + c.requestID()}, h.field, c.latchMS).Int64()
+		n, err = reenterScript.Run(ctx, c.rdb, []string{m.k.lock, m.k.latchBase + c.requestID()}, h.field, c.latchArg).Int64()
 	}
 	if err != nil {
 		return ctx, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err)
@@ -195,7 +195,7 @@ func (m *Mutex) try(ctx context.Context, field string, ttl time.Duration, enqueu
 	if c.isQuorum() {
 		return m.tryQuorum(ctx, field, ttl)
 	}
-	res, err := acquireScript.Run(ctx, c.rdb, m.akeys, msCeil(ttl), field, flag(enqueue), c.graceMS, flag(m.fenced), flag(queued)).Slice()
+	res, err := acquireScript.Run(ctx, c.rdb, m.akeys, c.ttlArg(ttl), field, flag(enqueue), c.graceArg, flag(m.fenced), flag(queued)).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 	}
@@ -206,11 +206,24 @@ func (m *Mutex) try(ctx context.Context, field string, ttl time.Duration, enqueu
 	return r, nil
 }
 
-func flag(b bool) string {
+// Script arguments boxed once: a flag or a number passed as an interface
+// value would otherwise allocate on every call.
+var argTrue, argFalse any = "1", "0"
+
+func flag(b bool) any {
 	if b {
-		return "1"
+		return argTrue
 	}
-	return "0"
+	return argFalse
+}
+
+// ttlArg is the script argument for ttl in ms; the watchdog timeout's is
+// boxed once per Client.
+func (c *Client) ttlArg(ttl time.Duration) any {
+	if ttl == c.opts.watchdog {
+		return c.watchdogArg
+	}
+	return msCeil(ttl)
 }
 
 func asInt(v any) int64 {
@@ -523,7 +536,7 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	if c.isQuorum() {
 		n, err = m.releaseQuorum(rctx, h, lvl.reqID, expireMS, h.addLevels(0) == 1)
 	} else {
-		n, err = releaseScript.Run(rctx, c.rdb, m.fullKeys(lvl.reqID), h.field, c.publishCmd(rctx), c.latchMS, expireMS, "0").Int64()
+		n, err = releaseScript.Run(rctx, c.rdb, m.fullKeys(lvl.reqID), h.field, c.publishCmd(rctx), c.latchArg, expireMS, argFalse).Int64()
 	}
 	if err != nil {
 		if h.addLevels(0) == 1 {

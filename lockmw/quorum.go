@@ -95,7 +95,7 @@ func (m *Mutex) tryQuorum(ctx context.Context, field string, ttl time.Duration) 
 	start := time.Now()
 	replies := make([]acquireReply, len(c.members))
 	errs := c.fanout(func(i int, r redis.UniversalClient) error {
-		res, err := acquireScript.Run(ctx, r, m.akeys, msCeil(ttl), field, "0", c.graceMS, flag(m.fenced), "0").Slice()
+		res, err := acquireScript.Run(ctx, r, m.akeys, c.ttlArg(ttl), field, argFalse, c.graceArg, flag(m.fenced), argFalse).Slice()
 		if err != nil {
 			return err
 		}
@@ -191,7 +191,7 @@ func (m *Mutex) reenterQuorum(ctx context.Context, h *hold) (int64, error) {
 	c := m.c
 	keys := []string{m.k.lock, m.k.latchBase + c.requestID()}
 	out, n, err := c.vote(func(r redis.UniversalClient) (int64, error) {
-		return reenterScript.Run(ctx, r, keys, h.field, c.latchMS).Int64()
+		return reenterScript.Run(ctx, r, keys, h.field, c.latchArg).Int64()
 	})
 	switch out {
 	case Renewed:
@@ -207,7 +207,7 @@ func (m *Mutex) reenterQuorum(ctx context.Context, h *hold) (int64, error) {
 func (m *Mutex) releaseQuorum(ctx context.Context, h *hold, reqID string, expireMS int64, last bool) (int64, error) {
 	c := m.c
 	out, _, err := c.vote(func(r redis.UniversalClient) (int64, error) {
-		return releaseScript.Run(ctx, r, m.fullKeys(reqID), h.field, "publish", c.latchMS, expireMS, flag(last)).Int64()
+		return releaseScript.Run(ctx, r, m.fullKeys(reqID), h.field, "publish", c.latchArg, expireMS, flag(last)).Int64()
 	})
 	switch out {
 	case Renewed:

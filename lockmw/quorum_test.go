@@ -21,7 +21,7 @@ func quorum(t *testing.T, n int) ([]*redistest.Server, []redis.UniversalClient) 
 	for i := range srvs {
 		srvs[i] = redistest.Start(t)
 		rdbs[i] = srvs[i].NewClient(func(o *redis.Options) {
-			o.ReadTimeout, o.WriteTimeout, o.DialTimeout = 150*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond
+			o.ReadTimeout, o.WriteTimeout, o.DialTimeout = 400*time.Millisecond, 400*time.Millisecond, 400*time.Millisecond
 			o.MaxRetries = -1
 		})
 	}
@@ -89,7 +89,7 @@ func TestQuorumSurvivesMinorityAndLosesMajority(t *testing.T) {
 	t.Parallel()
 	srvs, rdbs := quorum(t, 5)
 	ctx := testCtx(t)
-	const timeout = 600 * time.Millisecond
+	const timeout = 1500 * time.Millisecond
 	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(timeout))
 	h := mustLock(t, c.Mutex("q-held"), ctx)
 
@@ -114,7 +114,7 @@ func TestQuorumFencingAcrossMajorities(t *testing.T) {
 	t.Parallel()
 	srvs, rdbs := quorum(t, 3)
 	ctx := testCtx(t)
-	const timeout = 400 * time.Millisecond
+	const timeout = 1500 * time.Millisecond
 	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(timeout))
 	m := c.Mutex("q-fenced", lockmw.WithFencing())
 	var tokens []int64

@@ -17,7 +17,7 @@ import (
 func TestLostWhenRedisUnreachable(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	const timeout = 600 * time.Millisecond
+	const timeout = 1500 * time.Millisecond
 	c := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout))
 	m := c.Mutex("paused")
 	h := mustLock(t, m, context.Background())
@@ -28,12 +28,14 @@ func TestLostWhenRedisUnreachable(t *testing.T) {
 	// could expire no later than paused + timeout: the hold must be gone by then.
 	select {
 	case <-h.Done():
-	case <-time.After(timeout + 200*time.Millisecond):
+	case <-time.After(2 * timeout):
 		t.Fatal("hold context not cancelled while renewals failed")
 	}
 	lostAfter := time.Since(paused)
 	assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
-	assert.LessOrEqual(t, lostAfter, timeout+50*time.Millisecond, "cancelled no later than the key could have expired (+ scheduling)")
+	// The loss timer is set to the last renewal's send time + timeout -
+	// margin, which is before paused + timeout; allow for a busy scheduler.
+	assert.LessOrEqual(t, lostAfter, timeout+300*time.Millisecond, "cancelled no later than the key could have expired")
 	require.NoError(t, srv.Resume())
 	assert.ErrorIs(t, m.Unlock(h), lockmw.ErrLockLost, "nothing touched after a loss")
 }
@@ -70,7 +72,7 @@ func TestRenewalBatchesAndGoroutines(t *testing.T) {
 	mu.Lock()
 	batches = nil
 	mu.Unlock()
-	eventually(t, 5*time.Second, "two renewal rounds", func() bool {
+	eventually(t, 20*time.Second, "two renewal rounds", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(batches) >= 6
