@@ -91,16 +91,23 @@ func runContended(ctx context.Context, e *env, cfg config, kind string) (*result
 	}
 
 	cmdsAfter := counter.snapshot()
-	// Every connection subscribed to the hand-off channel receives every
-	// hand-off message, though only the chosen waiter's client acts on it.
+	// Each client has its own hand-off channel for the name
+	// (rlock_handoff:{name}:<clientID>, from the lockmw docs), so a hand-off
+	// message reaches one connection: the chosen waiter's client.
 	var handoffSubs int64 = -1
 	if kind == "rlock" {
-		ch := "rlock_handoff:{" + name + "}" // rlock's key layout (lockmw docs)
-		subs, err := e.admin.PubSubNumSub(ctx, ch).Result()
+		chans, err := e.admin.PubSubChannels(ctx, "rlock_handoff:{"+name+"}:*").Result()
 		if err != nil {
 			return nil, err
 		}
-		handoffSubs = subs[ch]
+		subs, err := e.admin.PubSubNumSub(ctx, chans...).Result()
+		if err != nil {
+			return nil, err
+		}
+		handoffSubs = 0
+		for _, n := range subs {
+			handoffSubs = max(handoffSubs, n)
+		}
 	}
 	statsAfter, err := commandStats(ctx, e.admin)
 	if err != nil {
@@ -174,7 +181,7 @@ func runContended(ctx context.Context, e *env, cfg config, kind string) (*result
 	r.num("acq_per_worker_max_over_min", "(%.2f)", fair)
 	r.dur("ping_p50", "PING p50", ping)
 	if handoffSubs >= 0 {
-		r.num("handoff_channel_subscribers", "hand-off channel subscribers=%.0f", float64(handoffSubs))
+		r.num("handoff_channel_subscribers", "connections per hand-off message=%.0f", float64(handoffSubs))
 	}
 	r.Metrics["acquisitions"] = float64(acqs)
 	r.Breakdown["client_cmds_per_acq"] = perOp(clientCmds, acqs)

@@ -161,7 +161,7 @@ func allQueued(ctx context.Context, admin *redis.Client, names []string) (bool, 
 		for i, n := range names {
 			// rlock's key names, from the lockmw package documentation.
 			cards[i] = p.ZCard(ctx, "rlock_queue:{"+n+"}")
-			chans[i] = "rlock_handoff:{" + n + "}"
+			chans[i] = "redisson_lock__channel:{" + n + "}" // subscribed with the hand-off channel
 		}
 		subs = p.PubSubNumSub(ctx, chans...)
 		return nil
