@@ -165,7 +165,8 @@ func TestBadInput(t *testing.T) {
 			m := c.Mutex("child-ctx")
 			h, err := m.Lock(ctx)
 			require.NoError(t, err)
-			child, cancel := context.WithCancel(context.WithValue(h, struct{}{}, 1))
+			type key struct{}
+			child, cancel := context.WithCancel(context.WithValue(h, key{}, 1))
 			cancel()
 			require.NoError(t, m.Unlock(child))
 			assert.ErrorIs(t, m.Unlock(h), lockmw.ErrNotHeld, "the level was released through the child")

@@ -96,9 +96,11 @@ func TestKnownBugNamesXAndBracedXShareTheirQueue(t *testing.T) {
 		if err != nil || n != 1 {
 			return false
 		}
-		subs, err := srv.Client().PubSubShardNumSub(ctx, "rlock_handoff:{k}").Result()
-		plain, err2 := srv.Client().PubSubNumSub(ctx, "rlock_handoff:{k}").Result()
-		return err == nil && err2 == nil && subs["rlock_handoff:{k}"]+plain["rlock_handoff:{k}"] > 0
+		// The hand-off channel, rlock_handoff:{k} or, per client,
+		// rlock_handoff:{k}:<client ID>.
+		sharded, err := srv.Client().PubSubShardChannels(ctx, "rlock_handoff:{k}*").Result()
+		plain, err2 := srv.Client().PubSubChannels(ctx, "rlock_handoff:{k}*").Result()
+		return err == nil && err2 == nil && len(sharded)+len(plain) > 0
 	}, 5*time.Second, 5*time.Millisecond, "the waiter for {k} is queued and subscribed")
 	require.NoError(t, plain.Unlock(hp))
 	err = <-got

@@ -178,8 +178,10 @@ func TestNetworkBlackhole(t *testing.T) {
 	within(t, hctx.Done(), 2*watchdog, "the holder is told")
 	told := time.Now()
 	assert.ErrorIs(t, context.Cause(hctx), lockmw.ErrLockLost)
+	// lockmw cancels the hold before the last good renewal's TTL runs out;
+	// this goroutine may see it a little later on a loaded machine.
 	bound := time.Unix(0, lastRenewed.Load()).Add(watchdog)
-	assert.True(t, told.Before(bound.Add(50*time.Millisecond)), "told %v after the last good renewal's TTL ran out", told.Sub(bound))
+	assert.True(t, told.Before(bound.Add(250*time.Millisecond)), "told %v after the last good renewal's TTL ran out", told.Sub(bound))
 	got := within(t, acquired, 5*time.Second, "the other client gets the lock")
 	assert.True(t, told.Before(got), "the holder was told %v before the other client held the lock", got.Sub(told))
 	assert.ErrorIs(t, m.Unlock(hctx), lockmw.ErrLockLost, "the stale Unlock")
