@@ -57,6 +57,8 @@ func TestPausedHolderIsFencedOff(t *testing.T) {
 	ok, err := reliability.GuardedWrite(ctx, srv.Client(), resource, tok, "new holder")
 	require.NoError(t, err)
 	require.True(t, ok)
+	// Keep it frozen past its watchdog timeout, counted from the freeze.
+	time.Sleep(time.Until(stopped.Add(watchdog + watchdog/5))) // the length of the freeze
 
 	// Wake it. A goroutine that was about to write when it froze writes
 	// at once, without looking at its context: the token stops it.
