@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/go-rlock/rlock/examples/internal/timeline"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/otelhooks"
 )
@@ -69,14 +70,19 @@ func timelineSection(ctx context.Context, p *printer, rdb redis.UniversalClient)
 		return err
 	}
 	spans := mem.GetSpans()
-	rows, err := timelineRows(spans)
+	rows, err := timeline.Rows(spans)
 	if err != nil {
 		return err
+	}
+	if len(rows) != timelineWorkers {
+		return fmt.Errorf("spans of %d workers, want %d", len(rows), timelineWorkers)
 	}
 	if err := checkNoOverlap(spans); err != nil {
 		return err
 	}
-	drawTimeline(p, rows)
+	if err := drawTimeline(p, rows); err != nil {
+		return err
+	}
 	p.summary("%d spans recorded; the %q spans never overlap: one holder at a time", len(spans), workSpanName)
 	return nil
 }
@@ -107,55 +113,6 @@ func timelineWork(ctx context.Context, tracer trace.Tracer, c *lockmw.Client, na
 	return nil
 }
 
-// timelineRow is one worker's lock.wait and lock.hold spans.
-type timelineRow struct {
-	worker     string
-	wait, hold tracetest.SpanStub
-	linkedTo   string // the worker whose hold the wait span links to
-}
-
-// timelineRows finds each worker's spans: its root span is named after it,
-// and its lock.wait and lock.hold spans share the root's trace.
-func timelineRows(spans tracetest.SpanStubs) ([]*timelineRow, error) {
-	byTrace := map[trace.TraceID]*timelineRow{}
-	for _, s := range spans {
-		if !s.Parent.IsValid() && strings.HasPrefix(s.Name, "worker-") {
-			byTrace[s.SpanContext.TraceID()] = &timelineRow{worker: s.Name}
-		}
-	}
-	holderOf := map[trace.SpanID]string{} // lock.hold span -> worker
-	for _, s := range spans {
-		r := byTrace[s.SpanContext.TraceID()]
-		if r == nil {
-			continue
-		}
-		switch s.Name {
-		case otelhooks.WaitSpanName:
-			r.wait = s
-		case otelhooks.HoldSpanName:
-			r.hold = s
-			holderOf[s.SpanContext.SpanID()] = r.worker
-		}
-	}
-	rows := make([]*timelineRow, 0, len(byTrace))
-	for _, r := range byTrace {
-		if r.wait.Name == "" || r.hold.Name == "" {
-			return nil, fmt.Errorf("%s: its %s or %s span is missing", r.worker, otelhooks.WaitSpanName, otelhooks.HoldSpanName)
-		}
-		for _, l := range r.wait.Links {
-			if w, ok := holderOf[l.SpanContext.SpanID()]; ok {
-				r.linkedTo = w
-			}
-		}
-		rows = append(rows, r)
-	}
-	if len(rows) != timelineWorkers {
-		return nil, fmt.Errorf("spans of %d workers, want %d", len(rows), timelineWorkers)
-	}
-	slices.SortFunc(rows, func(a, b *timelineRow) int { return strings.Compare(a.worker, b.worker) })
-	return rows, nil
-}
-
 // checkNoOverlap checks that the work spans, done under the lock, never
 // overlap.
 func checkNoOverlap(spans tracetest.SpanStubs) error {
@@ -179,37 +136,18 @@ func checkNoOverlap(spans tracetest.SpanStubs) error {
 
 // drawTimeline prints one row per worker on a common time scale: '.' while
 // it waits, '#' while it holds.
-func drawTimeline(p *printer, rows []*timelineRow) {
-	var t0, t1 time.Time
-	for _, r := range rows {
-		if t0.IsZero() || r.wait.StartTime.Before(t0) {
-			t0 = r.wait.StartTime
-		}
-		if r.hold.EndTime.After(t1) {
-			t1 = r.hold.EndTime
-		}
+func drawTimeline(p *printer, rows []*timeline.Row) error {
+	var b strings.Builder
+	err := timeline.Draw(&b, rows, fmt.Sprintf("  timeline of %q", timelineLock), timeline.Format{
+		Columns:   timelineColumns,
+		Indent:    "  ",
+		NameWidth: 8,
+		Link:      ", its wait span links to %s's hold",
+	})
+	if err != nil {
+		return err
 	}
-	col := t1.Sub(t0) / timelineColumns
 	p.blank()
-	p.note("timeline of %q, %v per column: '.' waiting, '#' holding", timelineLock, col.Round(time.Millisecond))
-	for _, r := range rows {
-		var b strings.Builder
-		for i := range timelineColumns {
-			t := t0.Add(col*time.Duration(i) + col/2) // the middle of the column
-			switch {
-			case !t.Before(r.hold.StartTime) && t.Before(r.hold.EndTime):
-				b.WriteByte('#')
-			case !t.Before(r.wait.StartTime) && t.Before(r.wait.EndTime):
-				b.WriteByte('.')
-			default:
-				b.WriteByte(' ')
-			}
-		}
-		link := ""
-		if r.linkedTo != "" {
-			link = ", its wait span links to " + r.linkedTo + "'s hold"
-		}
-		p.note("%-8s |%s| waited %3dms, held %3dms%s", r.worker, b.String(),
-			r.wait.EndTime.Sub(r.wait.StartTime).Milliseconds(), r.hold.EndTime.Sub(r.hold.StartTime).Milliseconds(), link)
-	}
+	p.printf("%s", b.String())
+	return nil
 }

@@ -24,8 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +34,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/go-rlock/rlock/examples/internal/devredis"
+	"github.com/go-rlock/rlock/examples/internal/timeline"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/otelhooks"
 )
@@ -118,77 +117,16 @@ func work(ctx context.Context, tracer trace.Tracer, c *lockmw.Client, name strin
 	return m.Unlock(hctx)
 }
 
-// row is one worker's lock.wait and lock.hold spans.
-type row struct {
-	name       string
-	wait, hold tracetest.SpanStub
-	linkedTo   string // the worker whose hold the wait links to
-}
-
 // drawTimeline prints one row per worker: '.' while it waits, '#' while it
 // holds, on a common time scale.
 func drawTimeline(spans tracetest.SpanStubs) error {
-	byTrace := map[trace.TraceID]*row{}
-	for _, s := range spans {
-		if !s.Parent.IsValid() && strings.HasPrefix(s.Name, "worker-") {
-			byTrace[s.SpanContext.TraceID()] = &row{name: s.Name}
-		}
+	rows, err := timeline.Rows(spans)
+	if err != nil {
+		return err
 	}
-	holder := map[trace.SpanID]string{} // lock.hold span -> worker
-	for _, s := range spans {
-		r := byTrace[s.SpanContext.TraceID()]
-		if r == nil {
-			continue
-		}
-		switch s.Name {
-		case otelhooks.WaitSpanName:
-			r.wait = s
-		case otelhooks.HoldSpanName:
-			r.hold = s
-			holder[s.SpanContext.SpanID()] = r.name
-		}
-	}
-	rows := make([]*row, 0, len(byTrace))
-	var t0, t1 time.Time
-	for _, r := range byTrace {
-		if r.wait.Name == "" || r.hold.Name == "" {
-			return fmt.Errorf("%s: lock.wait or lock.hold span missing", r.name)
-		}
-		for _, l := range r.wait.Links {
-			r.linkedTo = holder[l.SpanContext.SpanID()]
-		}
-		if t0.IsZero() || r.wait.StartTime.Before(t0) {
-			t0 = r.wait.StartTime
-		}
-		if r.hold.EndTime.After(t1) {
-			t1 = r.hold.EndTime
-		}
-		rows = append(rows, r)
-	}
-	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.name, b.name) })
-
-	total := t1.Sub(t0)
-	col := total / columns
-	fmt.Printf("# timeline of %q, %v per column: '.' waiting, '#' holding\n", lockName, col.Round(time.Millisecond))
-	for _, r := range rows {
-		var b strings.Builder
-		for i := range columns {
-			t := t0.Add(col*time.Duration(i) + col/2) // the middle of the column
-			switch {
-			case !t.Before(r.hold.StartTime) && t.Before(r.hold.EndTime):
-				b.WriteByte('#')
-			case !t.Before(r.wait.StartTime) && t.Before(r.wait.EndTime):
-				b.WriteByte('.')
-			default:
-				b.WriteByte(' ')
-			}
-		}
-		link := ""
-		if r.linkedTo != "" {
-			link = ", wait linked to " + r.linkedTo + "'s hold"
-		}
-		fmt.Printf("%-9s |%s| waited %3dms, held %3dms%s\n", r.name, b.String(),
-			r.wait.EndTime.Sub(r.wait.StartTime).Milliseconds(), r.hold.EndTime.Sub(r.hold.StartTime).Milliseconds(), link)
-	}
-	return nil
+	return timeline.Draw(os.Stdout, rows, fmt.Sprintf("# timeline of %q", lockName), timeline.Format{
+		Columns:   columns,
+		NameWidth: 9,
+		Link:      ", wait linked to %s's hold",
+	})
 }
