@@ -105,12 +105,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 // queued is the number of waiters in the lock's queue, the sorted set
 // rlock_queue:{name} described in lockmw's package documentation (a name
-// that already has a brace is not wrapped again).
+// that already has a brace is not wrapped again, and gets a '~' after it).
 func queued(t *testing.T, rdb redis.UniversalClient, name string) int64 {
 	t.Helper()
 	key := "rlock_queue:{" + name + "}"
 	if strings.Contains(name, "{") {
-		key = "rlock_queue:" + name
+		key = "rlock_queue:" + name + "~"
 	}
 	n, err := rdb.ZCard(context.Background(), key).Result()
 	require.NoError(t, err)

@@ -76,7 +76,9 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		releaseTimeout: DefaultReleaseTimeout,
 	}
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	if o.clientID == "" {
 		o.clientID = newUUID()

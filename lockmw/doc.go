@@ -53,7 +53,9 @@
 // # Waiting
 //
 // A busy acquisition that may wait joins a queue of waiters kept in Redis
-// beside the lock (rlock_queue:{name}, rlock_waiters:{name}) and subscribes
+// beside the lock (rlock_queue:{name}, rlock_waiters:{name}; a name that has
+// a brace already is not wrapped and gets a '~' after it, rlock_queue:name~,
+// so that "k" and "{k}" never share a queue) and subscribes
 // to the lock's channels; all waiters of one name in one Client share one
 // subscription, and all names one connection. The last Unlock hands the lock
 // straight to the first live waiter in the queue and tells only that waiter,

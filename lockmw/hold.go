@@ -189,8 +189,17 @@ func (c *Client) expiryBound(sent time.Time, ttl time.Duration) time.Time {
 
 func formatUint(n uint64) string { return strconv.FormatUint(n, 10) }
 
-// msCeil converts d to whole milliseconds, rounding up, at least 1.
+// maxTTLms is the longest TTL rlock gives a key, about 35,000 years: far
+// enough to mean "never", small enough that Redis can add it to the current
+// time and Lua can count it exactly.
+const maxTTLms = 1 << 50
+
+// msCeil converts d to whole milliseconds, rounding up, at least 1 and at
+// most maxTTLms.
 func msCeil(d time.Duration) int64 {
-	ms := int64((d + time.Millisecond - 1) / time.Millisecond)
-	return max(ms, 1)
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return min(max(ms, 1), maxTTLms)
 }

@@ -30,14 +30,26 @@ func prefixName(prefix, name string) string {
 	return prefix + ":{" + name + "}"
 }
 
+// ownName is the rule for rlock's own keys (not Redisson's): Redisson's
+// rule gives the names "k" and "{k}" the same derived keys, which is
+// harmless for its channel and token counter (a spurious wake-up, a shared
+// counter) but would give two locks one waiter queue. A name with a brace
+// gets a '~' after it, which a wrapped name ("{k}") never ends with.
+func ownName(prefix, name string) string {
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name + "~"
+	}
+	return prefix + ":{" + name + "}"
+}
+
 func newKeys(name string) keys {
 	return keys{
 		lock:      name,
 		channel:   prefixName("redisson_lock__channel", name),
-		queue:     prefixName("rlock_queue", name),
-		waiters:   prefixName("rlock_waiters", name),
+		queue:     ownName("rlock_queue", name),
+		waiters:   ownName("rlock_waiters", name),
 		token:     prefixName("redisson_lock_token", name),
-		handoff:   prefixName("rlock_handoff", name),
+		handoff:   ownName("rlock_handoff", name),
 		latchBase: prefixName("redisson_unlock_latch", name) + ":",
 	}
 }

@@ -34,7 +34,9 @@ type Mutex struct {
 func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
 	var o mutexOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	m := &Mutex{c: c, name: name, fenced: o.fencing}
 	if err := validateName(name, c.cluster); err != nil {
@@ -156,15 +158,22 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 	}
 	var n int64
 	var err error
+	reqID := c.requestID()
 	if c.isQuorum() {
-		n, err = m.reenterQuorum(ctx, h)
+		n, err = m.reenterQuorum(ctx, h, reqID)
 	} else {
-		n, err = reenterScript.Run(ctx, c.rdb, []string{m.k.lock, m.k.latchBase + c.requestID()}, h.field, c.latchArg).Int64()
+		n, err = reenterScript.Run(ctx, c.rdb, []string{m.k.lock, m.k.latchBase + reqID}, h.field, c.latchArg).Int64()
 	}
 	if err != nil {
-		return ctx, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err)
+		// The script may have run without our hearing of it: undo it in
+		// the background, or the hold would keep a level nobody can unlock.
+		c.wd.undoReentry(m, h.field, reqID)
+		return ctx, errors.Join(fmt.Errorf("lockmw: re-enter %q: %w", m.name, err), ctx.Err())
 	}
-	if n < 0 {
+	switch {
+	case n == -2: // undone by an earlier, abandoned try of this very request
+		return ctx, fmt.Errorf("lockmw: re-enter %q: abandoned", m.name)
+	case n < 0:
 		h.end(endLost, fmt.Errorf("%w: %q was gone when re-entered", ErrLockLost, m.name))
 		return ctx, ErrLockLost
 	}
@@ -533,10 +542,13 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	defer h.endRelease()
 	var n int64
 	var err error
+	// The local count of levels decides the last one: Redis may count one
+	// more while a re-entry whose reply was lost waits to be undone.
+	last := h.addLevels(0) == 1
 	if c.isQuorum() {
-		n, err = m.releaseQuorum(rctx, h, lvl.reqID, expireMS, h.addLevels(0) == 1)
+		n, err = m.releaseQuorum(rctx, h, lvl.reqID, expireMS, last)
 	} else {
-		n, err = releaseScript.Run(rctx, c.rdb, m.fullKeys(lvl.reqID), h.field, c.publishCmd(rctx), c.latchArg, expireMS, argFalse).Int64()
+		n, err = releaseScript.Run(rctx, c.rdb, m.fullKeys(lvl.reqID), h.field, c.publishCmd(rctx), c.latchArg, expireMS, flag(last)).Int64()
 	}
 	if err != nil {
 		if h.addLevels(0) == 1 {

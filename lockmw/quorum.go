@@ -187,9 +187,9 @@ func (c *Client) vote(run func(r redis.UniversalClient) (int64, error)) (Renewal
 }
 
 // reenterQuorum adds a level on every master that has the hold.
-func (m *Mutex) reenterQuorum(ctx context.Context, h *hold) (int64, error) {
+func (m *Mutex) reenterQuorum(ctx context.Context, h *hold, reqID string) (int64, error) {
 	c := m.c
-	keys := []string{m.k.lock, m.k.latchBase + c.requestID()}
+	keys := []string{m.k.lock, m.k.latchBase + reqID}
 	out, n, err := c.vote(func(r redis.UniversalClient) (int64, error) {
 		return reenterScript.Run(ctx, r, keys, h.field, c.latchArg).Int64()
 	})

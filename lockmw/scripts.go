@@ -25,6 +25,8 @@ var (
 	renewLua string
 	//go:embed scripts/setmeta.lua
 	setMetaLua string
+	//go:embed scripts/unreenter.lua
+	unreenterLua string
 	//go:embed scripts/touch.lua
 	touchLua string
 	//go:embed scripts/fence.lua
@@ -41,6 +43,7 @@ var (
 	forceUnlockScript = redis.NewScript(libLua + forceUnlockLua)
 	renewScript       = redis.NewScript(renewLua)
 	setMetaScript     = redis.NewScript(setMetaLua)
+	unreenterScript   = redis.NewScript(unreenterLua)
 	touchScript       = redis.NewScript(touchLua)
 	fenceScript       = redis.NewScript(fenceLua)
 )

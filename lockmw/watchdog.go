@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -28,17 +29,30 @@ type watchdog struct {
 type cleanup struct {
 	m     *Mutex
 	field string
+	reqID string    // a re-entry to undo; "" for an acquisition
+	until time.Time // retried at each watchdog tick until then
+}
+
+// undoReentry queues the undoing of a re-entry whose reply was lost.
+func (w *watchdog) undoReentry(m *Mutex, field, reqID string) {
+	w.queue(cleanup{m: m, field: field, reqID: reqID})
 }
 
 // abandon queues the clean-up of an acquisition that did not complete.
 func (w *watchdog) abandon(m *Mutex, field string) {
+	w.queue(cleanup{m: m, field: field})
+}
+
+func (w *watchdog) queue(cl cleanup) {
+	// As long as a late request may still run: the latch's life.
+	cl.until = time.Now().Add(time.Duration(w.c.latchMS) * time.Millisecond)
 	w.mu.Lock()
 	if w.stopped {
 		w.mu.Unlock()
-		m.leaveQueue(context.Background(), field, false)
+		cl.run(context.Background())
 		return
 	}
-	w.cleanups = append(w.cleanups, cleanup{m, field})
+	w.cleanups = append(w.cleanups, cl)
 	w.mu.Unlock()
 	select {
 	case w.kick <- struct{}{}:
@@ -56,9 +70,41 @@ func (w *watchdog) runCleanups(stop bool) {
 	// Bounded by a renewal interval so that renewals are not held up.
 	ctx, cancel := context.WithTimeout(context.Background(), min(w.c.opts.releaseTimeout, w.c.opts.watchdog/3))
 	defer cancel()
+	var again []cleanup
 	for _, cl := range cs {
-		cl.m.leaveQueue(ctx, cl.field, false)
+		if err := cl.run(ctx); err != nil && !stop && time.Now().Before(cl.until) {
+			again = append(again, cl)
+		}
 	}
+	if len(again) > 0 { // at the next tick
+		w.mu.Lock()
+		w.cleanups = append(w.cleanups, again...)
+		w.mu.Unlock()
+	}
+}
+
+func (cl cleanup) run(ctx context.Context) error {
+	m, c := cl.m, cl.m.c
+	if cl.reqID == "" {
+		_, _, err := m.leaveQueue(ctx, cl.field, false)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.releaseTimeout)
+	defer cancel()
+	keys := []string{m.k.lock, m.k.latchBase + cl.reqID}
+	undo := func(r redis.UniversalClient) error {
+		return unreenterScript.Run(ctx, r, keys, cl.field, c.latchArg).Err()
+	}
+	var err error
+	if c.isQuorum() {
+		err = errors.Join(c.fanout(func(_ int, r redis.UniversalClient) error { return undo(r) })...)
+	} else {
+		err = undo(c.rdb)
+	}
+	if err != nil {
+		c.log.Warn("lockmw: undoing a re-entry failed", "name", m.name, "err", err)
+	}
+	return err
 }
 
 func newWatchdog(c *Client) *watchdog {
@@ -103,6 +149,7 @@ func (w *watchdog) run() {
 			w.runCleanups(true)
 			return
 		case <-t.C:
+			w.runCleanups(false)
 			w.renew()
 			for _, h := range w.c.hubs {
 				h.sweep()
