@@ -105,3 +105,59 @@ func TestDefaults(t *testing.T) {
 	require.NoError(t, m.Unlock(h))
 	_ = context.Background()
 }
+
+func TestExtremeDurations(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b := newClient(t, srv), newClient(t, srv)
+	m := a.Mutex("extreme")
+	// A lease of Forever is a TTL of (practically) forever, not an overflow.
+	h, err := m.TryLock(ctx, 0, lockmw.Forever)
+	require.NoError(t, err)
+	_, err = b.Mutex("extreme").TryLock(ctx, 50*time.Millisecond, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	ttl, err := m.TTL(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 99*365*24*time.Hour, "a lease of Forever is 100 years")
+	require.NoError(t, m.Unlock(h))
+	// UnlockAt a thousand years from now keeps it as long as rlock keeps anything.
+	h = mustLock(t, m, ctx)
+	require.NoError(t, m.UnlockAt(h, time.Now().AddDate(1000, 0, 0)))
+	ttl, err = m.TTL(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 99*365*24*time.Hour)
+	_, err = m.ForceUnlock(ctx)
+	require.NoError(t, err)
+	// A lease under a millisecond rounds up to one.
+	h, err = m.TryLock(ctx, 0, time.Microsecond)
+	require.NoError(t, err)
+	waitDone(t, h, time.Second, "a tiny lease ends")
+	// Nil options are ignored.
+	assert.NotPanics(t, func() { a.Mutex("nil-option", nil) })
+}
+
+// "k" and "{k}" are two locks; they must not share a waiter queue.
+func TestBracedAndPlainNamesDoNotAlias(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a, b, w := newClient(t, srv), newClient(t, srv), newClient(t, srv)
+	hb := mustLock(t, a.Mutex("{k}"), ctx)
+	hp := mustLock(t, b.Mutex("k"), ctx)
+	got := make(chan error, 1)
+	go func() {
+		_, err := w.Mutex("{k}").TryLock(ctx, 500*time.Millisecond, 0)
+		got <- err
+	}()
+	eventually(t, 5*time.Second, "the waiter for {k} is queued", func() bool {
+		n, _ := srv.Client().ZCard(ctx, "rlock_queue:{k}~").Result()
+		return n == 1
+	})
+	require.NoError(t, b.Mutex("k").Unlock(hp))
+	assert.ErrorIs(t, <-got, lockmw.ErrNotAcquired, "unlocking k does not hand {k} to its waiter")
+	held, err := a.Mutex("{k}").IsHeld(hb)
+	require.NoError(t, err)
+	assert.True(t, held)
+	require.NoError(t, a.Mutex("{k}").Unlock(hb))
+}

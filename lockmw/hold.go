@@ -189,10 +189,10 @@ func (c *Client) expiryBound(sent time.Time, ttl time.Duration) time.Time {
 
 func formatUint(n uint64) string { return strconv.FormatUint(n, 10) }
 
-// maxTTLms is the longest TTL rlock gives a key, about 35,000 years: far
-// enough to mean "never", small enough that Redis can add it to the current
-// time and Lua can count it exactly.
-const maxTTLms = 1 << 50
+// maxTTLms is the longest TTL rlock gives a key, 100 years: far enough to
+// mean "never", small enough that the TTL still fits a time.Duration (the
+// one PTTL returns) and Redis can add it to the current time.
+const maxTTLms = int64(100 * 365 * 24 * time.Hour / time.Millisecond)
 
 // msCeil converts d to whole milliseconds, rounding up, at least 1 and at
 // most maxTTLms.

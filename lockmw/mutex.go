@@ -98,6 +98,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 	if c.isClosed() {
 		return ctx, ErrClosed
 	}
+	lease = min(lease, time.Duration(maxTTLms)*time.Millisecond) // "forever" is 100 years
 	outer := m.findLevel(ctx)
 	hooks := &c.opts.hooks
 	if hooks.AcquireStart == nil && hooks.AcquireEnd == nil {
