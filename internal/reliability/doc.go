@@ -17,7 +17,11 @@
 //   - network_test.go: latency, black-holed replies, resets and lost replies
 //     between client and server, through internal/faultproxy;
 //   - badinput_test.go: every public entry point of lockmw with input that
-//     is wrong or at an edge.
+//     is wrong or at an edge;
+//   - knownbugs_test.go: lockmw bugs the suite found, skipped until fixed
+//     unless RLOCK_KNOWN_BUGS=1.
+//
+// The fuzz targets for lock names and durations are in lockmw/fuzz_test.go.
 //
 // The non-test code here is what the worker program and the tests share:
 // the log record format, the send-time recorder and the guarded resource.
