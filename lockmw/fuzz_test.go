@@ -153,7 +153,8 @@ func checkValid(t *testing.T, ctx context.Context, m *lockmw.Mutex, rdb redis.Un
 // expire (else the holder would go on while someone else holds the lock).
 func FuzzTryLockDurations(f *testing.F) {
 	for _, s := range [][2]int64{{0, 0}, {1, 1}, {-1, 0}, {0, -1}, {int64(time.Second), int64(time.Millisecond)},
-		{0, int64(time.Millisecond) - 1}, {0, int64(time.Hour)}, {0, 1 << 62}, {int64(lockmw.Forever), 0}} {
+		{0, int64(time.Millisecond) - 1}, {0, int64(time.Hour)}, {0, 1 << 62}, {int64(lockmw.Forever), 0},
+		{0, int64(lockmw.Forever)}, {0, int64(lockmw.Forever) - 1}} {
 		f.Add(s[0], s[1])
 	}
 	srv := redistest.Start(f)

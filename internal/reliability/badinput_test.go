@@ -20,7 +20,7 @@ import (
 // UTF-8 and control-character names on every Mutex method, negative waits
 // and leases, and the constructor panics; the cases here add the edges
 // around those, contexts that do not belong, calls after Close and nil
-// funcs. Known bugs found this way are in knownbugs_test.go.
+// funcs. Bugs found this way are in regressions_test.go.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -70,8 +70,8 @@ func TestBadInput(t *testing.T) {
 			for _, name := range []string{"{", "}", "{}", "}{", "{{x}}", "a{b}c{d}", "{user}:1"} {
 				lockUnlock(t, ctx, c.Mutex(name))
 			}
-			// x and {x} are two locks that two clients hold at once (but
-			// see TestKnownBugNamesXAndBracedXShareTheirQueue).
+			// x and {x} are two locks that two clients hold at once (see
+			// also TestRegressionNamesXAndBracedXShareTheirQueue).
 			h1, err := c.Mutex("brace-pair").TryLock(ctx, 0, 0)
 			require.NoError(t, err)
 			h2, err := other.Mutex("{brace-pair}").TryLock(ctx, 0, 0)

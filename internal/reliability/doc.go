@@ -18,8 +18,7 @@
 //     between client and server, through internal/faultproxy;
 //   - badinput_test.go: every public entry point of lockmw with input that
 //     is wrong or at an edge;
-//   - knownbugs_test.go: lockmw bugs the suite found, skipped until fixed
-//     unless RLOCK_KNOWN_BUGS=1.
+//   - regressions_test.go: the lockmw bugs the suite found, now fixed.
 //
 // The fuzz targets for lock names and durations are in lockmw/fuzz_test.go.
 //

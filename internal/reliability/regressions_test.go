@@ -2,7 +2,6 @@ package reliability_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -12,27 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// knownBug skips a test that shows a lockmw bug this suite found and that is
-// not fixed yet, unless RLOCK_KNOWN_BUGS=1:
-//
-//	RLOCK_KNOWN_BUGS=1 go test ./internal/reliability -run KnownBug -v
-//
-// Each test asserts the right behaviour, so it fails until the bug is fixed;
-// then delete its knownBug line.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("RLOCK_KNOWN_BUGS") != "1" {
-		t.Skipf("known lockmw bug, not fixed yet (RLOCK_KNOWN_BUGS=1 runs it): %s", what)
-	}
-}
+// The lockmw bugs this suite found, each shown by a test that failed until
+// it was fixed (lockmw commit 3ba0bb8). They stay as regression tests.
 
-// A lease of lockmw.Forever (or any lease within 1 ms of MaxInt64) becomes a
-// TTL of 1 ms: msCeil computes d + time.Millisecond - 1, which overflows,
-// and clamps the negative result to 1. The hold context's deadline is
-// centuries away, so the holder goes on while another client takes the lock.
-func TestKnownBugLeaseForeverExpiresAtOnce(t *testing.T) {
+// A lease of lockmw.Forever (or any lease within 1 ms of MaxInt64) was a TTL
+// of 1 ms: msCeil computed d + time.Millisecond - 1, which overflowed, and
+// clamped the negative result to 1. The hold context's deadline was
+// centuries away, so the holder went on while another client took the lock.
+func TestRegressionLeaseForeverExpiresAtOnce(t *testing.T) {
 	t.Parallel()
-	knownBug(t, "msCeil overflows for leases near MaxInt64")
 	srv := redistest.Start(t)
 	ctx := testCtx(t, 10*time.Second)
 	a := lockmw.New(srv.NewClient())
@@ -48,10 +35,9 @@ func TestKnownBugLeaseForeverExpiresAtOnce(t *testing.T) {
 	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "a lease of Forever keeps the lock")
 }
 
-// UnlockAt far in the future expires the lock in 1 ms: the same overflow.
-func TestKnownBugUnlockAtFarFutureExpiresAtOnce(t *testing.T) {
+// UnlockAt far in the future expired the lock in 1 ms: the same overflow.
+func TestRegressionUnlockAtFarFutureExpiresAtOnce(t *testing.T) {
 	t.Parallel()
-	knownBug(t, "msCeil overflows in UnlockAt for times more than ~292 years away")
 	srv := redistest.Start(t)
 	ctx := testCtx(t, 10*time.Second)
 	c := lockmw.New(srv.NewClient())
@@ -66,13 +52,12 @@ func TestKnownBugUnlockAtFarFutureExpiresAtOnce(t *testing.T) {
 }
 
 // Lock names x and {x} are different locks (different hashes), but
-// Redisson's key rule gives them the same queue, waiter table, channels and
-// hand-off channel: "rlock_queue:{x}" either way. So unlocking x hands x to
-// the first waiter queued for {x}, and that waiter is told it holds {x},
-// while someone else does.
-func TestKnownBugNamesXAndBracedXShareTheirQueue(t *testing.T) {
+// Redisson's key rule gave them the same queue, waiter table and hand-off
+// channel: "rlock_queue:{x}" either way. So unlocking x handed x to the first
+// waiter queued for {x}, and that waiter was told it held {x}, while someone
+// else did: a mutual-exclusion violation.
+func TestRegressionNamesXAndBracedXShareTheirQueue(t *testing.T) {
 	t.Parallel()
-	knownBug(t, `names "k" and "{k}" alias their queue and hand-off channel: a hand-off of k wakes a waiter of {k} as its holder`)
 	srv := redistest.Start(t)
 	ctx := testCtx(t, 10*time.Second)
 	var cs []*lockmw.Client
@@ -91,17 +76,8 @@ func TestKnownBugNamesXAndBracedXShareTheirQueue(t *testing.T) {
 		_, err := cs[2].Mutex("{k}").TryLock(ctx, time.Second, 0)
 		got <- err
 	}()
-	require.Eventually(t, func() bool {
-		n, err := srv.Client().ZCard(ctx, "rlock_queue:{k}").Result()
-		if err != nil || n != 1 {
-			return false
-		}
-		// The hand-off channel, rlock_handoff:{k} or, per client,
-		// rlock_handoff:{k}:<client ID>.
-		sharded, err := srv.Client().PubSubShardChannels(ctx, "rlock_handoff:{k}*").Result()
-		plain, err2 := srv.Client().PubSubChannels(ctx, "rlock_handoff:{k}*").Result()
-		return err == nil && err2 == nil && len(sharded)+len(plain) > 0
-	}, 5*time.Second, 5*time.Millisecond, "the waiter for {k} is queued and subscribed")
+	require.Eventually(t, func() bool { return queued(ctx, srv) == 1 && subscribed(ctx, srv) },
+		5*time.Second, 5*time.Millisecond, "the waiter for {k} is queued and subscribed")
 	require.NoError(t, plain.Unlock(hp))
 	err = <-got
 	held, herr := braced.IsHeld(hb)
@@ -110,15 +86,14 @@ func TestKnownBugNamesXAndBracedXShareTheirQueue(t *testing.T) {
 	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "so the waiter for {k} must not get it")
 }
 
-// A re-entry whose reply does not arrive in time (the caller's deadline
-// passes while the script runs; or the connection breaks with no retry
-// left) returns an error, but the count in Redis went up. The outer Unlock
-// then returns nil yet leaves one level in Redis, and the watchdog renews it
-// for as long as the Client lives: nobody can take the lock, and no context
-// can release it.
-func TestKnownBugReentryWhoseReplyIsLostLeaksALevel(t *testing.T) {
+// A re-entry whose reply did not arrive in time (the caller's deadline
+// passed while the script ran; or the connection broke with no retry left)
+// returned an error, but the count in Redis went up. The outer Unlock then
+// returned nil yet left one level in Redis, and the watchdog renewed it for
+// as long as the Client lived: nobody could take the lock, and no context
+// could release it.
+func TestRegressionReentryWhoseReplyIsLostLeaksALevel(t *testing.T) {
 	t.Parallel()
-	knownBug(t, "a failed re-entry is not undone when its script ran")
 	srv := redistest.Start(t)
 	ctx := testCtx(t, 20*time.Second)
 	c := lockmw.New(srv.NewClient(), lockmw.WithWatchdogTimeout(600*time.Millisecond))
@@ -142,12 +117,36 @@ func TestKnownBugReentryWhoseReplyIsLostLeaksALevel(t *testing.T) {
 	assert.NoError(t, err, "after the only successful Lock was unlocked, the lock is free")
 }
 
-// Client.Mutex "never panics", but a nil MutexOption is called.
-func TestKnownBugMutexWithNilOptionPanics(t *testing.T) {
+// Client.Mutex "never panics", but it called a nil MutexOption.
+func TestRegressionMutexWithNilOptionPanics(t *testing.T) {
 	t.Parallel()
-	knownBug(t, "Client.Mutex calls a nil MutexOption")
 	srv := redistest.Start(t)
 	c := lockmw.New(srv.NewClient())
 	defer c.Close()
 	assert.NotPanics(t, func() { c.Mutex("nil-option", nil) })
+}
+
+// queued counts the waiters in every rlock queue on srv, whatever the key
+// layout.
+func queued(ctx context.Context, srv *redistest.Server) int64 {
+	keys, err := srv.Client().Keys(ctx, "rlock_queue:*").Result()
+	if err != nil {
+		return -1
+	}
+	var n int64
+	for _, k := range keys {
+		c, err := srv.Client().ZCard(ctx, k).Result()
+		if err != nil {
+			return -1
+		}
+		n += c
+	}
+	return n
+}
+
+// subscribed reports whether some client listens on a hand-off channel.
+func subscribed(ctx context.Context, srv *redistest.Server) bool {
+	sharded, err := srv.Client().PubSubShardChannels(ctx, "rlock_handoff:*").Result()
+	plain, err2 := srv.Client().PubSubChannels(ctx, "rlock_handoff:*").Result()
+	return err == nil && err2 == nil && len(sharded)+len(plain) > 0
 }
