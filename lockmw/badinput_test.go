@@ -18,7 +18,7 @@ func TestInvalidNames(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := testCtx(t)
 	c := newClient(t, srv)
-	for _, name := range []string{"", strings.Repeat("x", lockmw.MaxNameLen+1), "bad\xffutf8", "new\nline", "nul\x00"} {
+	for _, name := range []string{"", strings.Repeat("x", lockmw.MaxNameLen+1), "bad\xffutf8", "new\nline", "nul\x00", "rlock_queue:{x}", "redisson_unlock_latch:{x}:1"} {
 		m := c.Mutex(name) // never panics
 		_, err := m.Lock(ctx)
 		assert.ErrorIs(t, err, lockmw.ErrInvalidName, "Lock(%q)", name)

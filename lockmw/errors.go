@@ -30,7 +30,9 @@ var (
 
 	// ErrInvalidName reports a lock name that cannot be used: empty, longer
 	// than [MaxNameLen] bytes, not valid UTF-8, containing control
-	// characters, or (on a cluster) one whose keys cannot share a hash slot.
+	// characters, named like the keys kept beside a lock (rlock_queue:,
+	// rlock_waiters:, redisson_lock_token:, redisson_unlock_latch:), or (on a
+	// cluster) one whose keys cannot share a hash slot.
 	ErrInvalidName = errors.New("lockmw: invalid lock name")
 
 	// ErrNotReplicated reports an acquisition that fewer replicas than

@@ -10,6 +10,10 @@ import (
 // MaxNameLen is the longest lock name accepted, in bytes.
 const MaxNameLen = 1024
 
+// reservedPrefixes start the keys kept beside a lock; a lock named like
+// one would collide with another lock's queue, counter or latch.
+var reservedPrefixes = []string{"rlock_queue:", "rlock_waiters:", "redisson_lock_token:", "redisson_unlock_latch:"}
+
 // keys are the Redis names a mutex uses; all share the name's hash slot.
 type keys struct {
 	lock      string // the Redisson hash
@@ -69,6 +73,11 @@ func validateName(name string, cluster bool) error {
 		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidName)
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return fmt.Errorf("%w: %q contains a control character", ErrInvalidName, name)
+	}
+	for _, p := range reservedPrefixes {
+		if strings.HasPrefix(name, p) {
+			return fmt.Errorf("%w: %q is named like the keys rlock keeps beside a lock (%s…)", ErrInvalidName, name, p)
+		}
 	}
 	if cluster {
 		k := newKeys(name)
