@@ -2,7 +2,7 @@
 // (processes, Redis, the network, the input) and checks that the lock keeps
 // its promises. Nothing lost, nothing double-held.
 //
-// The suite is in this package's tests (see docs/reliability.md):
+// The suite is in this package's tests (see the README, section "Reliability"):
 //
 //   - crash_test.go: several worker processes (./worker) contend on a few
 //     names while a driver SIGKILLs holders and starts replacements; every

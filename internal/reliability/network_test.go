@@ -71,7 +71,7 @@ func script(c faultproxy.Command, name string) string {
 // renewal pays HELLO and CLIENT SETINFO, then EVALSHA answered NOSCRIPT and
 // EVAL: 4 round trips. With a 600 ms timeout (200 ms per renewal) and 60 ms
 // of latency the first hold is lost (safely: its context is cancelled
-// before the key could expire); see docs/reliability.md.
+// before the key could expire); see the README, section "Reliability".
 func TestNetworkLatency(t *testing.T) {
 	t.Parallel()
 	const latency = 60 * time.Millisecond
