@@ -82,6 +82,19 @@
 // re-sent re-entry or unlock finds the result of the first in a short-lived
 // latch key (redisson_unlock_latch:{name}:<requestID>), as Redisson does.
 //
+// # Topologies
+//
+// New takes any go-redis client: a single node, a failover (Sentinel) client
+// or a cluster client. On a cluster every key of a lock shares the name's hash
+// slot, waiters use sharded pub/sub on Redis 7 (one subscription per slot),
+// renewals go per slot, pipelined per node, and waiters ride out a moved slot
+// or a fail-over. WithReplicaSync waits for replicas to acknowledge each
+// acquisition. NewQuorum spreads each lock over independent masters
+// (Redlock), with fencing tokens that stay increasing across majorities.
+// Replication is asynchronous on every topology with replicas: a fail-over can
+// lose a lock, and its holder then learns it at its next renewal. Only fencing
+// tokens protect the resource in that window.
+//
 // # Cost
 //
 // An uncontended Lock and Unlock are one EVALSHA each. A Client runs one
