@@ -161,3 +161,30 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	awaitErr(t, waiter, 10*time.Second, "waiter after the fail-over")
 }
+
+// A manual fail-over (CLUSTER FAILOVER on the replica) demotes the old master:
+// Redis drops its shard subscribers with a sunsubscribe of its own, and the
+// waiter must subscribe again on the new master and still get its turn.
+func TestClusterManualFailoverUnderWaiter(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 1)
+	ctx := testCtx(t)
+	a := lockmw.New(cl.NewClient())
+	b := lockmw.New(cl.NewClient())
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	const name = "manual-failover"
+	h := mustLock(t, a.Mutex(name), ctx)
+	waiter := lockAsync(ctx, b.Mutex(name))
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
+		return n == 1
+	})
+	master, err := cl.MasterFor(ctx, name)
+	require.NoError(t, err)
+	replica, err := cl.ReplicaOf(ctx, master)
+	require.NoError(t, err)
+	require.NoError(t, cl.Failover(ctx, replica, ""))
+	require.NoError(t, h.Err(), "the hold survives a manual fail-over (nothing is lost)")
+	require.NoError(t, a.Mutex(name).Unlock(h))
+	awaitErr(t, waiter, 10*time.Second, "waiter after the manual fail-over")
+}
