@@ -32,7 +32,7 @@ func decClient(t testing.TB, srv *redistest.Server, opts ...lockmw.Option) *lock
 // decCtx is a test's context, bounded so that a hang fails instead of
 // blocking the run.
 func decCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

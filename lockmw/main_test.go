@@ -44,8 +44,10 @@ func newClient(t testing.TB, srv *redistest.Server, opts ...lockmw.Option) *lock
 	return c
 }
 
+// testCtx is a safety net against a hung test, not a time limit: parallel
+// subtests may wait their turn long after it was made.
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -28,7 +28,7 @@ func newClient(t testing.TB, srv *redistest.Server, opts ...lockmw.Option) *lock
 }
 
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
