@@ -61,11 +61,15 @@
 // straight to the first live waiter in the queue and tells only that waiter,
 // on rlock_handoff:{name}:<clientID>; it publishes Redisson's "0" on Redisson's channel
 // only when nobody is queued. So one unlock wakes one waiter across all
-// processes, with no herd of failed attempts. A waiter also retries when
-// Redisson's "0" arrives, when the holder's TTL runs out, and at least every
-// third of its own TTL (which keeps its queue entry alive). Queue entries of
-// waiters that died expire; a lock handed to a waiter that died just before
-// expires after that waiter's TTL.
+// processes, with no herd of failed attempts. A lock handed over gets only a
+// claim window (a tenth of the waiter's TTL, at least 200ms) until the
+// waiter's client claims it with its full TTL (in the background for a
+// watchdog hold, whose context ends if the claim fails; before Lock returns
+// for a leased one), so a waiter that died just before its turn blocks the
+// name for that window only. A waiter also retries when Redisson's "0"
+// arrives, when the holder's TTL runs out, and at least every third of its own
+// TTL (which keeps its queue entry alive); queue entries of waiters that died
+// expire.
 //
 // # Fencing
 //

@@ -187,7 +187,6 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 // acquireReply is the acquire script's answer.
 type acquireReply struct {
 	won    bool
-	fresh  bool // this request set the TTL
 	token  int64
 	pttl   time.Duration
 	holder string
@@ -205,7 +204,7 @@ func (m *Mutex) try(ctx context.Context, field string, ttl time.Duration, enqueu
 	if c.isQuorum() {
 		return m.tryQuorum(ctx, field, ttl)
 	}
-	res, err := acquireScript.Run(ctx, c.rdb, m.akeys, c.ttlArg(ttl), field, flag(enqueue), c.graceArg, flag(m.fenced), flag(queued)).Slice()
+	res, err := acquireScript.Run(ctx, c.rdb, m.akeys, c.ttlArg(ttl), field, flag(enqueue), c.graceArg, flag(m.fenced), flag(queued), claimWindow(ttl)).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 	}
@@ -225,6 +224,14 @@ func flag(b bool) any {
 		return argTrue
 	}
 	return argFalse
+}
+
+// claimWindow is how long a lock handed to a waiter of this TTL waits for its
+// client to claim it (claim.lua gives it the full TTL): a tenth of the TTL,
+// at least 200ms. A waiter that died just before its turn blocks the name
+// that long instead of a whole TTL.
+func claimWindow(ttl time.Duration) int64 {
+	return min(msCeil(ttl), max(msCeil(ttl/10), 200))
 }
 
 // ttlArg is the script argument for ttl in ms; the watchdog timeout's is
@@ -262,7 +269,7 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		if err := m.syncReplicas(ctx, field); err != nil {
 			return ctx, err
 		}
-		return m.startHold(ctx, field, r.token, lease, sent, false), nil
+		return m.startHold(ctx, field, r.token, lease, sent, false, time.Time{}), nil
 	}
 	if ev != nil {
 		ev.Waited, ev.Holder, ev.HolderMetadata = true, r.holder, r.meta
@@ -270,20 +277,27 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 	if wait == 0 {
 		return ctx, r.busy(m.name)
 	}
-	token, base, err := m.waitTurn(ctx, field, ttl, wait, r, sent, ev)
+	var claimBy time.Time
+	token, base, err := m.waitTurn(ctx, field, ttl, lease, wait, r, sent, ev, &claimBy)
 	if err != nil {
 		return ctx, err
 	}
 	if err := m.syncReplicas(ctx, field); err != nil {
 		return ctx, err
 	}
-	return m.startHold(ctx, field, token, lease, base, true), nil
+	return m.startHold(ctx, field, token, lease, base, true, claimBy), nil
 }
 
 // waitTurn waits, queued in Redis, until the lock is handed to field or a
 // retry wins it. It returns the token and the earliest time the lock's TTL
 // may have been set.
-func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Duration, r acquireReply, sent time.Time, ev *AcquireEndEvent) (int64, time.Time, error) {
+//
+// A lock handed over arrives with only a claim window (claimWindow) of TTL.
+// A watchdog hold with most of that window left is returned at once, with
+// *claimBy set to the window's end: the watchdog claims it in the background
+// and the hold is lost if that fails. Otherwise (a lease, or a window mostly
+// gone) the claim is made before returning.
+func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, lease, wait time.Duration, r acquireReply, sent time.Time, ev *AcquireEndEvent, claimBy *time.Time) (int64, time.Time, error) {
 	c := m.c
 	var deadline <-chan time.Time
 	if wait != Forever {
@@ -309,15 +323,15 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		}
 	}
 
-	lastBusy := sent // the lock cannot have been handed to us before this
 	giveUp := func(cause error, keep bool) (int64, time.Time, error) {
 		if !keep {
 			m.abandon(ctx, field)
 			return 0, time.Time{}, cause
 		}
-		tok, ok, err := m.leaveQueue(ctx, field, true)
+		s := time.Now()
+		tok, ok, err := m.leaveQueue(ctx, field, true, ttl)
 		if ok {
-			return tok, lastBusy, nil
+			return tok, s, nil // leave.lua gave it its full TTL
 		}
 		if err != nil {
 			m.abandon(ctx, field) // try again in the background
@@ -332,11 +346,27 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		}
 		return r.busy(m.name)
 	}
-	handedOver := func(ho handoff) (int64, time.Time, error) {
+	lastBusy := sent // a hand-off cannot be earlier than this
+	// claim takes over a lock handed to us; false when the claim window
+	// passed (we go on waiting) or Redis failed (the next attempt claims it).
+	claim := func(ho handoff) (int64, time.Time, bool) {
+		window := time.Duration(claimWindow(ttl)) * time.Millisecond
+		if by := c.expiryBound(lastBusy, window); lease == 0 && time.Until(by) > window/2 {
+			if ev != nil && ho.holder != "" {
+				ev.Holder, ev.HolderMetadata = ho.holder, ho.meta
+			}
+			*claimBy = by
+			return ho.token, lastBusy, true
+		}
+		s := time.Now()
+		res, err := claimScript.Run(ctx, c.rdb, []string{m.k.lock}, field, c.ttlArg(ttl)).Slice()
+		if err != nil || len(res) < 2 || asInt(res[0]) != 1 {
+			return 0, time.Time{}, false
+		}
 		if ev != nil && ho.holder != "" {
 			ev.Holder, ev.HolderMetadata = ho.holder, ho.meta
 		}
-		return ho.token, lastBusy, nil
+		return asInt(res[1]), s, true
 	}
 
 	// A new subscription: wait for the server to confirm it, then try once
@@ -346,7 +376,9 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 		select {
 		case <-rc:
 		case ho := <-w.handed:
-			return handedOver(ho)
+			if tok, base, ok := claim(ho); ok {
+				return tok, base, nil
+			}
 		case <-ctx.Done():
 			return giveUp(errors.Join(busyErr(), context.Cause(ctx)), false)
 		case <-c.closed:
@@ -371,7 +403,9 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 			timer.Reset(sleep)
 			select {
 			case ho := <-w.handed:
-				return handedOver(ho)
+				if tok, base, ok := claim(ho); ok {
+					return tok, base, nil
+				}
 			case <-w.wake:
 			case <-timer.C:
 			case <-ctx.Done():
@@ -400,11 +434,8 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 			continue
 		}
 		lastErr, backoff = nil, 0
-		if r2.won {
-			if r2.fresh {
-				return r2.token, s, nil
-			}
-			return r2.token, lastBusy, nil
+		if r2.won { // fresh, or claimed a hand-off: the TTL was set by this request
+			return r2.token, s, nil
 		}
 		lastBusy, r = s, r2
 		if ev != nil {
@@ -415,17 +446,17 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, wait time.Durat
 
 // leaveQueue takes field out of the queue. When the lock was handed to it
 // meanwhile, it keeps it (keep) and reports the token, or passes it on.
-func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool) (int64, bool, error) {
+func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
 	c := m.c
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
 	defer cancel()
 	if c.isQuorum() {
 		errs := c.fanout(func(i int, r redis.UniversalClient) error {
-			return leaveScript.Run(lctx, r, m.fullKeys("leave"), field, "publish", "0").Err()
+			return leaveScript.Run(lctx, r, m.fullKeys("leave"), field, "publish", argFalse, c.ttlArg(ttl)).Err()
 		})
 		return 0, false, errors.Join(errs...)
 	}
-	res, err := leaveScript.Run(lctx, c.rdb, m.fullKeys("leave"), field, c.publishCmd(lctx), flag(keep)).Slice()
+	res, err := leaveScript.Run(lctx, c.rdb, m.fullKeys("leave"), field, c.publishCmd(lctx), flag(keep), c.ttlArg(ttl)).Slice()
 	if err != nil {
 		c.log.Warn("lockmw: leaving the wait queue failed", "name", m.name, "field", field, "err", err)
 		return 0, false, err
@@ -451,7 +482,9 @@ func (m *Mutex) fullKeys(reqID string) []string {
 
 // startHold creates the hold of a new acquisition whose TTL was set no
 // earlier than base.
-func (m *Mutex) startHold(ctx context.Context, field string, token int64, lease time.Duration, base time.Time, waited bool) context.Context {
+// A non-zero claimBy says the hold was handed over and not claimed yet: it is
+// lost then unless the watchdog's claim succeeds first.
+func (m *Mutex) startHold(ctx context.Context, field string, token int64, lease time.Duration, base time.Time, waited bool, claimBy time.Time) context.Context {
 	c := m.c
 	h := &hold{m: m, field: field, token: token, lease: lease, start: time.Now(), levels: 1}
 	h.hookCtx = ctx
@@ -468,12 +501,19 @@ func (m *Mutex) startHold(ctx context.Context, field string, token int64, lease 
 	hctx = context.WithValue(hctx, levelKey{}, &level{h: h, parent: topLevel(ctx)})
 	c.addHold(h)
 	if lease == 0 {
+		lossAt := c.expiryBound(base, c.opts.watchdog)
+		if !claimBy.IsZero() {
+			lossAt = claimBy
+		}
 		h.mu.Lock()
-		h.lossTime = time.AfterFunc(time.Until(c.expiryBound(base, c.opts.watchdog)), func() {
+		h.lossTime = time.AfterFunc(time.Until(lossAt), func() {
 			h.end(endLost, fmt.Errorf("%w: renewals of %q failed until the key could have expired", ErrLockLost, m.name))
 		})
 		h.mu.Unlock()
 		c.wd.add(h)
+		if !claimBy.IsZero() {
+			c.wd.claimSoon(h)
+		}
 	}
 	if f := c.opts.hooks.Metadata; f != nil {
 		if s := f(h.hookCtx, m.name); s != "" && len(s) <= MaxMetadataLen {

@@ -73,8 +73,8 @@ func (c *Client) fanout(f func(i int, rdb redis.UniversalClient) error) []error 
 
 func parseAcquire(res []any) (acquireReply, error) {
 	var r acquireReply
-	if len(res) >= 3 && asInt(res[0]) == 1 {
-		r.won, r.token, r.fresh = true, asInt(res[1]), asInt(res[2]) == 1
+	if len(res) >= 2 && asInt(res[0]) == 1 {
+		r.won, r.token = true, asInt(res[1])
 		return r, nil
 	}
 	if len(res) < 4 {
@@ -120,7 +120,7 @@ func (m *Mutex) tryQuorum(ctx context.Context, field string, ttl time.Duration) 
 	validity := ttl - time.Since(start) - ttl/100 - 2*time.Millisecond
 	if won >= c.need && validity > 0 {
 		if !m.fenced {
-			return acquireReply{won: true, fresh: true}, nil
+			return acquireReply{won: true}, nil
 		}
 		acks := 0
 		ferrs := c.fanout(func(i int, r redis.UniversalClient) error {
@@ -132,7 +132,7 @@ func (m *Mutex) tryQuorum(ctx context.Context, field string, ttl time.Duration) 
 			}
 		}
 		if acks >= c.need {
-			return acquireReply{won: true, fresh: true, token: token}, nil
+			return acquireReply{won: true, token: token}, nil
 		}
 		m.abandon(ctx, field)
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: fencing token reached %d of %d masters: %w", m.name, acks, len(c.members), errors.Join(ferrs...))

@@ -53,7 +53,7 @@ func (m *Mutex) syncReplicas(ctx context.Context, field string) error {
 	}
 	// Redis answers (only the replicas lag): give the lock up before
 	// returning, so that nothing is held when the acquisition fails.
-	m.leaveQueue(ctx, field, false)
+	m.leaveQueue(ctx, field, false, 0)
 	if err != nil {
 		return fmt.Errorf("lockmw: replica sync for %q: %w", m.name, err)
 	}

@@ -25,11 +25,9 @@ func TestResentAcquireCountsOnce(t *testing.T) {
 	r1, err := m.try(ctx, field, time.Minute, false, false)
 	require.NoError(t, err)
 	require.True(t, r1.won)
-	assert.True(t, r1.fresh)
 	r2, err := m.try(ctx, field, time.Minute, false, false)
 	require.NoError(t, err)
 	require.True(t, r2.won, "the re-send finds its own win")
-	assert.False(t, r2.fresh)
 	assert.Equal(t, r1.token, r2.token, "no second token")
 	n, err := srv.Client().HGet(ctx, "resent-acquire", field).Int()
 	require.NoError(t, err)
@@ -85,4 +83,33 @@ func TestLatchTTL(t *testing.T) {
 	assert.Equal(t, 3*time.Second+200*time.Millisecond, latchTTL(rdb))
 	rdb = srv.NewClient(func(o *redis.Options) { o.MaxRetries = -1 }) // retries off
 	assert.Equal(t, rdb.Options().ReadTimeout, latchTTL(rdb))
+}
+
+// A waiter that died after joining the queue is handed the lock with only a
+// claim window (a tenth of its TTL): the name is free again after that, not
+// after the dead waiter's whole TTL.
+func TestDeadWaiterBlocksOnlyItsClaimWindow(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	a, b := New(srv.NewClient()), New(srv.NewClient())
+	defer a.Close()
+	defer b.Close()
+	h, err := a.Mutex("dead-waiter").Lock(ctx)
+	require.NoError(t, err)
+	// The "dead" waiter: queued with a 30s TTL, then never heard of again.
+	dead := b.Mutex("dead-waiter")
+	r, err := dead.try(ctx, b.id+":999", 30*time.Second, true, false)
+	require.NoError(t, err)
+	require.False(t, r.won)
+	require.NoError(t, a.Mutex("dead-waiter").Unlock(h))
+	ttl, err := srv.Client().PTTL(ctx, "dead-waiter").Result()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, ttl, 3*time.Second, "handed over with a claim window of a tenth of 30s")
+	assert.Greater(t, ttl, time.Duration(0))
+	start := time.Now()
+	hb, err := b.Mutex("dead-waiter").TryLock(ctx, 10*time.Second, 0)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second, "free after the claim window, not the dead waiter's TTL")
+	require.NoError(t, b.Mutex("dead-waiter").Unlock(hb))
 }

@@ -27,6 +27,8 @@ var (
 	setMetaLua string
 	//go:embed scripts/unreenter.lua
 	unreenterLua string
+	//go:embed scripts/claim.lua
+	claimLua string
 	//go:embed scripts/touch.lua
 	touchLua string
 	//go:embed scripts/fence.lua
@@ -44,6 +46,7 @@ var (
 	renewScript       = redis.NewScript(renewLua)
 	setMetaScript     = redis.NewScript(setMetaLua)
 	unreenterScript   = redis.NewScript(unreenterLua)
+	claimScript       = redis.NewScript(claimLua)
 	touchScript       = redis.NewScript(touchLua)
 	fenceScript       = redis.NewScript(fenceLua)
 )

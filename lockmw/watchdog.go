@@ -22,6 +22,7 @@ type watchdog struct {
 	holds    map[*hold]struct{}
 	metas    map[*hold]string
 	cleanups []cleanup // abandoned acquisitions to undo
+	claims   []*hold   // holds handed over, to renew (claim) at once
 	stopped  bool      // the goroutine has ended: clean up on the caller's goroutine
 	kick     chan struct{}
 }
@@ -86,7 +87,7 @@ func (w *watchdog) runCleanups(stop bool) {
 func (cl cleanup) run(ctx context.Context) error {
 	m, c := cl.m, cl.m.c
 	if cl.reqID == "" {
-		_, _, err := m.leaveQueue(ctx, cl.field, false)
+		_, _, err := m.leaveQueue(ctx, cl.field, false, 0)
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.releaseTimeout)
@@ -122,6 +123,17 @@ func (w *watchdog) add(h *hold) {
 	w.mu.Unlock()
 }
 
+// claimSoon renews h at once: it was handed over with a short claim window.
+func (w *watchdog) claimSoon(h *hold) {
+	w.mu.Lock()
+	w.claims = append(w.claims, h)
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
 func (w *watchdog) remove(h *hold) {
 	w.mu.Lock()
 	delete(w.holds, h)
@@ -155,6 +167,7 @@ func (w *watchdog) run() {
 				h.sweep()
 			}
 		case <-w.kick:
+			w.claimPending()
 			w.runCleanups(false)
 			w.flushMeta()
 		}
@@ -189,14 +202,33 @@ func (w *watchdog) batchesOf(hs []*hold) [][]*hold {
 	return out
 }
 
+// claimPending renews the holds handed over since the last call.
+func (w *watchdog) claimPending() {
+	w.mu.Lock()
+	hs := make([]*hold, 0, len(w.claims))
+	for _, h := range w.claims {
+		if _, ok := w.holds[h]; ok {
+			hs = append(hs, h)
+		}
+	}
+	w.claims = w.claims[:0]
+	w.mu.Unlock()
+	w.renewHolds(hs)
+}
+
 func (w *watchdog) renew() {
-	c := w.c
 	w.mu.Lock()
 	hs := make([]*hold, 0, len(w.holds))
 	for h := range w.holds {
 		hs = append(hs, h)
 	}
 	w.mu.Unlock()
+	w.renewHolds(hs)
+}
+
+// renewHolds renews hs: one script per batch, all batches in one pipeline.
+func (w *watchdog) renewHolds(hs []*hold) {
+	c := w.c
 	if len(hs) == 0 {
 		return
 	}

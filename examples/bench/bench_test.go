@@ -150,9 +150,10 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 		if m["wakeup_p50_us"] <= 0 || m["wakeup_max_us"] < m["wakeup_p99_us"] {
 			t.Errorf("wake-up figures: %v", m)
 		}
-		// Hand-off: a woken waiter holds the lock without another command.
-		if m["waiter_cmds_per_wakeup"] != 0 {
-			t.Errorf("waiter commands per wake-up = %v, want 0", m["waiter_cmds_per_wakeup"])
+		// Hand-off: a woken waiter holds the lock; at most one command
+		// claims it (the watchdog batches claims that arrive together).
+		if v := m["waiter_cmds_per_wakeup"]; v < 0 || v > 1 {
+			t.Errorf("waiter commands per wake-up = %v, want at most 1 (the claim)", v)
 		}
 	})
 }

@@ -10,17 +10,17 @@
 -- ARGV[4] grace in ms that a queued waiter's entry outlives the holder's TTL
 -- ARGV[5] "1" when the mutex hands out fencing tokens
 -- ARGV[6] "1" when this owner may be queued (an earlier attempt joined the queue)
+-- ARGV[7] how long, in ms, a hand-off waits for this waiter to claim the lock
 --
--- Returns {1, token, fresh} when we hold the lock (fresh = 1 when this very
---         request set the TTL, 0 when a re-send or a hand-off had),
+-- Returns {1, token} when we hold the lock (this very request set its TTL),
 --         {0, pttl, holder field, holder metadata} when it is busy.
-local function won(fresh, token)
+local function won(token)
   if ARGV[6] == '1' then
     redis.call('zrem', KEYS[3], ARGV[2])
     redis.call('hdel', KEYS[4], ARGV[2])
     rlock_tidy()
   end
-  return {1, token, fresh}
+  return {1, token}
 end
 
 if redis.call('exists', KEYS[1]) == 0 then
@@ -31,10 +31,12 @@ if redis.call('exists', KEYS[1]) == 0 then
     token = redis.call('incr', KEYS[5])
     redis.call('hset', KEYS[1], 'rlock:token', token)
   end
-  return won(1, token)
+  return won(token)
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  return won(0, tonumber(redis.call('hget', KEYS[1], 'rlock:token') or '0'))
+  -- A re-send, or a hand-off whose message we missed: claim it (full TTL).
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return won(tonumber(redis.call('hget', KEYS[1], 'rlock:token') or '0'))
 end
 
 local pttl = redis.call('pttl', KEYS[1])
@@ -59,7 +61,7 @@ if ARGV[3] == '1' then
     local seq = redis.call('hincrby', KEYS[4], 'rlock:seq', 1)
     redis.call('zadd', KEYS[3], seq, ARGV[2])
   end
-  redis.call('hset', KEYS[4], ARGV[2], deadline .. '|' .. ARGV[1] .. '|' .. ARGV[5])
+  redis.call('hset', KEYS[4], ARGV[2], deadline .. '|' .. ARGV[1] .. '|' .. ARGV[5] .. '|' .. ARGV[7])
   if redis.call('pttl', KEYS[3]) < keep then
     redis.call('pexpire', KEYS[3], keep)
     redis.call('pexpire', KEYS[4], keep)

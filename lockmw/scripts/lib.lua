@@ -8,7 +8,7 @@
 --   KEYS[2] Redisson's unlock channel; "0" is published there when the lock
 --           becomes free and no rlock waiter is queued.
 --   KEYS[3] the waiter queue: a sorted set, member = waiter field, score = arrival.
---   KEYS[4] the waiter table: a hash, waiter field -> "deadline|ttl|fenced",
+--   KEYS[4] the waiter table: a hash, waiter field -> "deadline|ttl|fenced|claim",
 --           plus the arrival counter "rlock:seq".
 --   KEYS[5] the fencing counter (Redisson's "redisson_lock_token:{name}").
 --   KEYS[6] an idempotency latch for this one request.
@@ -51,9 +51,13 @@ local function rlock_handoff(pub, prev)
     redis.call('zrem', KEYS[3], f)
     redis.call('hdel', KEYS[4], f)
     if info then
-      local deadline, ttl, fenced = string.match(info, '^(%d+)|(%d+)|(%d)$')
+      local deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
       if now == nil then now = rlock_now() end
       if deadline and tonumber(deadline) >= now then
+        -- The waiter has claim ms to take the lock over (its client then
+        -- gives it its full TTL): a waiter that died meanwhile blocks the
+        -- name that long, not a whole TTL.
+        if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
         redis.call('hset', KEYS[1], f, 1)
         redis.call('pexpire', KEYS[1], ttl)
         local token = 0
