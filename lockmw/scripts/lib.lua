@@ -74,8 +74,10 @@ local function rlock_handoff(pub, prev)
   end
   if meta == nil then
     redis.call('del', KEYS[1])
+  else
+    rlock_tidy() -- we emptied the queue of dead entries: drop the waiter table
   end
-  redis.call('del', KEYS[4]) -- the queue is empty: drop the waiter table
+  -- (an empty queue already had its waiter table dropped by whoever emptied it)
   redis.call(pub, KEYS[2], 0)
   return 0
 end
