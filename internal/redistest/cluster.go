@@ -43,16 +43,7 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, s := range c.Nodes() {
-				t.Logf("redistest: log tail of cluster node %s (pid %d):\n%s", s.Addr(), s.Pid(), s.LogTail(20))
-			}
-		}
-		if err := c.Close(); err != nil {
-			t.Errorf("redistest: closing cluster: %v", err)
-		}
-	})
+	closeAtCleanup(t, "cluster", c.Nodes, c.Close)
 	return c
 }
 

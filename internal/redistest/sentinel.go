@@ -57,17 +57,23 @@ func StartSentinel(t testing.TB, replicas, sentinels int) *Sentinel {
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAtCleanup(t, "sentinel group", s.nodes, s.Close)
+	return s
+}
+
+// closeAtCleanup closes a group of servers at the end of the test, after
+// printing every node's log tail if the test failed.
+func closeAtCleanup(t testing.TB, what string, nodes func() []*Server, closeAll func() error) {
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, n := range s.nodes() {
-				t.Logf("redistest: log tail of %s (pid %d):\n%s", n.Addr(), n.Pid(), n.LogTail(20))
+			for _, n := range nodes() {
+				t.Logf("redistest: log tail of %s node %s (pid %d):\n%s", what, n.Addr(), n.Pid(), n.LogTail(20))
 			}
 		}
-		if err := s.Close(); err != nil {
-			t.Errorf("redistest: closing sentinel group: %v", err)
+		if err := closeAll(); err != nil {
+			t.Errorf("redistest: closing %s: %v", what, err)
 		}
 	})
-	return s
 }
 
 // LaunchSentinel is StartSentinel without a testing.TB. The caller must Close
