@@ -53,26 +53,11 @@ func LaunchCluster(masters, replicasPerMaster int) (*Cluster, error) {
 	if masters < 1 || replicasPerMaster < 0 {
 		return nil, fmt.Errorf("redistest: cluster of %d masters with %d replicas each", masters, replicasPerMaster)
 	}
-	n := masters * (1 + replicasPerMaster)
-	nodes := make([]*Server, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range nodes {
-		wg.Go(func() { nodes[i], errs[i] = launch(kindCluster, nil) })
-	}
-	wg.Wait()
-	c := &Cluster{Masters: nodes[:masters], Replicas: nodes[masters:]}
-	if err := errors.Join(errs...); err != nil {
-		for _, s := range nodes {
-			if s != nil {
-				_ = s.Close()
-			}
-		}
-		if errors.Is(err, ErrNotFound) {
-			return nil, ErrNotFound
-		}
+	nodes, err := launchN(masters*(1+replicasPerMaster), kindCluster)
+	if err != nil {
 		return nil, err
 	}
+	c := &Cluster{Masters: nodes[:masters], Replicas: nodes[masters:]}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
 	defer cancel()
 	if err := c.form(ctx, replicasPerMaster); err != nil {
