@@ -48,10 +48,9 @@ const (
 // one re-entry. The context returned by Lock carries it.
 type level struct {
 	h        *hold
-	parent   *level // the next level out in the context chain (any lock)
-	cancel   context.CancelCauseFunc
-	reentry  bool
-	reqID    string // latch of this level's release; fixed so a retried Unlock is idempotent
+	parent   *level                  // the next level out in the context chain (any lock)
+	cancel   context.CancelCauseFunc // a re-entry's own; nil for the first level, whose context is the hold's
+	reqID    string                  // latch of this level's release; fixed so a retried Unlock is idempotent
 	mu       sync.Mutex
 	released bool
 }

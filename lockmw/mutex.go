@@ -180,7 +180,7 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 	}
 	h.addLevels(1)
 	lctx, cancel := context.WithCancelCause(ctx)
-	lvl := &level{h: h, parent: topLevel(ctx), cancel: cancel, reentry: true}
+	lvl := &level{h: h, parent: topLevel(ctx), cancel: cancel}
 	return context.WithValue(lctx, levelKey{}, lvl), nil
 }
 
