@@ -2,7 +2,9 @@ package lockmw_test
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 
@@ -81,4 +83,57 @@ func TestUncontendedCost(t *testing.T) {
 	h, err = m.TryLock(ctx, 0, 0)
 	require.NoError(t, err, "NOSCRIPT after a restart")
 	require.NoError(t, m.Unlock(h))
+}
+
+// TestUncontendedScriptWork counts, with INFO commandstats, the commands the
+// scripts run inside Redis for uncontended lock+unlock pairs: Redisson's
+// three to acquire (EXISTS, HINCRBY, PEXPIRE); to release, one HMGET for the
+// count and the queue mark, DEL, PUBLISH of "0" and the latch SET. The
+// release neither reads its latch nor looks at the queue: nobody was queued.
+func TestUncontendedScriptWork(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	c := newClient(t, srv)
+	m := c.Mutex("work")
+	h := mustLock(t, m, ctx) // loads the scripts
+	require.NoError(t, m.Unlock(h))
+	admin := srv.NewClient()
+	t.Cleanup(func() { _ = admin.Close() })
+	require.NoError(t, admin.ConfigResetStat(ctx).Err())
+
+	const pairs = 10
+	for range pairs {
+		h := mustLock(t, m, ctx)
+		require.NoError(t, m.Unlock(h))
+	}
+	calls := commandCalls(t, ctx, admin)
+	want := map[string]int{
+		"evalsha": 2 * pairs,
+		"exists":  pairs, "hincrby": pairs, "pexpire": pairs,
+		"hmget": pairs, "del": pairs, "publish": pairs, "set": pairs,
+	}
+	delete(calls, "config|resetstat")
+	delete(calls, "info")
+	assert.Equal(t, want, calls)
+}
+
+// commandCalls returns the calls of each command since the last CONFIG
+// RESETSTAT, from INFO commandstats.
+func commandCalls(t *testing.T, ctx context.Context, rdb *redis.Client) map[string]int {
+	t.Helper()
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	require.NoError(t, err)
+	out := map[string]int{}
+	for line := range strings.Lines(info) {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		var n int
+		_, err := fmt.Sscanf(rest, "calls=%d,", &n)
+		require.NoError(t, err, line)
+		out[strings.TrimPrefix(name, "cmdstat_")] = n
+	}
+	return out
 }

@@ -24,7 +24,7 @@ local function won(token)
 end
 
 if redis.call('exists', KEYS[1]) == 0 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('hincrby', KEYS[1], ARGV[2], '1')
   redis.call('pexpire', KEYS[1], ARGV[1])
   local token = 0
   if ARGV[5] == '1' then
@@ -47,7 +47,7 @@ for i = 1, #fields, 2 do
   local f = fields[i]
   if f == 'rlock:meta' then
     meta = fields[i + 1]
-  elseif f ~= 'rlock:token' then
+  elseif string.sub(f, 1, 6) ~= 'rlock:' then
     holder = f
   end
 end
@@ -58,10 +58,11 @@ if ARGV[3] == '1' then
   keep = keep + tonumber(ARGV[4])
   local deadline = rlock_now() + keep
   if redis.call('zscore', KEYS[3], ARGV[2]) == false then
-    local seq = redis.call('hincrby', KEYS[4], 'rlock:seq', 1)
+    local seq = redis.call('hincrby', KEYS[4], 'rlock:seq', '1')
     redis.call('zadd', KEYS[3], seq, ARGV[2])
   end
   redis.call('hset', KEYS[4], ARGV[2], deadline .. '|' .. ARGV[1] .. '|' .. ARGV[5] .. '|' .. ARGV[7])
+  redis.call('hset', KEYS[1], 'rlock:q', '1') -- the holder's release must look at the queue
   if redis.call('pttl', KEYS[3]) < keep then
     redis.call('pexpire', KEYS[3], keep)
     redis.call('pexpire', KEYS[4], keep)

@@ -4,7 +4,9 @@
 -- Key layout (every key shares the lock name's hash slot):
 --   KEYS[1] the lock: a hash, field "<clientID>:<ownerID>" -> reentrancy count
 --           (Redisson's layout); rlock adds the optional fields "rlock:token"
---           (fencing token of the hold) and "rlock:meta" (a hook's metadata).
+--           (fencing token of the hold), "rlock:meta" (a hook's metadata) and
+--           "rlock:q" (set while rlock waiters may be queued: a release
+--           without it skips the queue).
 --   KEYS[2] Redisson's unlock channel; "0" is published there when the lock
 --           becomes free and no rlock waiter is queued.
 --   KEYS[3] the waiter queue: a sorted set, member = waiter field, score = arrival.
@@ -21,12 +23,18 @@ local function rlock_now()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Numbers passed to redis.call are written as string literals ('1', not 1):
+-- Redis formats a Lua number with snprintf, a few thousand instructions each.
+
 -- rlock_tidy deletes the waiter table once the queue is empty (it holds the
--- arrival counter), so that no key outlives the last waiter.
+-- arrival counter), so that no key outlives the last waiter. It reports
+-- whether waiters remain.
 local function rlock_tidy()
   if redis.call('zcard', KEYS[3]) == 0 then
     redis.call('del', KEYS[4])
+    return false
   end
+  return true
 end
 
 -- rlock_handoff frees the lock KEYS[1] (it deletes it) and gives it to the
@@ -40,7 +48,7 @@ local function rlock_handoff(pub, prev)
   local now = nil
   local meta = nil
   for _ = 1, 100 do
-    local head = redis.call('zrange', KEYS[3], 0, 0)
+    local head = redis.call('zrange', KEYS[3], '0', '0')
     if #head == 0 then break end
     if meta == nil then
       meta = redis.call('hget', KEYS[1], 'rlock:meta') or ''
@@ -58,7 +66,7 @@ local function rlock_handoff(pub, prev)
         -- gives it its full TTL): a waiter that died meanwhile blocks the
         -- name that long, not a whole TTL.
         if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
-        redis.call('hset', KEYS[1], f, 1)
+        redis.call('hset', KEYS[1], f, '1')
         redis.call('pexpire', KEYS[1], ttl)
         local token = 0
         if fenced == '1' then
@@ -67,7 +75,9 @@ local function rlock_handoff(pub, prev)
         end
         local client = string.match(f, '^(.*):[^:]*$') or f
         redis.call(pub, KEYS[7] .. ':' .. client, f .. '|' .. token .. '|' .. prev .. '|' .. meta)
-        rlock_tidy()
+        if rlock_tidy() then
+          redis.call('hset', KEYS[1], 'rlock:q', '1') -- more waiters: the next release hands off too
+        end
         return 1
       end
     end
@@ -78,6 +88,6 @@ local function rlock_handoff(pub, prev)
     rlock_tidy() -- we emptied the queue of dead entries: drop the waiter table
   end
   -- (an empty queue already had its waiter table dropped by whoever emptied it)
-  redis.call(pub, KEYS[2], 0)
+  redis.call(pub, KEYS[2], '0')
   return 0
 end

@@ -7,24 +7,38 @@
 -- ARGV[1] field, ARGV[2] 'publish' or 'spublish', ARGV[3] latch TTL in ms,
 -- ARGV[4] expire-in ms for the last level (0: release now),
 -- ARGV[5] "1" when the caller knows this is its last level whatever the count
--- (a quorum client, whose members' counts may differ after a partial failure)
+-- (its local count says so; a quorum client's members may differ after a
+-- partial failure)
 -- Returns 0 when levels remain, 1 when released, 2 when left to expire,
 -- -1 when the field is not in the lock (gone, or someone else's).
-local done = redis.call('get', KEYS[6])
-if done then return tonumber(done) end
-local n = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
+local v = redis.call('hmget', KEYS[1], ARGV[1], 'rlock:q')
+local n = tonumber(v[1] or '0')
+local last = ARGV[5] == '1'
+-- A last level that finds its field can only be a first run: running it
+-- removes the field, and a field is never given out again. Anything else may
+-- be a re-send that already ran; its latch then has the answer.
+if n <= 0 or not last or ARGV[4] ~= '0' then
+  local done = redis.call('get', KEYS[6])
+  if done then return tonumber(done) end
+end
 local r
 if n <= 0 then
-  r = -1
-elseif n > 1 and ARGV[5] ~= '1' then
-  redis.call('hincrby', KEYS[1], ARGV[1], -1)
-  r = 0
-elseif tonumber(ARGV[4]) > 0 then
+  r = '-1'
+elseif n > 1 and not last then
+  redis.call('hincrby', KEYS[1], ARGV[1], '-1')
+  r = '0'
+elseif ARGV[4] ~= '0' then
   redis.call('pexpire', KEYS[1], ARGV[4])
-  r = 2
-else
+  r = '2'
+elseif v[2] then
   rlock_handoff(ARGV[2], ARGV[1])
-  r = 1
+  r = '1'
+else
+  -- Nobody queued (rlock:q is set by every waiter that joins the queue, and
+  -- again by each hand-off that leaves waiters behind).
+  redis.call('del', KEYS[1])
+  redis.call(ARGV[2], KEYS[2], '0')
+  r = '1'
 end
 redis.call('set', KEYS[6], r, 'px', ARGV[3])
-return r
+return tonumber(r)
