@@ -37,6 +37,7 @@ type Client struct {
 	latchArg    any // latchMS
 	graceArg    any // how long a queue entry outlives the holder's TTL: the watchdog timeout, in ms
 	watchdogArg any // the watchdog timeout in ms
+	claimWDArg  any // claimWindow of the watchdog timeout
 
 	bgCtx    context.Context // cancelled by Close; parent of background calls
 	bgCancel context.CancelFunc
@@ -92,6 +93,7 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		latchMS:     latchTTL(rdb).Milliseconds(),
 		graceArg:    o.watchdog.Milliseconds(),
 		watchdogArg: msCeil(o.watchdog),
+		claimWDArg:  claimWindow(o.watchdog),
 		closed:      make(chan struct{}),
 		holds:       make(map[*hold]struct{}),
 
@@ -183,6 +185,14 @@ func (c *Client) publishCmd(ctx context.Context) string {
 	}
 	c.pubCmd.Store(cmd)
 	return cmd
+}
+
+// publishArg is publishCmd as a script argument, boxed once it is known.
+func (c *Client) publishArg(ctx context.Context) any {
+	if v := c.pubCmd.Load(); v != nil {
+		return v
+	}
+	return c.publishCmd(ctx)
 }
 
 func (c *Client) sharded() bool {

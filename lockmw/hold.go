@@ -11,14 +11,15 @@ import (
 // acquisition, shared by its re-entries, ended by the last Unlock, a loss or
 // Close.
 type hold struct {
-	m       *Mutex
-	field   string
-	token   int64
-	lease   time.Duration // 0: renewed by the watchdog
-	start   time.Time
-	hookCtx context.Context // what HoldStart returned; handed to HoldEnd and Renewal
-	cancel  context.CancelCauseFunc
-	stopDL  context.CancelFunc // the lease deadline's, when leased
+	m        *Mutex
+	field    string
+	fieldArg any // field, boxed once for the scripts
+	token    int64
+	lease    time.Duration // 0: renewed by the watchdog
+	start    time.Time
+	hookCtx  context.Context // what HoldStart returned; handed to HoldEnd and Renewal
+	cancel   context.CancelCauseFunc
+	stopDL   context.CancelFunc // the lease deadline's, when leased
 
 	mu        sync.Mutex
 	state     holdState
@@ -51,6 +52,7 @@ type level struct {
 	parent   *level                  // the next level out in the context chain (any lock)
 	cancel   context.CancelCauseFunc // a re-entry's own; nil for the first level, whose context is the hold's
 	reqID    string                  // latch of this level's release; fixed so a retried Unlock is idempotent
+	latchArg any                     // the latch key of reqID, boxed
 	mu       sync.Mutex
 	released bool
 }

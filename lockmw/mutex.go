@@ -27,6 +27,11 @@ type Mutex struct {
 	fenced bool
 	err    error    // ErrInvalidName, returned by every call
 	akeys  []string // the acquire script's keys
+
+	// The start of the acquire and release command lines ("evalsha", hash,
+	// number of keys, keys up to the release's latch key), boxed once.
+	acqHead, relHead []any
+	handoffArg       any // the release's key after its latch
 }
 
 // Mutex returns the lock called name. It never panics: a name that cannot be
@@ -45,6 +50,9 @@ func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
 	}
 	m.k = newKeys(name)
 	m.akeys = []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token}
+	m.acqHead = append([]any{"evalsha", acquireSHA, len(m.akeys)}, m.akeys[0], m.akeys[1], m.akeys[2], m.akeys[3], m.akeys[4])
+	m.relHead = append([]any{"evalsha", releaseSHA, len(m.akeys) + 2}, m.acqHead[3:]...)
+	m.handoffArg = m.k.handoff
 	return m
 }
 
@@ -199,12 +207,14 @@ func (r *acquireReply) busy(name string) *BusyError {
 
 // try runs the acquire script once for field. enqueue joins the waiter queue
 // when busy; queued says an earlier attempt may have joined it.
-func (m *Mutex) try(ctx context.Context, field string, ttl time.Duration, enqueue, queued bool) (acquireReply, error) {
+func (m *Mutex) try(ctx context.Context, field string, fieldArg any, ttl time.Duration, enqueue, queued bool) (acquireReply, error) {
 	c := m.c
 	if c.isQuorum() {
 		return m.tryQuorum(ctx, field, ttl)
 	}
-	res, err := acquireScript.Run(ctx, c.rdb, m.akeys, c.ttlArg(ttl), field, flag(enqueue), c.graceArg, flag(m.fenced), flag(queued), claimWindow(ttl)).Slice()
+	args := append(make([]any, 0, len(m.acqHead)+7), m.acqHead...)
+	args = append(args, c.ttlArg(ttl), fieldArg, flag(enqueue), c.graceArg, flag(m.fenced), flag(queued), c.claimArg(ttl))
+	res, err := runScript(ctx, c.rdb, acquireSrc, args).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 	}
@@ -243,6 +253,15 @@ func (c *Client) ttlArg(ttl time.Duration) any {
 	return msCeil(ttl)
 }
 
+// claimArg is the script argument for claimWindow(ttl); the watchdog
+// timeout's is boxed once per Client.
+func (c *Client) claimArg(ttl time.Duration) any {
+	if ttl == c.opts.watchdog {
+		return c.claimWDArg
+	}
+	return claimWindow(ttl)
+}
+
 func asInt(v any) int64 {
 	n, _ := v.(int64)
 	return n
@@ -255,12 +274,13 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 	}
 	c := m.c
 	field := c.id + ":" + formatUint(c.ownerSeq.Add(1))
+	fieldArg := any(field)
 	ttl := lease
 	if ttl == 0 {
 		ttl = c.opts.watchdog
 	}
 	sent := time.Now()
-	r, err := m.try(ctx, field, ttl, wait > 0, false)
+	r, err := m.try(ctx, field, fieldArg, ttl, wait > 0, false)
 	if err != nil {
 		m.abandon(ctx, field)
 		return ctx, errors.Join(err, ctx.Err())
@@ -269,7 +289,7 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		if err := m.syncReplicas(ctx, field); err != nil {
 			return ctx, err
 		}
-		return m.startHold(ctx, field, r.token, lease, sent, false, time.Time{}), nil
+		return m.startHold(ctx, field, fieldArg, r.token, lease, sent, false, time.Time{}), nil
 	}
 	if ev != nil {
 		ev.Waited, ev.Holder, ev.HolderMetadata = true, r.holder, r.meta
@@ -278,14 +298,14 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		return ctx, r.busy(m.name)
 	}
 	var claimBy time.Time
-	token, base, err := m.waitTurn(ctx, field, ttl, lease, wait, r, sent, ev, &claimBy)
+	token, base, err := m.waitTurn(ctx, field, fieldArg, ttl, lease, wait, r, sent, ev, &claimBy)
 	if err != nil {
 		return ctx, err
 	}
 	if err := m.syncReplicas(ctx, field); err != nil {
 		return ctx, err
 	}
-	return m.startHold(ctx, field, token, lease, base, true, claimBy), nil
+	return m.startHold(ctx, field, fieldArg, token, lease, base, true, claimBy), nil
 }
 
 // waitTurn waits, queued in Redis, until the lock is handed to field or a
@@ -297,7 +317,7 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 // *claimBy set to the window's end: the watchdog claims it in the background
 // and the hold is lost if that fails. Otherwise (a lease, or a window mostly
 // gone) the claim is made before returning.
-func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, lease, wait time.Duration, r acquireReply, sent time.Time, ev *AcquireEndEvent, claimBy *time.Time) (int64, time.Time, error) {
+func (m *Mutex) waitTurn(ctx context.Context, field string, fieldArg any, ttl, lease, wait time.Duration, r acquireReply, sent time.Time, ev *AcquireEndEvent, claimBy *time.Time) (int64, time.Time, error) {
 	c := m.c
 	var deadline <-chan time.Time
 	if wait != Forever {
@@ -419,7 +439,7 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, ttl, lease, wait tim
 		}
 		retryNow = false
 		s := time.Now()
-		r2, err := m.try(ctx, field, ttl, true, true)
+		r2, err := m.try(ctx, field, fieldArg, ttl, true, true)
 		if err != nil {
 			if ctx.Err() != nil {
 				return giveUp(errors.Join(busyErr(), err, context.Cause(ctx)), false)
@@ -484,9 +504,9 @@ func (m *Mutex) fullKeys(reqID string) []string {
 // earlier than base.
 // A non-zero claimBy says the hold was handed over and not claimed yet: it is
 // lost then unless the watchdog's claim succeeds first.
-func (m *Mutex) startHold(ctx context.Context, field string, token int64, lease time.Duration, base time.Time, waited bool, claimBy time.Time) context.Context {
+func (m *Mutex) startHold(ctx context.Context, field string, fieldArg any, token int64, lease time.Duration, base time.Time, waited bool, claimBy time.Time) context.Context {
 	c := m.c
-	h := &hold{m: m, field: field, token: token, lease: lease, start: time.Now(), levels: 1}
+	h := &hold{m: m, field: field, fieldArg: fieldArg, token: token, lease: lease, start: time.Now(), levels: 1}
 	h.hookCtx = ctx
 	if f := c.opts.hooks.HoldStart; f != nil {
 		if x := f(ctx, HoldStartEvent{Name: m.name, Field: field, Token: token, Lease: lease, Waited: waited}); x != nil {
@@ -576,6 +596,7 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	}
 	if lvl.reqID == "" {
 		lvl.reqID = c.requestID()
+		lvl.latchArg = m.k.latchBase + lvl.reqID
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
 	defer cancel()
@@ -589,7 +610,9 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	if c.isQuorum() {
 		n, err = m.releaseQuorum(rctx, h, lvl.reqID, expireMS, last)
 	} else {
-		n, err = releaseScript.Run(rctx, c.rdb, m.fullKeys(lvl.reqID), h.field, c.publishCmd(rctx), c.latchArg, expireMS, flag(last)).Int64()
+		args := append(make([]any, 0, len(m.relHead)+7), m.relHead...)
+		args = append(args, lvl.latchArg, m.handoffArg, h.fieldArg, c.publishArg(rctx), c.latchArg, expireArg(expireMS), flag(last))
+		n, err = runScript(rctx, c.rdb, releaseSrc, args).Int64()
 	}
 	if err != nil {
 		if h.addLevels(0) == 1 {
@@ -616,6 +639,15 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 		lvl.cancelLevel(cause)
 		return cause
 	}
+}
+
+// expireArg boxes UnlockAt's expiry for the release script; 0 (release
+// now) without an allocation.
+func expireArg(ms int64) any {
+	if ms == 0 {
+		return argFalse
+	}
+	return ms
 }
 
 func (l *level) cancelLevel(cause error) {

@@ -22,10 +22,10 @@ func TestResentAcquireCountsOnce(t *testing.T) {
 	defer c.Close()
 	m := c.Mutex("resent-acquire", WithFencing())
 	field := c.id + ":1000"
-	r1, err := m.try(ctx, field, time.Minute, false, false)
+	r1, err := m.try(ctx, field, field, time.Minute, false, false)
 	require.NoError(t, err)
 	require.True(t, r1.won)
-	r2, err := m.try(ctx, field, time.Minute, false, false)
+	r2, err := m.try(ctx, field, field, time.Minute, false, false)
 	require.NoError(t, err)
 	require.True(t, r2.won, "the re-send finds its own win")
 	assert.Equal(t, r1.token, r2.token, "no second token")
@@ -99,7 +99,7 @@ func TestDeadWaiterBlocksOnlyItsClaimWindow(t *testing.T) {
 	require.NoError(t, err)
 	// The "dead" waiter: queued with a 30s TTL, then never heard of again.
 	dead := b.Mutex("dead-waiter")
-	r, err := dead.try(ctx, b.id+":999", 30*time.Second, true, false)
+	r, err := dead.try(ctx, b.id+":999", b.id+":999", 30*time.Second, true, false)
 	require.NoError(t, err)
 	require.False(t, r.won)
 	require.NoError(t, a.Mutex("dead-waiter").Unlock(h))

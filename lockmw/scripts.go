@@ -51,6 +51,35 @@ var (
 	fenceScript       = redis.NewScript(fenceLua)
 )
 
+// The hashes of the scripts on the hot path, boxed once.
+var (
+	acquireSHA any = acquireScript.Hash()
+	releaseSHA any = releaseScript.Hash()
+	acquireSrc any = libLua + acquireLua
+	releaseSrc any = libLua + releaseLua
+)
+
+// runScript runs a script on the hot path from a command line built by the
+// caller: args is "evalsha", the script's hash, the number of keys, the keys
+// and the arguments, each already an interface value (so that nothing is
+// boxed again per call, as go-redis's Script.Run would). When the server
+// answers NOSCRIPT it runs the source with EVAL. args is the command's own
+// afterwards: the caller must not change it.
+func runScript(ctx context.Context, rdb redis.UniversalClient, src any, args []any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args...)
+	cmd.SetFirstKeyPos(3)
+	_ = rdb.Process(ctx, cmd)
+	if isNoScript(cmd.Err()) {
+		eval := make([]any, len(args))
+		copy(eval, args)
+		eval[0], eval[1] = "eval", src
+		cmd = redis.NewCmd(ctx, eval...)
+		cmd.SetFirstKeyPos(3)
+		_ = rdb.Process(ctx, cmd)
+	}
+	return cmd
+}
+
 // isNoScript reports whether err is the server's NOSCRIPT reply.
 func isNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
