@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rlock/rlock/internal/redisson"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
@@ -20,44 +21,15 @@ type redissonPeer struct {
 	uuid string
 }
 
-var (
-	redissonAcquire = redis.NewScript(`
-if ((redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1);
-  redis.call('pexpire', KEYS[1], ARGV[1]);
-  return nil;
-end;
-return redis.call('pttl', KEYS[1]);`)
-	redissonUnlock = redis.NewScript(`
-local val = redis.call('get', KEYS[3]);
-if val ~= false then return tonumber(val); end;
-if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end;
-local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1);
-if (counter > 0) then
-  redis.call('pexpire', KEYS[1], ARGV[2]);
-  redis.call('set', KEYS[3], 0, 'px', ARGV[5]);
-  return 0;
-end;
-redis.call('del', KEYS[1]);
-redis.call(ARGV[4], KEYS[2], ARGV[1]);
-redis.call('set', KEYS[3], 1, 'px', ARGV[5]);
-return 1;`)
-)
-
 func (p redissonPeer) field(thread int) string { return p.uuid + ":" + string(rune('0'+thread)) }
 
 // tryAcquire returns (true, 0) when acquired, else (false, pttl).
 func (p redissonPeer) tryAcquire(ctx context.Context, name string, thread int) (bool, time.Duration, error) {
-	v, err := redissonAcquire.Run(ctx, p.rdb, []string{name}, 30000, p.field(thread)).Int64()
-	if err == redis.Nil {
-		return true, 0, nil
-	}
-	return false, time.Duration(v) * time.Millisecond, err
+	return redisson.TryAcquire(ctx, p.rdb, name, p.field(thread), 30*time.Second)
 }
 
 func (p redissonPeer) unlock(ctx context.Context, name string, thread int, requestID string) (int64, error) {
-	keys := []string{name, "redisson_lock__channel:{" + name + "}", "redisson_unlock_latch:{" + name + "}:" + requestID}
-	return redissonUnlock.Run(ctx, p.rdb, keys, 0, 30000, p.field(thread), "publish", 3000).Int64()
+	return redisson.Unlock(ctx, p.rdb, name, p.field(thread), requestID)
 }
 
 func TestRedissonHoldsRlockWaits(t *testing.T) {

@@ -73,12 +73,15 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 		t.Fatalf("%d results, want %d: %+v", got, want, rep.Results)
 	}
 
-	t.Run("uncontended times both kinds with two commands each", func(t *testing.T) {
+	t.Run("uncontended times both kinds and Redisson's scripts, two commands each", func(t *testing.T) {
 		for _, lock := range []string{"rlock", "poll"} {
 			r := find(t, rep, "uncontended", lock)
 			m := r.Metrics
 			if m["p50_us"] <= 0 || m["floor_p50_us"] <= 0 || m["ratio_p50_median"] <= 0 {
 				t.Errorf("%s: latencies missing: %v", lock, m)
+			}
+			if m["redisson_p50_us"] <= 0 || m["redisson_ratio_p50_median"] <= 0 || m["redisson_redis_cpu_us_per_op"] <= 0 {
+				t.Errorf("%s: the reference of Redisson's scripts is missing: %v", lock, m)
 			}
 			for _, k := range []string{"client_cmds_per_op", "floor_client_cmds_per_op"} {
 				if m[k] != 2 {

@@ -24,7 +24,10 @@
 //
 //   - uncontended: one goroutine locks and unlocks one name -n times, and
 //     the same go-redis client runs a bare SET NX PX + DEL pair -n times (the
-//     floor), alternating -runs times; ops/s, p50/p99 of both and the median
+//     floor), alternating -runs times, and within each run taking turns every
+//     -block pairs (so that both see the same machine: on a small VM the
+//     round trip drifts by tens of percent from one second to the next);
+//     ops/s, p50/p99 of both and the median
 //     over runs of p50(lock+unlock)/p50(floor); beside them, per operation,
 //     the redis-server's CPU time (INFO cpu), this process's CPU time and
 //     the commands sent, and the unlock latch keys still alive at the end.
@@ -66,6 +69,7 @@
 //	-lock l           rlock, poll or both (default rlock)
 //	-json             print one JSON document instead of text lines
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
+//	-block            uncontended: pairs per turn within a run (100)
 //	-workers, -hold, -think, -duration
 //	                  contended: 16 workers, 1ms, 1ms, 5s
 //	-held, -watchdog, -rounds
@@ -176,8 +180,9 @@ type config struct {
 	locks     []string
 	json      bool
 
-	n    int
-	runs int
+	n     int
+	runs  int
+	block int
 
 	workers  int
 	hold     time.Duration
@@ -204,6 +209,7 @@ func defaultConfig() config {
 		locks:     []string{"rlock"},
 		n:         2000,
 		runs:      5,
+		block:     100,
 		workers:   16,
 		hold:      time.Millisecond,
 		think:     time.Millisecond,
@@ -232,6 +238,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
 	fs.IntVar(&cfg.n, "n", cfg.n, "uncontended: lock+unlock pairs (and floor pairs) per run")
 	fs.IntVar(&cfg.runs, "runs", cfg.runs, "uncontended: alternating runs of lock+unlock and of the floor")
+	fs.IntVar(&cfg.block, "block", cfg.block, "uncontended: within a run, lock+unlock and the floor take turns every this many pairs")
 	fs.IntVar(&cfg.workers, "workers", cfg.workers, "contended: workers, each with its own Client")
 	fs.DurationVar(&cfg.hold, "hold", cfg.hold, "contended: how long a worker holds the lock")
 	fs.DurationVar(&cfg.think, "think", cfg.think, "contended: pause between a worker's turns")
@@ -276,6 +283,7 @@ func (c config) validate() error {
 	}{
 		{"-n must be positive", c.n > 0},
 		{"-runs must be positive", c.runs > 0},
+		{"-block must be positive", c.block > 0},
 		{"-workers must be at least 2", c.workers >= 2},
 		{"-hold must not be negative", c.hold >= 0},
 		{"-think must not be negative", c.think >= 0},

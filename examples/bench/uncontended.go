@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/go-rlock/rlock/internal/redisson"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -12,8 +15,11 @@ import (
 const uncontendedTarget = 1.3
 
 // runUncontended times lock+unlock on one name against the floor, a bare
-// SET NX PX + DEL pair on the same go-redis client, in cfg.runs alternating
-// runs of cfg.n pairs each (the first kind alternates too).
+// SET NX PX + DEL pair on the same go-redis client, in cfg.runs runs of
+// cfg.n pairs each; within a run the two, and a third for reference
+// (Redisson's own acquire and unlock scripts), take turns every cfg.block
+// pairs, each turn starting with the next kind, so that all three see the
+// same machine.
 func runUncontended(ctx context.Context, e *env, cfg config, kind string) (*result, error) {
 	counter := newCmdCounter()
 	rdb := e.newRedis("rlock-bench-uncontended", counter)
@@ -49,47 +55,81 @@ func runUncontended(ctx context.Context, e *env, cfg config, kind string) (*resu
 		}
 	}
 
-	var lockAll, floorAll []time.Duration
-	var lockTime, floorTime time.Duration
-	var lockSrv, floorSrv serverCost
-	ratios := make([]float64, 0, cfg.runs)
-	for run := range cfg.runs {
-		var lk, fl []time.Duration
-		var lt, ft time.Duration
-		var err error
-		timeLock := func() { lk, lt, err = timeBlock(ctx, e, counter, cfg.n, lockOp, &lockSrv) }
-		timeFloor := func() { fl, ft, err = timeBlock(ctx, e, counter, cfg.n, floorOp, &floorSrv) }
-		if run%2 == 0 {
-			if timeLock(); err == nil {
-				timeFloor()
-			}
-		} else {
-			if timeFloor(); err == nil {
-				timeLock()
-			}
-		}
+	// Redisson's own acquire and unlock scripts on another name: what the
+	// cheapest Redisson-compatible lock costs here, for reference.
+	var refSeq int
+	refOp := func() error {
+		const name, field = "rlock-bench:redisson", "b3c5e0a1-0000-4000-8000-000000bench:1"
+		ok, _, err := redisson.TryAcquire(ctx, rdb, name, field, 30*time.Second)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		ratios = append(ratios, float64(percentile(sorted(lk), 0.5))/float64(percentile(sorted(fl), 0.5)))
-		lockAll, floorAll = append(lockAll, lk...), append(floorAll, fl...)
-		lockTime, floorTime = lockTime+lt, floorTime+ft
+		if !ok {
+			return fmt.Errorf("%s was already locked", name)
+		}
+		refSeq++
+		_, err = redisson.Unlock(ctx, rdb, name, field, strconv.Itoa(refSeq))
+		return err
 	}
+	if err := refOp(); err != nil { // loads the scripts
+		return nil, err
+	}
+
+	type kindRun struct {
+		op   func() error
+		all  []time.Duration
+		time time.Duration
+		srv  serverCost
+		run  []time.Duration
+	}
+	lockK, floorK, refK := &kindRun{op: lockOp}, &kindRun{op: floorOp}, &kindRun{op: refOp}
+	kinds := []*kindRun{lockK, floorK, refK}
+	ratios := make([]float64, 0, cfg.runs)
+	refRatios := make([]float64, 0, cfg.runs)
+	for run := range cfg.runs {
+		for _, k := range kinds {
+			k.run = k.run[:0]
+		}
+		// The kinds take turns every cfg.block pairs, each turn starting
+		// with the next kind.
+		for done, turn := 0, run; done < cfg.n; turn++ {
+			n := min(cfg.block, cfg.n-done)
+			for i := range kinds {
+				k := kinds[(turn+i)%len(kinds)]
+				ds, d, err := timeBlock(ctx, e, counter, n, k.op, &k.srv)
+				if err != nil {
+					return nil, err
+				}
+				k.run, k.time = append(k.run, ds...), k.time+d
+			}
+			done += n
+		}
+		floorP50 := float64(percentile(sorted(floorK.run), 0.5))
+		ratios = append(ratios, float64(percentile(sorted(lockK.run), 0.5))/floorP50)
+		refRatios = append(refRatios, float64(percentile(sorted(refK.run), 0.5))/floorP50)
+		for _, k := range kinds {
+			k.all = append(k.all, k.run...)
+		}
+	}
+	lockAll, floorAll, refAll := lockK.all, floorK.all, refK.all
+	lockTime, floorTime := lockK.time, floorK.time
+	lockSrv, floorSrv := lockK.srv, floorK.srv
 	sorted(lockAll)
 	sorted(floorAll)
+	sorted(refAll)
 	ratio := median(ratios)
 
 	r := newResult("uncontended", kind)
 	r.param("n", cfg.n)
 	r.param("runs", cfg.runs)
 	total := float64(cfg.n * cfg.runs)
+	ops := total
 	r.num("ops_per_sec", "lock+unlock %.0f/s", total/lockTime.Seconds())
 	r.dur("p50", "p50", percentile(lockAll, 0.5))
 	r.dur("p99", "p99", percentile(lockAll, 0.99))
 	r.num("floor_ops_per_sec", "| SET NX PX+DEL %.0f/s", total/floorTime.Seconds())
 	r.dur("floor_p50", "p50", percentile(floorAll, 0.5))
 	r.dur("floor_p99", "p99", percentile(floorAll, 0.99))
-	ops := float64(cfg.n * cfg.runs)
 	r.num("redis_cpu_us_per_op", "| redis-server CPU %.1fµs", float64(lockSrv.redisCPU)/1e3/ops)
 	r.num("floor_redis_cpu_us_per_op", "vs %.1fµs,", float64(floorSrv.redisCPU)/1e3/ops)
 	r.Metrics["commandstats_us_per_op"] = round(float64(lockSrv.usec)/ops, 2)
@@ -109,6 +149,9 @@ func runUncontended(ctx context.Context, e *env, cfg config, kind string) (*resu
 	}
 	r.num("ratio_p50_median", "| p50 ratio median %.3f", ratio)
 	r.note("(runs %s)", fmtRatios(ratios))
+	r.dur("redisson_p50", "| Redisson's scripts p50", percentile(refAll, 0.5))
+	r.num("redisson_ratio_p50_median", "ratio median %.3f", median(refRatios))
+	r.num("redisson_redis_cpu_us_per_op", "redis-server CPU %.1fµs", float64(refK.srv.redisCPU)/1e3/ops)
 	r.Breakdown["ratio_per_run"] = map[string]float64{}
 	for i, v := range ratios {
 		r.Breakdown["ratio_per_run"][fmt.Sprint(i+1)] = round(v, 4)
