@@ -28,10 +28,7 @@ type Mutex struct {
 	err    error    // ErrInvalidName, returned by every call
 	akeys  []string // the acquire script's keys
 
-	// The start of the acquire and release command lines ("evalsha", hash,
-	// number of keys, keys up to the release's latch key), boxed once.
-	acqHead, relHead []any
-	handoffArg       any // the release's key after its latch
+	keyArgs []any // akeys, boxed once for the acquire and release command lines
 }
 
 // Mutex returns the lock called name. It never panics: a name that cannot be
@@ -50,9 +47,7 @@ func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
 	}
 	m.k = newKeys(name)
 	m.akeys = []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token}
-	m.acqHead = append([]any{"evalsha", acquireSHA, len(m.akeys)}, m.akeys[0], m.akeys[1], m.akeys[2], m.akeys[3], m.akeys[4])
-	m.relHead = append([]any{"evalsha", releaseSHA, len(m.akeys) + 2}, m.acqHead[3:]...)
-	m.handoffArg = m.k.handoff
+	m.keyArgs = []any{m.akeys[0], m.akeys[1], m.akeys[2], m.akeys[3], m.akeys[4]}
 	return m
 }
 
@@ -212,7 +207,8 @@ func (m *Mutex) try(ctx context.Context, field string, fieldArg any, ttl time.Du
 	if c.isQuorum() {
 		return m.tryQuorum(ctx, field, ttl)
 	}
-	args := append(make([]any, 0, len(m.acqHead)+7), m.acqHead...)
+	args := append(make([]any, 0, 15), "evalsha", acquireSHA, len(m.keyArgs))
+	args = append(args, m.keyArgs...)
 	args = append(args, c.ttlArg(ttl), fieldArg, flag(enqueue), c.graceArg, flag(m.fenced), flag(queued), c.claimArg(ttl))
 	res, err := runScript(ctx, c.rdb, acquireSrc, args).Slice()
 	if err != nil {
@@ -610,8 +606,9 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	if c.isQuorum() {
 		n, err = m.releaseQuorum(rctx, h, lvl.reqID, expireMS, last)
 	} else {
-		args := append(make([]any, 0, len(m.relHead)+7), m.relHead...)
-		args = append(args, lvl.latchArg, m.handoffArg, h.fieldArg, c.publishArg(rctx), c.latchArg, expireArg(expireMS), flag(last))
+		args := append(make([]any, 0, 17), "evalsha", releaseSHA, len(m.keyArgs)+2)
+		args = append(args, m.keyArgs...)
+		args = append(args, lvl.latchArg, m.k.handoff, h.fieldArg, c.publishArg(rctx), c.latchArg, expireArg(expireMS), flag(last))
 		n, err = runScript(rctx, c.rdb, releaseSrc, args).Int64()
 	}
 	if err != nil {
