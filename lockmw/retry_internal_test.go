@@ -113,3 +113,49 @@ func TestDeadWaiterBlocksOnlyItsClaimWindow(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second, "free after the claim window, not the dead waiter's TTL")
 	require.NoError(t, b.Mutex("dead-waiter").Unlock(hb))
 }
+
+// TestQueueMark follows the lock hash's rlock:q field, which tells a
+// release to look at the waiter queue: absent for a lock nobody waited for,
+// set by a waiter joining the queue, kept by a queued waiter that takes the
+// lock by its own retry while others still wait (the previous hold expired:
+// nobody handed it over), absent once the queue is empty.
+func TestQueueMark(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c := New(srv.NewClient())
+	defer c.Close()
+	m := c.Mutex("marked")
+	rdb := srv.Client()
+	mark := func() bool {
+		n, err := rdb.HExists(ctx, "marked", "rlock:q").Result()
+		require.NoError(t, err)
+		return n
+	}
+	holder, w1, w2 := c.id+":1", c.id+":2", c.id+":3"
+	r, err := m.try(ctx, holder, holder, time.Minute, true, false)
+	require.NoError(t, err)
+	require.True(t, r.won)
+	assert.False(t, mark(), "nobody waits")
+	for _, w := range []string{w1, w2} {
+		r, err := m.try(ctx, w, w, time.Minute, true, false)
+		require.NoError(t, err)
+		require.False(t, r.won)
+	}
+	assert.True(t, mark(), "waiters queued")
+
+	require.NoError(t, rdb.Del(ctx, "marked").Err()) // the hold expired
+	r, err = m.try(ctx, w1, w1, time.Minute, true, true)
+	require.NoError(t, err)
+	require.True(t, r.won, "the first waiter's retry takes the free lock")
+	assert.True(t, mark(), "the second waiter still waits")
+
+	r, err = m.try(ctx, w2, w2, time.Minute, true, true)
+	require.NoError(t, err)
+	require.False(t, r.won)
+	require.NoError(t, rdb.Del(ctx, "marked").Err())
+	r, err = m.try(ctx, w2, w2, time.Minute, true, true)
+	require.NoError(t, err)
+	require.True(t, r.won)
+	assert.False(t, mark(), "the queue is empty")
+}

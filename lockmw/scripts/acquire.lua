@@ -18,7 +18,9 @@ local function won(token)
   if ARGV[6] == '1' then
     redis.call('zrem', KEYS[3], ARGV[2])
     redis.call('hdel', KEYS[4], ARGV[2])
-    rlock_tidy()
+    if rlock_tidy() then
+      redis.call('hset', KEYS[1], 'rlock:q', '1') -- others still wait: hand off to them
+    end
   end
   return {1, token}
 end
