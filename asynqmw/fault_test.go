@@ -18,8 +18,9 @@ import (
 
 var errInjected = errors.New("injected fault")
 
-// faultHook fails the next few dedup-mark SETs or lock releases (the 7-key
-// scripts) that go through the client it is added to.
+// faultHook fails the next few dedup-mark SETs or lock releases (the
+// scripts of 7 keys, or 3 for the short release, whose second key is
+// Redisson's channel) that go through the client it is added to.
 type faultHook struct {
 	marks, releases atomic.Int32
 }
@@ -40,7 +41,8 @@ func (h *faultHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 				n = &h.marks
 			}
 		case "evalsha", "eval":
-			if fmt.Sprint(args[2]) == "7" {
+			keys := fmt.Sprint(args[2])
+			if (keys == "7" || keys == "3") && strings.HasPrefix(fmt.Sprint(args[4]), "redisson_lock__channel:") {
 				n = &h.releases
 			}
 		}

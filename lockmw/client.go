@@ -39,6 +39,10 @@ type Client struct {
 	watchdogArg any // the watchdog timeout in ms
 	claimWDArg  any // claimWindow of the watchdog timeout
 
+	contention  *contention // where contention was seen lately (fastpath.go)
+	fastOff     atomic.Bool // the server refused RESTORE: acquire with scripts only
+	fastChecked atomic.Bool // a lock made by RESTORE was seen to be a hash
+
 	bgCtx    context.Context // cancelled by Close; parent of background calls
 	bgCancel context.CancelFunc
 	closed   chan struct{}
@@ -94,6 +98,7 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		graceArg:    o.watchdog.Milliseconds(),
 		watchdogArg: msCeil(o.watchdog),
 		claimWDArg:  claimWindow(o.watchdog),
+		contention:  newContention(),
 		closed:      make(chan struct{}),
 		holds:       make(map[*hold]struct{}),
 

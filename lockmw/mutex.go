@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,7 +29,8 @@ type Mutex struct {
 	err    error    // ErrInvalidName, returned by every call
 	akeys  []string // the acquire script's keys
 
-	keyArgs []any // akeys, boxed once for the acquire and release command lines
+	keyArgs []any         // akeys, boxed once for the acquire and release command lines
+	hot     *atomic.Int64 // the name's group in the Client's contention memory
 }
 
 // Mutex returns the lock called name. It never panics: a name that cannot be
@@ -48,6 +50,7 @@ func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
 	m.k = newKeys(name)
 	m.akeys = []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token}
 	m.keyArgs = []any{m.akeys[0], m.akeys[1], m.akeys[2], m.akeys[3], m.akeys[4]}
+	m.hot = c.contention.slot(name)
 	return m
 }
 
@@ -276,6 +279,21 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		ttl = c.opts.watchdog
 	}
 	sent := time.Now()
+	if m.useFastAcquire() {
+		won, err := m.fastAcquire(ctx, field, ttl)
+		if err != nil {
+			m.abandon(ctx, field)
+			return ctx, errors.Join(fmt.Errorf("lockmw: acquire %q: %w", m.name, err), ctx.Err())
+		}
+		if won {
+			if err := m.syncReplicas(ctx, field); err != nil {
+				return ctx, err
+			}
+			return m.startHold(ctx, field, fieldArg, 0, lease, sent, false, time.Time{}), nil
+		}
+		// Busy, or a re-sent RESTORE won: the script tells which. The
+		// lock's TTL may have been set by either request.
+	}
 	r, err := m.try(ctx, field, fieldArg, ttl, wait > 0, false)
 	if err != nil {
 		m.abandon(ctx, field)
@@ -287,6 +305,7 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		}
 		return m.startHold(ctx, field, fieldArg, r.token, lease, sent, false, time.Time{}), nil
 	}
+	m.c.contention.seen(m.hot)
 	if ev != nil {
 		ev.Waited, ev.Holder, ev.HolderMetadata = true, r.holder, r.meta
 	}
@@ -502,7 +521,7 @@ func (m *Mutex) fullKeys(reqID string) []string {
 // lost then unless the watchdog's claim succeeds first.
 func (m *Mutex) startHold(ctx context.Context, field string, fieldArg any, token int64, lease time.Duration, base time.Time, waited bool, claimBy time.Time) context.Context {
 	c := m.c
-	h := &hold{m: m, field: field, fieldArg: fieldArg, token: token, lease: lease, start: time.Now(), levels: 1}
+	h := &hold{m: m, field: field, fieldArg: fieldArg, token: token, lease: lease, start: time.Now(), levels: 1, waited: waited}
 	h.hookCtx = ctx
 	if f := c.opts.hooks.HoldStart; f != nil {
 		if x := f(ctx, HoldStartEvent{Name: m.name, Field: field, Token: token, Lease: lease, Waited: waited}); x != nil {
@@ -603,9 +622,15 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	// The local count of levels decides the last one: Redis may count one
 	// more while a re-entry whose reply was lost waits to be undone.
 	last := h.addLevels(0) == 1
-	if c.isQuorum() {
+	fast := false
+	if last && expireMS == 0 && m.useFastRelease(h) {
+		n, fast, err = m.fastRelease(rctx, h, lvl)
+	}
+	switch {
+	case fast:
+	case c.isQuorum():
 		n, err = m.releaseQuorum(rctx, h, lvl.reqID, expireMS, last)
-	} else {
+	default:
 		args := append(make([]any, 0, 17), "evalsha", releaseSHA, len(m.keyArgs)+2)
 		args = append(args, m.keyArgs...)
 		args = append(args, lvl.latchArg, m.k.handoff, h.fieldArg, c.publishArg(rctx), c.latchArg, expireArg(expireMS), flag(last))

@@ -377,7 +377,7 @@ func TestOneUnlockWakesOneWaiter(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testCtx(t)
-	const workers, rounds = 8, 5
+	const workers, rounds = 8, 10
 	var scripts atomic.Int64
 	clients := make([]*lockmw.Client, workers)
 	for i := range clients {

@@ -1,0 +1,208 @@
+package lockmw
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc64"
+	"hash/maphash"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The fast path: a lock nobody else wants is taken with one RESTORE of a
+// ready-made lock hash and given back with a short script, instead of the
+// general scripts, which also queue waiters and hand the lock over. Redis
+// runs a script's keys, arguments and commands at a few thousand
+// instructions each; RESTORE creates the hash and its TTL in one plain
+// command, and fails with BUSYKEY when the lock exists. The general scripts
+// take over at the first sign of contention, so that a waiter is queued in
+// the same round trip as before.
+//
+// RESTORE is an ordinary write (ACL category @dangerous, though): a server
+// that refuses it (a missing permission, an unknown payload version) turns
+// the fast acquisition off for the Client, which then uses the scripts.
+
+// contentionMemory is how long a name stays on the general path after
+// contention was seen on it (a busy attempt, a waiter queued at release).
+const contentionMemory = 10 * time.Second
+
+// contention remembers, per group of names (a hash of the name picks one of
+// 256), when this Client last saw contention on one of them. A name whose
+// group saw none for contentionMemory takes the fast path. Two names that
+// share a group only lose the fast path together.
+type contention struct {
+	seed  maphash.Seed
+	start time.Time
+	last  [256]atomic.Int64 // ns since start, + 1; 0: never
+}
+
+func newContention() *contention {
+	return &contention{seed: maphash.MakeSeed(), start: time.Now()}
+}
+
+// slot is the group of name.
+func (c *contention) slot(name string) *atomic.Int64 {
+	return &c.last[maphash.String(c.seed, name)&255]
+}
+
+func (c *contention) seen(s *atomic.Int64) { s.Store(int64(time.Since(c.start)) + 1) }
+
+func (c *contention) recent(s *atomic.Int64) bool {
+	t := s.Load()
+	return t != 0 && time.Since(c.start)-time.Duration(t-1) < contentionMemory
+}
+
+// fastAcquire tries the lock with RESTORE. won is false when the lock
+// exists (or the fast path is off): the caller then runs the acquire script,
+// which tells who holds it, queues the waiter, or finds that an earlier,
+// re-sent RESTORE of this very field won.
+func (m *Mutex) fastAcquire(ctx context.Context, field string, ttl time.Duration) (won bool, err error) {
+	c := m.c
+	if !c.fastChecked.Load() {
+		if ok, err := c.probeRestore(ctx); !ok {
+			return false, err
+		}
+	}
+	cmd := redis.NewStatusCmd(ctx, "restore", m.keyArgs[0], c.ttlArg(ttl), lockDump(field))
+	_ = c.rdb.Process(ctx, cmd)
+	err = cmd.Err()
+	switch {
+	case err == nil:
+		return true, nil
+	case redis.HasErrorPrefix(err, "BUSYKEY"):
+		c.contention.seen(m.hot)
+		return false, nil
+	case refusesRestore(err):
+		// Refused for good (ACL, an old server, a proxy that does not
+		// know it): the scripts do the same work.
+		c.turnFastOff("RESTORE refused: " + err.Error())
+		return false, nil
+	case isServerError(err):
+		return false, nil // LOADING, READONLY, OOM...: the script gets its own answer
+	}
+	return false, err
+}
+
+// refusesRestore reports whether err says the server will never run our
+// RESTORE.
+func refusesRestore(err error) bool {
+	for _, p := range []string{"NOPERM", "unknown command", "unknown or disabled command", "DUMP payload", "Bad data format"} {
+		if redis.HasErrorPrefix(err, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// probeRestore checks, once per Client, that the server makes a hash of
+// lockDump's payload: it restores one on a key of its own, reads its type and
+// deletes it, in one pipeline. A server that refuses RESTORE, or stores the
+// payload as something else (miniredis keeps it as a string), turns the fast
+// acquisition off. ok is false when the fast path must not be taken now.
+func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
+	key := "rlock_probe:{" + c.nonce + "}"
+	var restore *redis.StatusCmd
+	var typ *redis.StatusCmd
+	_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		restore = p.RestoreReplace(ctx, key, time.Second, string(lockDump(c.id+":0")))
+		typ = p.Type(ctx, key)
+		p.Del(ctx, key)
+		return nil
+	})
+	switch {
+	case refusesRestore(restore.Err()):
+		c.turnFastOff("RESTORE refused: " + restore.Err().Error())
+		return false, nil
+	case err != nil && !isServerError(err):
+		return false, err // the network: the caller fails as the script would
+	case err != nil:
+		return false, nil // LOADING, READONLY, OOM...: ask again next time
+	case typ.Val() != "hash":
+		c.turnFastOff("RESTORE made a " + typ.Val() + ", not a hash")
+		return false, nil
+	}
+	c.fastChecked.Store(true)
+	return true, nil
+}
+
+func (c *Client) turnFastOff(why string) {
+	if c.fastOff.CompareAndSwap(false, true) {
+		c.log.Info("lockmw: acquiring with scripts only", "why", why)
+	}
+}
+
+// useFastAcquire reports whether a new acquisition tries RESTORE first.
+func (m *Mutex) useFastAcquire() bool {
+	return !m.fenced && !m.c.isQuorum() && !m.c.fastOff.Load() && !m.c.contention.recent(m.hot)
+}
+
+// fastRelease runs fastrelease.lua for the last level of h. done is false
+// when waiters may be queued: the caller runs the full release then.
+func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (n int64, done bool, err error) {
+	c := m.c
+	args := []any{"evalsha", fastReleaseSHA, 3, m.keyArgs[0], m.keyArgs[1], lvl.latchArg, h.fieldArg, c.publishArg(ctx), c.latchArg}
+	n, err = runScript(ctx, c.rdb, fastReleaseSrc, args).Int64()
+	if err != nil || n != 3 {
+		return n, true, err
+	}
+	c.contention.seen(m.hot)
+	return 0, false, nil
+}
+
+// useFastRelease reports whether the release of h's last level tries
+// fastrelease.lua first: not when h waited for the lock or its name saw
+// contention lately (waiters are likely queued), nor for a quorum.
+func (m *Mutex) useFastRelease(h *hold) bool {
+	return !h.waited && !m.c.isQuorum() && !m.c.contention.recent(m.hot)
+}
+
+// lockDump is the DUMP payload of a lock hash holding field with count 1,
+// for RESTORE: the value type (a plain hash), the hash as RDB writes it,
+// the RDB version (9: Redis 5 and later read it) and Redis's CRC-64 of all
+// that.
+func lockDump(field string) []byte {
+	b := make([]byte, 0, 1+5+5+len(field)+2+2+8)
+	b = append(b, rdbTypeHash)
+	b = appendRDBLen(b, 1) // one field
+	b = appendRDBLen(b, len(field))
+	b = append(b, field...)
+	b = appendRDBLen(b, 1)
+	b = append(b, '1')
+	b = binary.LittleEndian.AppendUint16(b, dumpRDBVersion)
+	return binary.LittleEndian.AppendUint64(b, redisCRC64(b))
+}
+
+const (
+	rdbTypeHash    = 4
+	dumpRDBVersion = 9
+)
+
+// appendRDBLen appends n in RDB's length encoding.
+func appendRDBLen(b []byte, n int) []byte {
+	switch {
+	case n < 1<<6:
+		return append(b, byte(n))
+	case n < 1<<14:
+		return append(b, byte(0x40|n>>8), byte(n))
+	default:
+		return binary.BigEndian.AppendUint32(append(b, 0x80), uint32(n))
+	}
+}
+
+// crcJones is Redis's CRC-64 (Jones polynomial, reflected), the checksum of
+// DUMP payloads.
+var crcJones = crc64.MakeTable(0x95ac9329ac4bc9b5)
+
+// redisCRC64 is Redis's crc64(0, p): hash/crc64 starts from and ends with
+// the complement, Redis from 0 and as is.
+func redisCRC64(p []byte) uint64 { return ^crc64.Update(^uint64(0), crcJones, p) }
+
+// isServerError reports whether err is an error reply of the server (not a
+// network or context error).
+func isServerError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
+}

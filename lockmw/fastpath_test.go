@@ -1,0 +1,147 @@
+package lockmw_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// loggedClient is a lockmw.Client whose go-redis client logs the commands
+// it sends (from after its first connection's set-up).
+func loggedClient(t *testing.T, srv *redistest.Server, mod ...func(*redis.Options)) (*lockmw.Client, *cmdLog) {
+	t.Helper()
+	var log cmdLog
+	rdb := srv.NewClient(mod...)
+	rdb.AddHook(&log)
+	require.NoError(t, rdb.Ping(context.Background()).Err())
+	log.take()
+	c := lockmw.New(rdb)
+	t.Cleanup(func() { _ = c.Close() })
+	return c, &log
+}
+
+// A busy lock sends the acquisition to the script, which names the holder;
+// the Client then remembers the contention and goes to the script first.
+func TestContentionMemory(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	a := newClient(t, srv)
+	h := mustLock(t, a.Mutex("busy"), ctx)
+	b, log := loggedClient(t, srv)
+	m := b.Mutex("busy")
+	_, err := newClient(t, srv).Mutex("busy").TryLock(ctx, 0, 0) // loads the acquire script
+	require.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	hw := mustLock(t, b.Mutex("warm-up"), ctx) // b's one RESTORE probe
+	require.NoError(t, b.Mutex("warm-up").Unlock(hw))
+	log.take()
+
+	for i, want := range [][]string{{"restore", "evalsha"}, {"evalsha"}} {
+		_, err := m.TryLock(ctx, 0, 0)
+		var busy *lockmw.BusyError
+		require.ErrorAs(t, err, &busy)
+		assert.Regexp(t, "^"+a.ID()+":", busy.Holder, "attempt %d names the holder", i+1)
+		assert.Equal(t, want, log.take(), "attempt %d", i+1)
+	}
+	require.NoError(t, a.Mutex("busy").Unlock(h))
+}
+
+// A fresh hold whose Client saw no contention releases with the short
+// script; when it finds a waiter queued meanwhile, the full release hands the
+// lock over: the waiter is not woken by Redisson's "0".
+func TestFastReleaseHandsOverToQueuedWaiter(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	const name = "fast-then-queued"
+	a, log := loggedClient(t, srv)
+	h := mustLock(t, a.Mutex(name), ctx)
+	b := newClient(t, srv).Mutex(name)
+	got := make(chan context.Context, 1)
+	go func() {
+		hb, err := b.Lock(ctx)
+		assert.NoError(t, err)
+		got <- hb
+	}()
+	eventually(t, 5*time.Second, "waiter queued", func() bool {
+		n, _ := srv.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
+		return n == 1
+	})
+	sub := srv.NewClient().Subscribe(ctx, "redisson_lock__channel:{"+name+"}")
+	t.Cleanup(func() { _ = sub.Close() })
+	_, err := sub.Receive(ctx)
+	require.NoError(t, err)
+	require.NoError(t, srv.Client().ScriptFlush(ctx).Err())
+	log.take()
+
+	require.NoError(t, a.Mutex(name).Unlock(h))
+	assert.Equal(t, []string{"evalsha", "eval", "evalsha", "eval"}, log.take(),
+		"the short release, then the full one (each loaded after the flush)")
+	var hb context.Context
+	select {
+	case hb = <-got:
+	case <-ctx.Done():
+		t.Fatal("the queued waiter never got the lock")
+	}
+	// Messages arrive in order: had the release published "0", it would
+	// come first.
+	require.NoError(t, srv.Client().Publish(ctx, "redisson_lock__channel:{"+name+"}", "sentinel").Err())
+	msg, err := sub.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "sentinel", msg.Payload, "handed over, not released to all")
+	require.NoError(t, b.Unlock(hb))
+}
+
+// A server that refuses RESTORE (here an ACL) leaves the Client on the
+// scripts: every lock still works, and RESTORE is not tried again after the
+// Client's one probe (RESTORE, TYPE and DEL of a key of its own).
+func TestRestoreRefused(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	require.NoError(t, srv.Client().Do(ctx, "ACL", "SETUSER", "norestore", "on", ">pw", "~*", "&*", "+@all", "-restore").Err())
+	c, log := loggedClient(t, srv, func(o *redis.Options) { o.Username, o.Password = "norestore", "pw" })
+	m := c.Mutex("refused")
+	for i, want := range [][]string{{"restore", "type", "del", "evalsha", "eval"}, {"evalsha"}} {
+		h, err := m.Lock(ctx)
+		require.NoError(t, err, "lock %d", i+1)
+		assert.Equal(t, want, log.take(), "lock %d", i+1)
+		n, err := m.HoldCount(h)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		require.NoError(t, m.Unlock(h))
+		log.take()
+	}
+}
+
+// Redisson reads and releases a lock taken with RESTORE.
+func TestRestoredLockIsRedissons(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testCtx(t)
+	c := newClient(t, srv)
+	m := c.Mutex("restored")
+	h := mustLock(t, m, ctx)
+	in := mustLock(t, m, h) // HINCRBY on the restored count
+	fields, err := srv.Client().HGetAll(ctx, "restored").Result()
+	require.NoError(t, err)
+	require.Len(t, fields, 1)
+	for f, v := range fields {
+		assert.Regexp(t, "^"+c.ID()+`:\d+$`, f)
+		assert.Equal(t, "2", v)
+	}
+	ttl, err := m.TTL(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, ttl, time.Duration(0), "the watchdog timeout is the TTL")
+	require.NoError(t, m.Unlock(in))
+	require.NoError(t, m.Unlock(h))
+	n, err := srv.Client().Exists(ctx, "restored").Result()
+	require.NoError(t, err)
+	assert.Zero(t, n)
+}
