@@ -86,6 +86,18 @@ func (m *Mutex) fastAcquire(ctx context.Context, field string, ttl time.Duration
 	return false, err
 }
 
+// isTransient reports whether err is a server error that passes (a
+// loading or read-only server, memory, a busy script, a cluster or
+// fail-over state).
+func isTransient(err error) bool {
+	for _, p := range []string{"LOADING", "READONLY", "OOM", "BUSY ", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF"} {
+		if redis.HasErrorPrefix(err, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // refusesRestore reports whether err says the server will never run our
 // RESTORE.
 func refusesRestore(err error) bool {
@@ -104,22 +116,21 @@ func refusesRestore(err error) bool {
 // acquisition off. ok is false when the fast path must not be taken now.
 func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
 	key := "rlock_probe:{" + c.nonce + "}"
-	var restore *redis.StatusCmd
 	var typ *redis.StatusCmd
 	_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		restore = p.RestoreReplace(ctx, key, time.Second, string(lockDump(c.id+":0")))
+		p.RestoreReplace(ctx, key, time.Second, string(lockDump(c.id+":0")))
 		typ = p.Type(ctx, key)
 		p.Del(ctx, key)
 		return nil
 	})
 	switch {
-	case refusesRestore(restore.Err()):
-		c.turnFastOff("RESTORE refused: " + restore.Err().Error())
-		return false, nil
 	case err != nil && !isServerError(err):
 		return false, err // the network: the caller fails as the script would
+	case err != nil && isTransient(err):
+		return false, nil // ask again next time
 	case err != nil:
-		return false, nil // LOADING, READONLY, OOM...: ask again next time
+		c.turnFastOff("RESTORE refused: " + err.Error())
+		return false, nil
 	case typ.Val() != "hash":
 		c.turnFastOff("RESTORE made a " + typ.Val() + ", not a hash")
 		return false, nil
