@@ -18,9 +18,8 @@ import (
 
 var errInjected = errors.New("injected fault")
 
-// faultHook fails the next few dedup-mark SETs or lock releases (the
-// scripts of 7 keys, or 3 for the short release, whose second key is
-// Redisson's channel) that go through the client it is added to.
+// faultHook fails the next few dedup-mark SETs or lock releases (the 7-key
+// scripts) that go through the client it is added to.
 type faultHook struct {
 	marks, releases atomic.Int32
 }
@@ -41,8 +40,7 @@ func (h *faultHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 				n = &h.marks
 			}
 		case "evalsha", "eval":
-			keys := fmt.Sprint(args[2])
-			if (keys == "7" || keys == "3") && strings.HasPrefix(fmt.Sprint(args[4]), "redisson_lock__channel:") {
+			if fmt.Sprint(args[2]) == "7" {
 				n = &h.releases
 			}
 		}

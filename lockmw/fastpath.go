@@ -13,20 +13,19 @@ import (
 )
 
 // The fast path: a lock nobody else wants is taken with one RESTORE of a
-// ready-made lock hash and given back with a short script, instead of the
-// general scripts, which also queue waiters and hand the lock over. Redis
-// runs a script's keys, arguments and commands at a few thousand
-// instructions each; RESTORE creates the hash and its TTL in one plain
-// command, and fails with BUSYKEY when the lock exists. The general scripts
-// take over at the first sign of contention, so that a waiter is queued in
-// the same round trip as before.
+// ready-made lock hash instead of the acquire script, which also names the
+// holder and queues waiters. Redis runs a script's keys, arguments and
+// commands at a few thousand instructions each; RESTORE creates the hash and
+// its TTL in one plain command, and fails with BUSYKEY when the lock exists.
+// The acquire script takes over at the first sign of contention, so that a
+// waiter is queued in the same round trip as before.
 //
 // RESTORE is an ordinary write (ACL category @dangerous, though): a server
 // that refuses it (a missing permission, an unknown payload version) turns
 // the fast acquisition off for the Client, which then uses the scripts.
 
-// contentionMemory is how long a name stays on the general path after
-// contention was seen on it (a busy attempt, a waiter queued at release).
+// contentionMemory is how long a name stays on the acquire script after
+// contention was seen on it (a busy attempt).
 const contentionMemory = 10 * time.Second
 
 // contention remembers, per group of names (a hash of the name picks one of
@@ -148,26 +147,6 @@ func (c *Client) turnFastOff(why string) {
 // useFastAcquire reports whether a new acquisition tries RESTORE first.
 func (m *Mutex) useFastAcquire() bool {
 	return !m.fenced && !m.c.isQuorum() && !m.c.fastOff.Load() && !m.c.contention.recent(m.hot)
-}
-
-// fastRelease runs fastrelease.lua for the last level of h. done is false
-// when waiters may be queued: the caller runs the full release then.
-func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (n int64, done bool, err error) {
-	c := m.c
-	args := []any{"evalsha", fastReleaseSHA, 3, m.keyArgs[0], m.keyArgs[1], lvl.latchArg, h.fieldArg, c.publishArg(ctx), c.latchArg}
-	n, err = runScript(ctx, c.rdb, fastReleaseSrc, args).Int64()
-	if err != nil || n != 3 {
-		return n, true, err
-	}
-	c.contention.seen(m.hot)
-	return 0, false, nil
-}
-
-// useFastRelease reports whether the release of h's last level tries
-// fastrelease.lua first: not when h waited for the lock or its name saw
-// contention lately (waiters are likely queued), nor for a quorum.
-func (m *Mutex) useFastRelease(h *hold) bool {
-	return !h.waited && !m.c.isQuorum() && !m.c.contention.recent(m.hot)
 }
 
 // lockDump is the DUMP payload of a lock hash holding field with count 1,

@@ -16,7 +16,6 @@ type hold struct {
 	fieldArg any // field, boxed once for the scripts
 	token    int64
 	lease    time.Duration // 0: renewed by the watchdog
-	waited   bool          // the acquisition waited: waiters are likely queued at its release
 	start    time.Time
 	hookCtx  context.Context // what HoldStart returned; handed to HoldEnd and Renewal
 	cancel   context.CancelCauseFunc

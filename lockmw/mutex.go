@@ -521,7 +521,7 @@ func (m *Mutex) fullKeys(reqID string) []string {
 // lost then unless the watchdog's claim succeeds first.
 func (m *Mutex) startHold(ctx context.Context, field string, fieldArg any, token int64, lease time.Duration, base time.Time, waited bool, claimBy time.Time) context.Context {
 	c := m.c
-	h := &hold{m: m, field: field, fieldArg: fieldArg, token: token, lease: lease, start: time.Now(), levels: 1, waited: waited}
+	h := &hold{m: m, field: field, fieldArg: fieldArg, token: token, lease: lease, start: time.Now(), levels: 1}
 	h.hookCtx = ctx
 	if f := c.opts.hooks.HoldStart; f != nil {
 		if x := f(ctx, HoldStartEvent{Name: m.name, Field: field, Token: token, Lease: lease, Waited: waited}); x != nil {
@@ -622,15 +622,9 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	// The local count of levels decides the last one: Redis may count one
 	// more while a re-entry whose reply was lost waits to be undone.
 	last := h.addLevels(0) == 1
-	fast := false
-	if last && expireMS == 0 && m.useFastRelease(h) {
-		n, fast, err = m.fastRelease(rctx, h, lvl)
-	}
-	switch {
-	case fast:
-	case c.isQuorum():
+	if c.isQuorum() {
 		n, err = m.releaseQuorum(rctx, h, lvl.reqID, expireMS, last)
-	default:
+	} else {
 		args := append(make([]any, 0, 17), "evalsha", releaseSHA, len(m.keyArgs)+2)
 		args = append(args, m.keyArgs...)
 		args = append(args, lvl.latchArg, m.k.handoff, h.fieldArg, c.publishArg(rctx), c.latchArg, expireArg(expireMS), flag(last))

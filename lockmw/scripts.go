@@ -33,8 +33,6 @@ var (
 	touchLua string
 	//go:embed scripts/fence.lua
 	fenceLua string
-	//go:embed scripts/fastrelease.lua
-	fastReleaseLua string
 )
 
 // The scripts run with EVALSHA; go-redis falls back to EVAL (which loads the
@@ -51,7 +49,6 @@ var (
 	claimScript       = redis.NewScript(claimLua)
 	touchScript       = redis.NewScript(touchLua)
 	fenceScript       = redis.NewScript(fenceLua)
-	fastReleaseScript = redis.NewScript(fastReleaseLua)
 )
 
 // The hashes of the scripts on the hot path, boxed once.
@@ -60,9 +57,6 @@ var (
 	releaseSHA any = releaseScript.Hash()
 	acquireSrc any = libLua + acquireLua
 	releaseSrc any = libLua + releaseLua
-
-	fastReleaseSHA any = fastReleaseScript.Hash()
-	fastReleaseSrc any = fastReleaseLua
 )
 
 // runScript runs a script on the hot path from a command line built by the

@@ -18,9 +18,7 @@ local function won(token)
   if ARGV[6] == '1' then
     redis.call('zrem', KEYS[3], ARGV[2])
     redis.call('hdel', KEYS[4], ARGV[2])
-    if rlock_tidy() then
-      redis.call('hset', KEYS[1], 'rlock:q', '1') -- others still wait: hand off to them
-    end
+    rlock_tidy()
   end
   return {1, token}
 end
@@ -64,7 +62,6 @@ if ARGV[3] == '1' then
     redis.call('zadd', KEYS[3], seq, ARGV[2])
   end
   redis.call('hset', KEYS[4], ARGV[2], deadline .. '|' .. ARGV[1] .. '|' .. ARGV[5] .. '|' .. ARGV[7])
-  redis.call('hset', KEYS[1], 'rlock:q', '1') -- the holder's release must look at the queue
   if redis.call('pttl', KEYS[3]) < keep then
     redis.call('pexpire', KEYS[3], keep)
     redis.call('pexpire', KEYS[4], keep)

@@ -4,9 +4,7 @@
 -- Key layout (every key shares the lock name's hash slot):
 --   KEYS[1] the lock: a hash, field "<clientID>:<ownerID>" -> reentrancy count
 --           (Redisson's layout); rlock adds the optional fields "rlock:token"
---           (fencing token of the hold), "rlock:meta" (a hook's metadata) and
---           "rlock:q" (set while rlock waiters may be queued: a release
---           without it skips the queue).
+--           (fencing token of the hold) and "rlock:meta" (a hook's metadata).
 --   KEYS[2] Redisson's unlock channel; "0" is published there when the lock
 --           becomes free and no rlock waiter is queued.
 --   KEYS[3] the waiter queue: a sorted set, member = waiter field, score = arrival.
@@ -27,14 +25,11 @@ end
 -- Redis formats a Lua number with snprintf, a few thousand instructions each.
 
 -- rlock_tidy deletes the waiter table once the queue is empty (it holds the
--- arrival counter), so that no key outlives the last waiter. It reports
--- whether waiters remain.
+-- arrival counter), so that no key outlives the last waiter.
 local function rlock_tidy()
   if redis.call('zcard', KEYS[3]) == 0 then
     redis.call('del', KEYS[4])
-    return false
   end
-  return true
 end
 
 -- rlock_handoff frees the lock KEYS[1] (it deletes it) and gives it to the
@@ -75,9 +70,7 @@ local function rlock_handoff(pub, prev)
         end
         local client = string.match(f, '^(.*):[^:]*$') or f
         redis.call(pub, KEYS[7] .. ':' .. client, f .. '|' .. token .. '|' .. prev .. '|' .. meta)
-        if rlock_tidy() then
-          redis.call('hset', KEYS[1], 'rlock:q', '1') -- more waiters: the next release hands off too
-        end
+        rlock_tidy()
         return 1
       end
     end

@@ -11,8 +11,7 @@
 -- partial failure)
 -- Returns 0 when levels remain, 1 when released, 2 when left to expire,
 -- -1 when the field is not in the lock (gone, or someone else's).
-local v = redis.call('hmget', KEYS[1], ARGV[1], 'rlock:q')
-local n = tonumber(v[1] or '0')
+local n = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
 local last = ARGV[5] == '1'
 -- A last level that finds its field can only be a first run: running it
 -- removes the field, and a field is never given out again. Anything else may
@@ -30,14 +29,8 @@ elseif n > 1 and not last then
 elseif ARGV[4] ~= '0' then
   redis.call('pexpire', KEYS[1], ARGV[4])
   r = '2'
-elseif v[2] then
-  rlock_handoff(ARGV[2], ARGV[1])
-  r = '1'
 else
-  -- Nobody queued (rlock:q is set by every waiter that joins the queue, and
-  -- again by each hand-off that leaves waiters behind).
-  redis.call('del', KEYS[1])
-  redis.call(ARGV[2], KEYS[2], '0')
+  rlock_handoff(ARGV[2], ARGV[1])
   r = '1'
 end
 redis.call('set', KEYS[6], r, 'px', ARGV[3])
