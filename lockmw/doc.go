@@ -102,10 +102,9 @@
 // # Cost
 //
 // An uncontended Lock is one RESTORE of a ready-made lock hash (BUSYKEY
-// when the lock exists) and its Unlock one short script. After contention on
-// a name (a busy lock, a waiter queued at release) the Client uses the
-// general scripts for that name for 10 seconds; they queue a waiter in the
-// same round trip. Each Client first checks, once, on a key of its own
+// when the lock exists) and its Unlock one EVALSHA. After a busy lock on a
+// name the Client acquires that name with the acquire script for 10
+// seconds; it names the holder and queues a waiter in the same round trip. Each Client first checks, once, on a key of its own
 // ("rlock_probe:{<nonce>}"), that the server makes a hash of the payload: a
 // server that refuses RESTORE (ACL) or stores something else keeps the Client
 // on the scripts. Fenced mutexes and quorum clients always use the scripts.
