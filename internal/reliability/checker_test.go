@@ -135,8 +135,8 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 			continue // a renewal logged in the instant between the hold's start and its Start line
 		}
 		rep.Acquisitions++
-		if h.token <= 0 {
-			violate("%q: pid %d has no fencing token", h.name, h.pid)
+		if h.token == 0 {
+			violate("%q: pid %d has no token", h.name, h.pid)
 		}
 		if h.isLost() {
 			rep.Lost++
@@ -159,11 +159,17 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 	for name, hs := range byName {
 		sort.Slice(hs, func(i, j int) bool { return hs[i].start.Before(hs[j].start) })
 		// Fencing: tokens strictly increase in acquisition order, lost holds
-		// included.
-		for i := 1; i < len(hs); i++ {
-			if hs[i].token <= hs[i-1].token {
-				violate("%q: token %d (pid %d) acquired after token %d (pid %d)", name, hs[i].token, hs[i].pid, hs[i-1].token, hs[i-1].pid)
+		// included (holds of unfenced mutexes, named by negative numbers,
+		// have none).
+		var lastFenced *hold
+		for _, h := range hs {
+			if h.token < 0 {
+				continue
 			}
+			if lastFenced != nil && h.token <= lastFenced.token {
+				violate("%q: token %d (pid %d) acquired after token %d (pid %d)", name, h.token, h.pid, lastFenced.token, lastFenced.pid)
+			}
+			lastFenced = h
 		}
 		// Mutual exclusion: no two holds that were not lost overlap.
 		var prev *hold

@@ -90,7 +90,14 @@ func TestCrashMutualExclusion(t *testing.T) {
 		}
 		t.Errorf("violation: %s", v)
 	}
-	// The run must have exercised what it proves.
+	// The run must have exercised what it proves, the fast acquisition of
+	// the unfenced goroutines (RESTORE) and the acquire script included.
+	info, err := srv.Client().Info(context.Background(), "commandstats").Result()
+	require.NoError(t, err)
+	restores, scripts := commandCalls(info, "restore"), commandCalls(info, "evalsha")
+	t.Logf("crash: redis-server ran %d RESTOREs and %d EVALSHAs", restores, scripts)
+	assert.Positive(t, restores, "no lock was taken with RESTORE")
+	assert.Positive(t, scripts, "no script ran")
 	assert.Positive(t, rep.KillsHolding, "no holder was killed")
 	assert.Positive(t, rep.Recoveries, "no recovery was measured")
 	assert.Positive(t, rep.Renewals, "no lock was renewed")
@@ -309,4 +316,15 @@ func (d *driver) finish() {
 	d.procs = nil
 	d.waiters.Wait()
 	require.NoError(t, d.log.Err())
+}
+
+// commandCalls is the calls= figure of one command in INFO commandstats.
+func commandCalls(info, cmd string) int {
+	for line := range strings.Lines(info) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
+			n, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
+			return n
+		}
+	}
+	return 0
 }

@@ -4,10 +4,12 @@
 //
 //	worker crash -addr A -log FILE -names a,b,c -goroutines 4 -until UNIXNANO [-watchdog 1s]
 //
-// runs goroutines that lock random names (fenced, watchdog-renewed), hold
-// them for a random time and unlock, until the given moment, and appends
-// every event to FILE as reliability.Records: a Start line after Lock
-// returns, an End line before Unlock, a Renew line for every successful
+// runs goroutines that lock random names (watchdog-renewed; every other
+// goroutine with fencing, the others without, so that they take the
+// uncontended RESTORE path), hold them for a random time and unlock, until
+// the given moment, and appends every event to FILE as reliability.Records,
+// naming a hold by its fencing token or, unfenced, by a negative number of
+// its own: a Start line after Lock returns, an End line before Unlock, a Renew line for every successful
 // renewal and a Lost line when a hold context is cancelled with
 // lockmw.ErrLockLost. A process killed while holding leaves a Start line with
 // no End.
@@ -32,6 +34,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/reliability"
@@ -86,9 +89,16 @@ func crash(args []string) error {
 	defer f.Close()
 	lg := reliability.NewLog(f, os.Getpid())
 
+	// A hold is named in the log by its fencing token; a hold of an unfenced
+	// mutex gets a negative number of its own, unique in this process.
+	var unfenced atomic.Int64
 	hooks := lockmw.Hooks{
 		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
-			return reliability.WithToken(ctx, e.Token)
+			tok := e.Token
+			if tok == 0 {
+				tok = -unfenced.Add(1)
+			}
+			return reliability.WithToken(ctx, tok)
 		},
 		Renewal: func(e lockmw.RenewalEvent) {
 			sent := time.Now().Add(-e.Duration)
@@ -108,8 +118,11 @@ func crash(args []string) error {
 	defer cancel()
 	list := strings.Split(*names, ",")
 	var wg sync.WaitGroup
-	for range *goroutines {
-		wg.Go(func() { contend(ctx, c, list, lg) })
+	for i := range *goroutines {
+		// Every other goroutine locks without fencing: those take the
+		// uncontended fast path (RESTORE) when they find a name free.
+		fenced := i%2 == 0
+		wg.Go(func() { contend(ctx, c, list, fenced, lg) })
 	}
 	wg.Wait()
 	return lg.Err()
@@ -124,10 +137,14 @@ func holdTime() time.Duration {
 	return time.Millisecond + rand.N(20*time.Millisecond)
 }
 
-func contend(ctx context.Context, c *lockmw.Client, names []string, lg *reliability.Log) {
+func contend(ctx context.Context, c *lockmw.Client, names []string, fenced bool, lg *reliability.Log) {
+	var opts []lockmw.MutexOption
+	if fenced {
+		opts = append(opts, lockmw.WithFencing())
+	}
 	for ctx.Err() == nil {
 		name := names[rand.IntN(len(names))]
-		m := c.Mutex(name, lockmw.WithFencing())
+		m := c.Mutex(name, opts...)
 		lctx, sent := reliability.WithSendTimes(ctx)
 		begin := time.Now()
 		hctx, err := m.Lock(lctx)
@@ -138,7 +155,7 @@ func contend(ctx context.Context, c *lockmw.Client, names []string, lg *reliabil
 			}
 			continue
 		}
-		tok, _ := m.Token(hctx)
+		tok := reliability.TokenOf(hctx) // as HoldStart named the hold
 		lg.Write(reliability.Record{Kind: reliability.Start, Name: name, Token: tok, Time: time.Now(), Begin: begin, Sent: sent.Last()})
 
 		t := time.NewTimer(holdTime())
