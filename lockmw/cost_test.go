@@ -2,9 +2,7 @@ package lockmw_test
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 
@@ -105,16 +103,15 @@ func TestUncontendedScriptWork(t *testing.T) {
 	m := c.Mutex("work")
 	h := mustLock(t, m, ctx) // loads the scripts
 	require.NoError(t, m.Unlock(h))
-	admin := srv.NewClient()
-	t.Cleanup(func() { _ = admin.Close() })
-	require.NoError(t, admin.ConfigResetStat(ctx).Err())
+	require.NoError(t, srv.Client().ConfigResetStat(ctx).Err())
 
 	const pairs = 10
 	for range pairs {
 		h := mustLock(t, m, ctx)
 		require.NoError(t, m.Unlock(h))
 	}
-	calls := commandCalls(t, ctx, admin)
+	calls, err := srv.CommandCalls(ctx)
+	require.NoError(t, err)
 	want := map[string]int{
 		"restore": pairs, "evalsha": pairs,
 		"hget": pairs, "zrange": pairs, "del": pairs, "publish": pairs, "set": pairs,
@@ -122,24 +119,4 @@ func TestUncontendedScriptWork(t *testing.T) {
 	delete(calls, "config|resetstat")
 	delete(calls, "info")
 	assert.Equal(t, want, calls)
-}
-
-// commandCalls returns the calls of each command since the last CONFIG
-// RESETSTAT, from INFO commandstats.
-func commandCalls(t *testing.T, ctx context.Context, rdb *redis.Client) map[string]int {
-	t.Helper()
-	info, err := rdb.Info(ctx, "commandstats").Result()
-	require.NoError(t, err)
-	out := map[string]int{}
-	for line := range strings.Lines(info) {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		var n int
-		_, err := fmt.Sscanf(rest, "calls=%d,", &n)
-		require.NoError(t, err, line)
-		out[strings.TrimPrefix(name, "cmdstat_")] = n
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc64"
 	"hash/maphash"
 	"sync/atomic"
@@ -52,6 +53,23 @@ func (c *contention) seen(s *atomic.Int64) { s.Store(int64(time.Since(c.start)) 
 func (c *contention) recent(s *atomic.Int64) bool {
 	t := s.Load()
 	return t != 0 && time.Since(c.start)-time.Duration(t-1) < contentionMemory
+}
+
+// firstTry is a new acquisition's first attempt: RESTORE when the fast path
+// may be taken, the acquire script otherwise or when RESTORE did not win (the
+// lock exists; a re-sent RESTORE of this field won: the script tells which).
+// A win by RESTORE has no token: fenced mutexes never take the fast path.
+func (m *Mutex) firstTry(ctx context.Context, field string, fieldArg any, ttl time.Duration, enqueue bool) (acquireReply, error) {
+	if m.useFastAcquire() {
+		won, err := m.fastAcquire(ctx, field, ttl)
+		if err != nil {
+			return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
+		}
+		if won {
+			return acquireReply{won: true}, nil
+		}
+	}
+	return m.try(ctx, field, fieldArg, ttl, enqueue, false)
 }
 
 // fastAcquire tries the lock with RESTORE. won is false when the lock

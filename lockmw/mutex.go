@@ -279,22 +279,7 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		ttl = c.opts.watchdog
 	}
 	sent := time.Now()
-	if m.useFastAcquire() {
-		won, err := m.fastAcquire(ctx, field, ttl)
-		if err != nil {
-			m.abandon(ctx, field)
-			return ctx, errors.Join(fmt.Errorf("lockmw: acquire %q: %w", m.name, err), ctx.Err())
-		}
-		if won {
-			if err := m.syncReplicas(ctx, field); err != nil {
-				return ctx, err
-			}
-			return m.startHold(ctx, field, fieldArg, 0, lease, sent, false, time.Time{}), nil
-		}
-		// Busy, or a re-sent RESTORE won: the script tells which. The
-		// lock's TTL may have been set by either request.
-	}
-	r, err := m.try(ctx, field, fieldArg, ttl, wait > 0, false)
+	r, err := m.firstTry(ctx, field, fieldArg, ttl, wait > 0)
 	if err != nil {
 		m.abandon(ctx, field)
 		return ctx, errors.Join(err, ctx.Err())

@@ -92,9 +92,9 @@ func TestCrashMutualExclusion(t *testing.T) {
 	}
 	// The run must have exercised what it proves, the fast acquisition of
 	// the unfenced goroutines (RESTORE) and the acquire script included.
-	info, err := srv.Client().Info(context.Background(), "commandstats").Result()
+	calls, err := srv.CommandCalls(context.Background())
 	require.NoError(t, err)
-	restores, scripts := commandCalls(info, "restore"), commandCalls(info, "evalsha")
+	restores, scripts := calls["restore"], calls["evalsha"]
 	t.Logf("crash: redis-server ran %d RESTOREs and %d EVALSHAs", restores, scripts)
 	assert.Positive(t, restores, "no lock was taken with RESTORE")
 	assert.Positive(t, scripts, "no script ran")
@@ -316,15 +316,4 @@ func (d *driver) finish() {
 	d.procs = nil
 	d.waiters.Wait()
 	require.NoError(t, d.log.Err())
-}
-
-// commandCalls is the calls= figure of one command in INFO commandstats.
-func commandCalls(info, cmd string) int {
-	for line := range strings.Lines(info) {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
-			n, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
-			return n
-		}
-	}
-	return 0
 }
