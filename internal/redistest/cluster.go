@@ -208,16 +208,7 @@ func (c *Cluster) form(ctx context.Context, replicasPerMaster int) error {
 				}
 			}
 		}
-		for _, r := range c.Replicas {
-			info, err := r.Client().Info(ctx, "replication").Result()
-			if err != nil {
-				return false, fmt.Sprintf("INFO replication on %s: %v", r.Addr(), err)
-			}
-			if !strings.Contains(info, "master_link_status:up") {
-				return false, fmt.Sprintf("replication link of %s is not up", r.Addr())
-			}
-		}
-		return true, ""
+		return linksUp(ctx, c.Replicas)
 	})
 }
 

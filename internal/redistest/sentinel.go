@@ -154,17 +154,23 @@ func (s *Sentinel) waitReplicas(ctx context.Context) error {
 		if n := strings.Count(info, ",state=online,"); n != len(s.Replicas) {
 			return false, fmt.Sprintf("%s has %d of %d replicas online", s.Master.Addr(), n, len(s.Replicas))
 		}
-		for _, r := range s.Replicas {
-			info, err := r.Client().Info(ctx, "replication").Result()
-			if err != nil {
-				return false, fmt.Sprintf("INFO replication on %s: %v", r.Addr(), err)
-			}
-			if !strings.Contains(info, "master_link_status:up") {
-				return false, fmt.Sprintf("replication link of %s is not up", r.Addr())
-			}
-		}
-		return true, ""
+		return linksUp(ctx, s.Replicas)
 	})
+}
+
+// linksUp reports whether every replica's link to its master is up, or why
+// not, for poll.
+func linksUp(ctx context.Context, replicas []*Server) (bool, string) {
+	for _, r := range replicas {
+		info, err := r.Client().Info(ctx, "replication").Result()
+		if err != nil {
+			return false, fmt.Sprintf("INFO replication on %s: %v", r.Addr(), err)
+		}
+		if !strings.Contains(info, "master_link_status:up") {
+			return false, fmt.Sprintf("replication link of %s is not up", r.Addr())
+		}
+	}
+	return true, ""
 }
 
 // waitSentinels waits until every sentinel sees the master up, all the
