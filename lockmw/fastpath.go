@@ -103,6 +103,29 @@ func (m *Mutex) fastAcquire(ctx context.Context, field string, ttl time.Duration
 	return false, err
 }
 
+// fastRelease is the first try of an uncontended last Unlock: the short
+// script fastrelease.lua, which frees the lock when Redis counts one level
+// and nobody is queued. done is false when it changed nothing (waiters are
+// queued, or the hold is not as the caller thinks): release.lua then decides,
+// with the same latch. Waiters queued mean contention: the name's group
+// releases with release.lua at once for a while, as it acquires with the
+// script.
+func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool, err error) {
+	c := m.c
+	args := append(make([]any, 0, 10), "evalsha", fastReleaseSHA, 4,
+		m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], lvl.latchArg,
+		h.fieldArg, c.publishArg(ctx), c.latchArg)
+	n, err := runScript(ctx, c.rdb, fastReleaseSrc, args).Int64()
+	if err != nil {
+		return false, err
+	}
+	if n != 1 {
+		c.contention.seen(m.hot)
+		return false, nil
+	}
+	return true, nil
+}
+
 // isTransient reports whether err is a server error that passes (a
 // loading or read-only server, memory, a busy script, a cluster or
 // fail-over state).

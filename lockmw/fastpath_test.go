@@ -52,9 +52,9 @@ func TestContentionMemory(t *testing.T) {
 	require.NoError(t, a.Mutex("busy").Unlock(h))
 }
 
-// A lock taken with RESTORE is released by the release script like any
-// other: a waiter queued meanwhile is handed the lock, not woken by
-// Redisson's "0".
+// A lock taken with RESTORE is released like any other: a waiter queued
+// meanwhile is handed the lock, not woken by Redisson's "0". The short
+// release sees the waiter, changes nothing and leaves it to release.lua.
 func TestRestoredLockHandsOver(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -82,7 +82,8 @@ func TestRestoredLockHandsOver(t *testing.T) {
 	log.take()
 
 	require.NoError(t, a.Mutex(name).Unlock(h))
-	assert.Equal(t, []string{"evalsha", "eval"}, log.take(), "one release (loaded after the flush)")
+	assert.Equal(t, []string{"evalsha", "eval", "evalsha", "eval"}, log.take(),
+		"the short release finds the waiter and changes nothing; release.lua hands over (both loaded after the flush)")
 	var hb context.Context
 	select {
 	case hb = <-got:
@@ -96,6 +97,14 @@ func TestRestoredLockHandsOver(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "sentinel", msg.Payload, "handed over, not released to all")
 	require.NoError(t, b.Unlock(hb))
+
+	// The queued waiter was contention: a now takes and frees this name
+	// with the scripts alone.
+	log.take()
+	h = mustLock(t, a.Mutex(name), ctx)
+	require.NoError(t, a.Mutex(name).Unlock(h))
+	assert.Equal(t, []string{"evalsha", "eval", "evalsha"}, log.take(),
+		"the acquire script (loaded after the flush), then release.lua alone")
 }
 
 // A server that refuses RESTORE (here an ACL) leaves the Client on the

@@ -610,10 +610,7 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	if c.isQuorum() {
 		n, err = m.releaseQuorum(rctx, h, lvl.reqID, expireMS, last)
 	} else {
-		args := append(make([]any, 0, 17), "evalsha", releaseSHA, len(m.keyArgs)+2)
-		args = append(args, m.keyArgs...)
-		args = append(args, lvl.latchArg, m.k.handoff, h.fieldArg, c.publishArg(rctx), c.latchArg, expireArg(expireMS), flag(last))
-		n, err = runScript(rctx, c.rdb, releaseSrc, args).Int64()
+		n, err = m.releaseOne(rctx, h, lvl, expireMS, last)
 	}
 	if err != nil {
 		if h.addLevels(0) == 1 {
@@ -640,6 +637,21 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 		lvl.cancelLevel(cause)
 		return cause
 	}
+}
+
+// releaseOne runs the release on a single Redis: the short script first for
+// an uncontended last level (see fastRelease), release.lua otherwise.
+func (m *Mutex) releaseOne(ctx context.Context, h *hold, lvl *level, expireMS int64, last bool) (int64, error) {
+	c := m.c
+	if expireMS == 0 && last && !c.contention.recent(m.hot) {
+		if done, err := m.fastRelease(ctx, h, lvl); done || err != nil {
+			return 1, err
+		}
+	}
+	args := append(make([]any, 0, 17), "evalsha", releaseSHA, len(m.keyArgs)+2)
+	args = append(args, m.keyArgs...)
+	args = append(args, lvl.latchArg, m.k.handoff, h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(expireMS), flag(last))
+	return runScript(ctx, c.rdb, releaseSrc, args).Int64()
 }
 
 // expireArg boxes UnlockAt's expiry for the release script; 0 (release

@@ -73,6 +73,42 @@ func TestResentReleaseDecrementsOnce(t *testing.T) {
 	assert.Equal(t, 3, count, "a re-sent re-entry counts once")
 }
 
+// The short release of an uncontended lock sets the same latch as
+// release.lua: its re-send changes nothing (the field is gone) and hands over
+// to release.lua, which finds the latch and answers "released".
+func TestResentFastReleaseIsFound(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c := New(srv.NewClient())
+	defer c.Close()
+	m := c.Mutex("resent-fast-release")
+	h, err := m.Lock(ctx)
+	require.NoError(t, err)
+	lvl := m.findLevel(h)
+	lvl.reqID = "req-44"
+	lvl.latchArg = m.k.latchBase + lvl.reqID
+	done, err := m.fastRelease(ctx, lvl.h, lvl)
+	require.NoError(t, err)
+	require.True(t, done, "uncontended: the short script frees it")
+	n, err := srv.Client().Exists(ctx, "resent-fast-release").Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "freed")
+
+	done, err = m.fastRelease(ctx, lvl.h, lvl)
+	require.NoError(t, err)
+	assert.False(t, done, "a re-send of the short script changes nothing")
+	r, err := m.releaseOne(ctx, lvl.h, lvl, 0, true)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), r, "release.lua finds the latch: released, not lost")
+
+	other := &level{h: lvl.h, reqID: "req-45", latchArg: m.k.latchBase + "req-45"}
+	r, err = m.releaseOne(ctx, lvl.h, other, 0, true)
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), r, "without that latch the field is just gone")
+	lvl.h.end(endReleased, nil)
+}
+
 func TestLatchTTL(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)

@@ -17,6 +17,8 @@ var (
 	reenterLua string
 	//go:embed scripts/release.lua
 	releaseLua string
+	//go:embed scripts/fastrelease.lua
+	fastReleaseLua string
 	//go:embed scripts/leave.lua
 	leaveLua string
 	//go:embed scripts/forceunlock.lua
@@ -41,6 +43,7 @@ var (
 	acquireScript     = redis.NewScript(libLua + acquireLua)
 	reenterScript     = redis.NewScript(reenterLua)
 	releaseScript     = redis.NewScript(libLua + releaseLua)
+	fastReleaseScript = redis.NewScript(fastReleaseLua)
 	leaveScript       = redis.NewScript(libLua + leaveLua)
 	forceUnlockScript = redis.NewScript(libLua + forceUnlockLua)
 	renewScript       = redis.NewScript(renewLua)
@@ -57,6 +60,9 @@ var (
 	releaseSHA any = releaseScript.Hash()
 	acquireSrc any = libLua + acquireLua
 	releaseSrc any = libLua + releaseLua
+
+	fastReleaseSHA any = fastReleaseScript.Hash()
+	fastReleaseSrc any = fastReleaseLua
 )
 
 // runScript runs a script on the hot path from a command line built by the
