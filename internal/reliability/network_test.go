@@ -39,7 +39,8 @@ func proxied(t *testing.T, srv *redistest.Server, mod func(*redis.Options), opts
 
 // script names the lockmw command a proxied command runs on the lock name,
 // recognised by its keys: "acquire" (RESTORE of the lock, or the script of 5
-// keys), "reenter" (2), "release" and "leave" (7, told apart by the latch
+// keys), "reenter" (2), "release" (the short release of 4 keys, or the
+// release script of 7) and "leave" (7, told apart from release by the latch
 // key), "renew" (one key per lock, so 1 when one lock is held), or "" for
 // anything else. The tests
 // check that their rules fired, so a change of key layout fails them loudly.
@@ -57,6 +58,8 @@ func script(c faultproxy.Command, name string) string {
 		return "reenter"
 	case "1":
 		return "renew"
+	case "4":
+		return "release"
 	case "7":
 		if strings.HasSuffix(c.Args[7], ":leave") {
 			return "leave"
