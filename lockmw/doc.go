@@ -102,9 +102,13 @@
 // # Cost
 //
 // An uncontended Lock is one RESTORE of a ready-made lock hash (BUSYKEY
-// when the lock exists) and its Unlock one EVALSHA. After a busy lock on a
-// name the Client acquires that name with the acquire script for 10
-// seconds; it names the holder and queues a waiter in the same round trip. Each Client first checks, once, on a key of its own
+// when the lock exists) and its Unlock one EVALSHA of a short release script,
+// which frees a lock counted once with nobody queued. When it finds waiters
+// it changes nothing and the release script hands the lock over: one more
+// round trip, once. After a busy lock or a queued waiter on a name the Client
+// takes and frees that name with the acquire and release scripts for 10
+// seconds; the acquire script names the holder and queues a waiter in the
+// same round trip. Each Client first checks, once, on a key of its own
 // ("rlock_probe:{<nonce>}"), that the server makes a hash of the payload: a
 // server that refuses RESTORE (ACL) or stores something else keeps the Client
 // on the scripts. Fenced mutexes and quorum clients always use the scripts.

@@ -19,14 +19,19 @@ import (
 // commands at a few thousand instructions each; RESTORE creates the hash and
 // its TTL in one plain command, and fails with BUSYKEY when the lock exists.
 // The acquire script takes over at the first sign of contention, so that a
-// waiter is queued in the same round trip as before.
+// waiter is queued in the same round trip as before. Such a lock is freed by
+// fastrelease.lua, release.lua without the hand-off: 7 keys and arguments
+// instead of 12, the queue looked at with EXISTS, no script library to set
+// up. It leaves a lock with waiters to release.lua, and that too is
+// contention.
 //
 // RESTORE is an ordinary write (ACL category @dangerous, though): a server
 // that refuses it (a missing permission, an unknown payload version) turns
 // the fast acquisition off for the Client, which then uses the scripts.
 
-// contentionMemory is how long a name stays on the acquire script after
-// contention was seen on it (a busy attempt).
+// contentionMemory is how long a name stays on the acquire and release
+// scripts after contention was seen on it (a busy attempt, or waiters found
+// by the short release).
 const contentionMemory = 10 * time.Second
 
 // contention remembers, per group of names (a hash of the name picks one of
