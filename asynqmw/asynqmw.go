@@ -99,7 +99,7 @@ func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Han
 	lost := func() bool { return errors.Is(context.Cause(hctx), lockmw.ErrLockLost) }
 	ran, succeeded := false, false
 	defer func() {
-		uerr := unlock(m, hctx)
+		uerr := unlock(m, hctx, mw.c.Done())
 		switch {
 		case uerr == nil:
 		case errors.Is(uerr, lockmw.ErrLockLost):
@@ -175,14 +175,15 @@ func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, name string
 }
 
 // unlock releases the hold. When the release fails for a Redis error, lockmw
-// keeps the hold and its watchdog keeps renewing the lock, which would keep
-// the key busy until the Client is closed: so unlock retries in the
+// stops renewing the lock but leaves it in Redis until its TTL runs out, and
+// the next task of the key would wait that long: so unlock retries in the
 // background, with back-off, until the release succeeds, the hold is found
-// lost, or unlockRetries attempts have failed.
-func unlock(m *lockmw.Mutex, hctx context.Context) error {
+// lost (the key expired meanwhile), unlockRetries attempts have failed, or
+// the lockmw.Client is closed (done).
+func unlock(m *lockmw.Mutex, hctx context.Context, done <-chan struct{}) error {
 	err := m.Unlock(hctx)
 	if err != nil && !errors.Is(err, lockmw.ErrLockLost) && !errors.Is(err, lockmw.ErrNotHeld) {
-		go retryUnlock(m, hctx)
+		go retryUnlock(m, hctx, done)
 	}
 	return err
 }
@@ -193,14 +194,21 @@ const (
 	unlockMaxDelay   = 5 * time.Second
 )
 
-func retryUnlock(m *lockmw.Mutex, hctx context.Context) {
+func retryUnlock(m *lockmw.Mutex, hctx context.Context, done <-chan struct{}) {
 	delay := unlockFirstDelay
+	t := time.NewTimer(delay)
+	defer t.Stop()
 	for range unlockRetries {
-		time.Sleep(delay)
+		select {
+		case <-t.C:
+		case <-done:
+			return
+		}
 		err := m.Unlock(hctx)
 		if err == nil || errors.Is(err, lockmw.ErrLockLost) || errors.Is(err, lockmw.ErrNotHeld) {
 			return
 		}
 		delay = min(2*delay, unlockMaxDelay)
+		t.Reset(delay)
 	}
 }

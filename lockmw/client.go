@@ -160,6 +160,11 @@ func (c *Client) Close() error {
 	return nil
 }
 
+// Done returns a channel that is closed when Close is called. Goroutines
+// that work for the Client's holds outside of it (an adapter retrying a
+// failed Unlock in the background) stop on it.
+func (c *Client) Done() <-chan struct{} { return c.closed }
+
 func (c *Client) isClosed() bool {
 	select {
 	case <-c.closed:

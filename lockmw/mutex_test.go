@@ -587,3 +587,20 @@ func TestMutualExclusionManyClients(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int32(clients*goroutines*rounds), total.Load())
 }
+
+func TestClientDone(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := lockmw.New(srv.NewClient())
+	select {
+	case <-c.Done():
+		t.Fatal("Done is closed before Close")
+	default:
+	}
+	require.NoError(t, c.Close())
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("Done is open after Close")
+	}
+}

@@ -31,8 +31,9 @@ var _ gocron.Elector = (*Elector)(nil)
 // An Elector is safe for concurrent use; concurrent IsLeader calls of a
 // non-leader make one acquisition attempt at a time.
 type Elector struct {
-	m   *lockmw.Mutex
-	opt options
+	m    *lockmw.Mutex
+	opt  options
+	done <-chan struct{} // the lockmw.Client's: closed by its Close
 
 	mu        sync.Mutex
 	closed    bool
@@ -60,7 +61,7 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 	if _, err := m.HoldCount(context.Background()); errors.Is(err, lockmw.ErrInvalidName) {
 		panic(fmt.Sprintf("scheduler: NewElector(c, %q): %v", name, err))
 	}
-	return &Elector{m: m, opt: o}
+	return &Elector{m: m, opt: o, done: c.Done()}
 }
 
 // IsLeader returns nil when this instance is the leader, and an error
@@ -129,7 +130,7 @@ func (e *Elector) Close() error {
 	hold, end := e.hold, e.end
 	e.stopWatch()
 	e.hold, e.end, e.stopWatch = nil, nil, nil
-	err := release(e.m, hold, time.Time{}, end)
+	err := release(e.m, hold, time.Time{}, end, e.done)
 	if err != nil && !errors.Is(err, lockmw.ErrLockLost) {
 		return fmt.Errorf("scheduler: closing elector %q: %w", e.m.Name(), err)
 	}

@@ -68,7 +68,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 	if err != nil {
 		return nil, classify(what, err)
 	}
-	lk := &Lock{m: m, job: key, hold: hold, end: end, at: start, minHold: l.opt.minHold}
+	lk := &Lock{m: m, job: key, hold: hold, end: end, done: l.c.Done(), at: start, minHold: l.opt.minHold}
 	log := l.opt.logger
 	lk.stopWatch = context.AfterFunc(hold, func() {
 		if cause := context.Cause(hold); errors.Is(cause, lockmw.ErrLockLost) || errors.Is(cause, lockmw.ErrClosed) {
@@ -85,6 +85,7 @@ type Lock struct {
 	job       string
 	hold      context.Context
 	end       func()
+	done      <-chan struct{} // the lockmw.Client's: closed by its Close
 	stopWatch func() bool
 	at        time.Time // when the attempt that took it began
 	minHold   time.Duration
@@ -99,16 +100,16 @@ type Lock struct {
 // release is bounded by the lockmw.Client's release timeout
 // (lockmw.WithReleaseTimeout). It returns an error matching
 // lockmw.ErrLockLost when the lock was lost while the job ran,
-// lockmw.ErrNotHeld when called again, or the Redis error: the release is
-// then retried in the background until it succeeds or the lock is lost
-// (renewals failing until the key could have expired) or the client closed.
+// lockmw.ErrNotHeld when called again, or the Redis error: renewal has
+// stopped then, and the release is retried in the background until it
+// succeeds, the key is found expired, or the lockmw.Client is closed.
 func (lk *Lock) Unlock(_ context.Context) error {
 	lk.stopWatch()
 	var at time.Time
 	if lk.minHold > 0 {
 		at = lk.at.Add(lk.minHold)
 	}
-	if err := release(lk.m, lk.hold, at, lk.end); err != nil {
+	if err := release(lk.m, lk.hold, at, lk.end, lk.done); err != nil {
 		return fmt.Errorf("scheduler: job %q: %w", lk.job, err)
 	}
 	return nil

@@ -16,20 +16,19 @@ const (
 
 // release gives up the hold: at once, or at at when that is still to come.
 //
-// When Redis fails, lockmw leaves the hold held, and the watchdog would renew
-// it for ever with nobody left to unlock it (gocron calls Unlock once; a
-// closed Elector is never called again). So release returns the error and
+// When Redis fails, lockmw stops renewing the hold (so the key expires within
+// its TTL) but leaves it in Redis until then: a job of another instance, or
+// the next leader, would wait that long. So release returns the error and
 // retries on a goroutine of its own, with back-off, until the release
-// succeeds, the hold is lost (renewals failed until the key could have
-// expired: then it is gone by itself) or the lockmw.Client is closed (renewal
-// has stopped, so the key expires). end runs once the hold is over.
-func release(m *lockmw.Mutex, hold context.Context, at time.Time, end func()) error {
+// succeeds, the hold is found lost (the key expired meanwhile), or the
+// lockmw.Client is closed (done). end runs once the hold is over.
+func release(m *lockmw.Mutex, hold context.Context, at time.Time, end func(), done <-chan struct{}) error {
 	err := releaseOnce(m, hold, at)
 	if err == nil || !retryable(hold, err) {
 		end()
 		return err
 	}
-	go retryRelease(m, hold, at, end)
+	go retryRelease(m, hold, at, end, done)
 	return err
 }
 
@@ -40,20 +39,24 @@ func releaseOnce(m *lockmw.Mutex, hold context.Context, at time.Time) error {
 	return m.Unlock(hold)
 }
 
-// retryable reports whether a failed release leaves a hold that renewal keeps
-// alive.
+// retryable reports whether a failed release leaves a hold in Redis that a
+// retry can give up sooner than its TTL.
 func retryable(hold context.Context, err error) bool {
 	return !errors.Is(err, lockmw.ErrLockLost) && !errors.Is(err, lockmw.ErrNotHeld) &&
 		!errors.Is(err, lockmw.ErrInvalidName) && !errors.Is(context.Cause(hold), lockmw.ErrClosed)
 }
 
-func retryRelease(m *lockmw.Mutex, hold context.Context, at time.Time, end func()) {
+func retryRelease(m *lockmw.Mutex, hold context.Context, at time.Time, end func(), done <-chan struct{}) {
 	defer end()
 	d := retryFirst
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
-		<-t.C
+		select {
+		case <-t.C:
+		case <-done:
+			return
+		}
 		if err := releaseOnce(m, hold, at); err == nil || !retryable(hold, err) {
 			return
 		}
