@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/go-rlock/rlock/internal/unlockretry"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -177,38 +178,17 @@ func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, name string
 // unlock releases the hold. When the release fails for a Redis error, lockmw
 // stops renewing the lock but leaves it in Redis until its TTL runs out, and
 // the next task of the key would wait that long: so unlock retries in the
-// background, with back-off, until the release succeeds, the hold is found
-// lost (the key expired meanwhile), unlockRetries attempts have failed, or
-// the lockmw.Client is closed (done).
+// background (unlockretry) until the release succeeds, the hold is found lost
+// (the key expired meanwhile), unlockRetry.Tries attempts have failed, or the
+// lockmw.Client is closed (done).
 func unlock(m *lockmw.Mutex, hctx context.Context, done <-chan struct{}) error {
-	err := m.Unlock(hctx)
-	if err != nil && !errors.Is(err, lockmw.ErrLockLost) && !errors.Is(err, lockmw.ErrNotHeld) {
-		go retryUnlock(m, hctx, done)
+	once := func() error { return m.Unlock(hctx) }
+	err := once()
+	if unlockretry.Retryable(hctx, err) {
+		unlockretry.Start(hctx, once, done, unlockRetry, nil)
 	}
 	return err
 }
 
-const (
-	unlockRetries    = 10
-	unlockFirstDelay = 100 * time.Millisecond
-	unlockMaxDelay   = 5 * time.Second
-)
-
-func retryUnlock(m *lockmw.Mutex, hctx context.Context, done <-chan struct{}) {
-	delay := unlockFirstDelay
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	for range unlockRetries {
-		select {
-		case <-t.C:
-		case <-done:
-			return
-		}
-		err := m.Unlock(hctx)
-		if err == nil || errors.Is(err, lockmw.ErrLockLost) || errors.Is(err, lockmw.ErrNotHeld) {
-			return
-		}
-		delay = min(2*delay, unlockMaxDelay)
-		t.Reset(delay)
-	}
-}
+// unlockRetry is the back-off of an unlock retried after a Redis error.
+var unlockRetry = unlockretry.Policy{First: 100 * time.Millisecond, Max: 5 * time.Second, Tries: 10}

@@ -109,3 +109,16 @@ func TestBookkeepingFailures(t *testing.T) {
 		}
 	})
 }
+
+// An unlock that fails because Redis went down is retried in the background,
+// and closing the lockmw.Client ends the retrying: otherwise TestMain's leak
+// check finds the goroutine (ten tries take about half a minute).
+func TestUnlockRetryEndsWithTheClient(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	mw := asynqmw.New(e.c)
+	task := asynq.NewTask("t", []byte("redis-down"))
+	err := run(t.Context(), mw, task, func(context.Context, *asynq.Task) error { return e.srv.Stop() })
+	require.ErrorContains(t, err, "succeeded, but unlocking")
+	require.NoError(t, e.c.Close())
+}

@@ -27,7 +27,7 @@ func TestRetriedReleaseStopsAtClose(t *testing.T) {
 	select {
 	case <-ended:
 		t.Fatal("the failed release is not retried")
-	case <-time.After(3 * retryFirst):
+	case <-time.After(3 * retry.First):
 	}
 	require.NoError(t, c.Close())
 	select {
