@@ -644,8 +644,12 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 func (m *Mutex) releaseOne(ctx context.Context, h *hold, lvl *level, expireMS int64, last bool) (int64, error) {
 	c := m.c
 	if expireMS == 0 && last && !c.contention.recent(m.hot) {
-		if done, err := m.fastRelease(ctx, h, lvl); done || err != nil {
-			return 1, err
+		done, err := m.fastRelease(ctx, h, lvl)
+		if err != nil {
+			return 0, err
+		}
+		if done {
+			return 1, nil
 		}
 	}
 	args := append(make([]any, 0, 17), "evalsha", releaseSHA, len(m.keyArgs)+2)
