@@ -13,13 +13,21 @@ import (
 // hub is a Client's pub/sub side: waiters on one name share one subscription
 // (to Redisson's unlock channel and this client's hand-off channel for the
 // name, rlock_handoff:{name}:<clientID>), and all names
-// share one connection (on a Redis 7 cluster, one per hash slot, since a
-// sharded subscription is bound to its slot's node). One goroutine per
+// share one connection (on a Redis 7 cluster, one per node, since a sharded
+// subscription is bound to its slot's node). One goroutine per
 // connection receives and dispatches:
 //   - a hand-off "<field>|<token>" goes to the one waiter with that field;
 //   - Redisson's unlock message wakes one waiter of the name to retry;
 //   - a (re)confirmed subscription after a lost connection wakes every waiter
 //     of the name, since messages may have been missed.
+//
+// A node's sharded connection carries the channels of many slots, which
+// go-redis cannot subscribe again by itself after a reconnect (it sends them
+// all in one SSUBSCRIBE, and a node refuses channels of several slots in
+// one). So when such a connection fails, or the node drops some of its
+// channels (a slot moved away, a fail-over demoted it), the hub rebuilds it:
+// a new connection per node that now serves the names' slots, subscribed one
+// name at a time, and the names' waiters retry once it is confirmed.
 //
 // A name's subscription stays for one watchdog interval after its last
 // waiter leaves, so steady contention does not subscribe again and again.
@@ -29,7 +37,7 @@ type hub struct {
 	mu        sync.Mutex
 	names     map[string]*nameSub
 	byChannel map[string]*nameSub
-	shards    map[int]*shard
+	shards    map[string]*shard         // by node address; "" for the unsharded one
 	pending   map[string]pendingHandoff // hand-offs to our fields not (yet) registered
 	closed    bool
 }
@@ -50,12 +58,13 @@ type nameSub struct {
 
 // unsharded is the shards key of the one connection used with plain
 // SUBSCRIBE (single node, Sentinel, clusters before Redis 7).
-const unsharded = -1
+const unsharded = ""
 
 type shard struct {
-	slot int // hash slot, or unsharded
-	ps   *redis.PubSub
-	subs int // names subscribed through it
+	node    string // the node's address, or unsharded
+	ps      *redis.PubSub
+	subs    int           // names subscribed through it
+	backoff time.Duration // before rebuilding after an error; grows while rebuilds fail
 }
 
 type pendingHandoff struct {
@@ -100,7 +109,7 @@ func newHub(c *Client, rdb redis.UniversalClient) *hub {
 		rdb:       rdb,
 		names:     make(map[string]*nameSub),
 		byChannel: make(map[string]*nameSub),
-		shards:    make(map[int]*shard),
+		shards:    make(map[string]*shard),
 		pending:   make(map[string]pendingHandoff),
 	}
 }
@@ -121,7 +130,7 @@ func (h *hub) join(ctx context.Context, m *Mutex, w *waiter, sent time.Time) (ns
 	ns = h.names[m.name]
 	if ns == nil {
 		ns = &nameSub{name: m.name, k: &m.k, handoff: m.k.handoff + ":" + c.id, byField: make(map[string]*waiter), ready: make(chan struct{})}
-		if err := h.subscribe(ctx, ns, pub == "spublish"); err != nil {
+		if err := h.subscribe(ctx, ns, pub == "spublish", 0); err != nil {
 			return nil, false, nil, err
 		}
 		h.names[m.name] = ns
@@ -143,38 +152,65 @@ func (h *hub) join(ctx context.Context, m *Mutex, w *waiter, sent time.Time) (ns
 }
 
 // subscribe subscribes ns's channels, the hand-off channel last so that its
-// confirmation means both are in place. Called with h.mu held.
-func (h *hub) subscribe(ctx context.Context, ns *nameSub, sharded bool) error {
-	chans := []string{ns.k.channel, ns.handoff}
-	slot := unsharded
+// confirmation means both are in place, on the connection of the node that
+// serves its slot (sharded) or on the one connection. A new connection's
+// receiver waits backoff before rebuilding it after an error. Called with
+// h.mu held.
+func (h *hub) subscribe(ctx context.Context, ns *nameSub, sharded bool, backoff time.Duration) error {
+	node := unsharded
 	if sharded {
-		slot = keySlot(ns.k.lock)
+		var err error
+		if node, err = h.nodeOf(ctx, ns.k.lock); err != nil {
+			return err
+		}
 	}
-	sh := h.shards[slot]
-	if sh == nil {
-		sh = &shard{slot: slot}
+	return h.subscribeOn(ctx, ns, node, sharded, backoff)
+}
+
+// subscribeOn subscribes ns's channels on the connection keyed node, made
+// when there is none. Called with h.mu held.
+func (h *hub) subscribeOn(ctx context.Context, ns *nameSub, node string, sharded bool, backoff time.Duration) error {
+	chans := []string{ns.k.channel, ns.handoff}
+	sh := h.shards[node]
+	switch {
+	case sh == nil:
+		sh = &shard{node: node, backoff: backoff}
 		if sharded {
 			sh.ps = h.rdb.SSubscribe(ctx, chans...)
 		} else {
 			sh.ps = h.rdb.Subscribe(ctx, chans...)
 		}
-		h.shards[slot] = sh
+		h.shards[node] = sh
 		h.c.wg.Add(1)
 		go h.receive(sh)
-	} else {
-		var err error
-		if sharded {
-			err = sh.ps.SSubscribe(ctx, chans...)
-		} else {
-			err = sh.ps.Subscribe(ctx, chans...)
+	case sharded:
+		// An error means the connection failed: its receiver rebuilds it,
+		// with these channels (go-redis has recorded them).
+		if err := sh.ps.SSubscribe(ctx, chans...); err != nil {
+			ns.missed = true
+			h.c.log.Debug("lockmw: subscribe failed, the connection is rebuilt", "name", ns.name, "err", err)
 		}
-		if err != nil {
+	default:
+		if err := sh.ps.Subscribe(ctx, chans...); err != nil {
 			return err
 		}
 	}
 	sh.subs++
 	ns.shard = sh
 	return nil
+}
+
+// nodeOf returns the address of the cluster node that serves key's slot.
+func (h *hub) nodeOf(ctx context.Context, key string) (string, error) {
+	cc, ok := h.rdb.(*redis.ClusterClient)
+	if !ok {
+		return unsharded, nil
+	}
+	node, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	return node.Options().Addr, nil
 }
 
 // leave unregisters w.
@@ -217,8 +253,8 @@ func (h *hub) sweep() {
 		delete(h.byChannel, ns.handoff)
 		sh := ns.shard
 		sh.subs--
-		if sh.subs == 0 && sh.slot != unsharded {
-			delete(h.shards, sh.slot)
+		if sh.subs == 0 && sh.node != unsharded {
+			delete(h.shards, sh.node)
 			_ = sh.ps.Close() // its goroutine ends
 			continue
 		}
@@ -238,18 +274,18 @@ func (h *hub) close() {
 	h.mu.Lock()
 	h.closed = true
 	shards := h.shards
-	h.shards = make(map[int]*shard)
+	h.shards = make(map[string]*shard)
 	h.mu.Unlock()
 	for _, sh := range shards {
 		_ = sh.ps.Close()
 	}
 }
 
-// receive reads one subscription connection until it is closed.
+// receive reads one subscription connection until it is closed, or until
+// it hands its names to a rebuilt one.
 func (h *hub) receive(sh *shard) {
 	c := h.c
 	defer c.wg.Done()
-	backoff := time.Duration(0)
 	for {
 		msg, err := sh.ps.Receive(c.bgCtx)
 		if err != nil {
@@ -258,16 +294,20 @@ func (h *hub) receive(sh *shard) {
 			}
 			c.log.Debug("lockmw: pub/sub connection error", "err", err)
 			h.connectionLost(sh)
-			h.reloadClusterState()
-			backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+			sh.backoff = min(max(2*sh.backoff, 10*time.Millisecond), time.Second)
 			select {
 			case <-c.closed:
 				return
-			case <-time.After(backoff):
+			case <-time.After(sh.backoff):
 			}
-			continue
+			if sh.node != unsharded {
+				h.rebuild(sh)
+				return
+			}
+			h.reloadClusterState()
+			continue // go-redis reconnects and subscribes again
 		}
-		backoff = 0
+		sh.backoff = 0
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			switch m.Kind {
@@ -285,11 +325,10 @@ func (h *hub) receive(sh *shard) {
 func (h *hub) shardClosed(sh *shard) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.closed || h.shards[sh.slot] != sh
+	return h.closed || h.shards[sh.node] != sh
 }
 
-// connectionLost marks the shard's names as possibly having missed messages;
-// go-redis reconnects and subscribes again by itself.
+// connectionLost marks the shard's names as possibly having missed messages.
 func (h *hub) connectionLost(sh *shard) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -300,38 +339,48 @@ func (h *hub) connectionLost(sh *shard) {
 	}
 }
 
-// serverUnsubscribed handles a sunsubscribe the server sent by itself (its
-// slot moved, or a fail-over demoted the node): the shard's connection is
-// replaced by a new one to the slot's current master, subscribed to all the
-// shard's names, and their waiters retry once it is confirmed.
+// serverUnsubscribed handles a sunsubscribe the server sent by itself (a
+// slot moved away, or a fail-over demoted the node): the shard is rebuilt.
+// The hub's own unsubscriptions (sweep) are of names it no longer has.
 func (h *hub) serverUnsubscribed(sh *shard, channel string) {
 	h.mu.Lock()
 	ns := h.byChannel[channel]
-	if ns == nil || ns.shard != sh || channel != ns.handoff || h.shards[sh.slot] != sh || h.closed {
+	mine := ns != nil && ns.shard == sh && channel == ns.handoff
+	h.mu.Unlock()
+	if mine {
+		h.rebuild(sh)
+	}
+}
+
+// rebuild replaces a node's sharded connection: its names are subscribed
+// again, one at a time, on the connections of the nodes that serve their
+// slots now (new ones where needed), and their waiters retry once each
+// subscription is confirmed. The old connection is closed; its receiver
+// (the caller) then ends.
+func (h *hub) rebuild(sh *shard) {
+	h.mu.Lock()
+	if h.closed || h.shards[sh.node] != sh {
 		h.mu.Unlock()
 		return
 	}
+	delete(h.shards, sh.node)
 	h.reloadClusterState()
-	var chans []string
-	var names []*nameSub
-	for _, x := range h.names {
-		if x.shard == sh {
-			names = append(names, x)
-			chans = append(chans, x.k.channel, x.handoff)
-		}
-	}
 	ctx, cancel := context.WithTimeout(h.c.bgCtx, h.c.opts.releaseTimeout)
 	defer cancel()
-	nsh := &shard{slot: sh.slot, subs: len(names), ps: h.rdb.SSubscribe(ctx, chans...)}
-	for _, x := range names {
-		x.shard = nsh
-		x.missed = true
+	for _, ns := range h.names {
+		if ns.shard != sh {
+			continue
+		}
+		ns.missed = true
+		if err := h.subscribe(ctx, ns, true, sh.backoff); err != nil {
+			// No cluster state: keep the name on a new connection keyed
+			// like the old one; its failure brings the next rebuild.
+			h.c.log.Debug("lockmw: resubscribe failed", "name", ns.name, "err", err)
+			_ = h.subscribeOn(ctx, ns, sh.node, true, sh.backoff)
+		}
 	}
-	h.shards[sh.slot] = nsh
-	h.c.wg.Add(1)
-	go h.receive(nsh)
 	h.mu.Unlock()
-	_ = sh.ps.Close() // this goroutine (the old shard's) then ends
+	_ = sh.ps.Close()
 }
 
 // reloadClusterState refreshes a cluster client's slot map, so that a

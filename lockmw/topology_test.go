@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -187,4 +189,73 @@ func TestClusterManualFailoverUnderWaiter(t *testing.T) {
 	require.NoError(t, h.Err(), "the hold survives a manual fail-over (nothing is lost)")
 	require.NoError(t, a.Mutex(name).Unlock(h))
 	awaitErr(t, waiter, 10*time.Second, "waiter after the manual fail-over")
+}
+
+// Waiters on names of many slots share one pub/sub connection per node: the
+// issue's "one pub/sub connection per client per Redis node", on a cluster.
+// Then a slot of one of them moves to another node and its waiter still gets
+// the hand-off, as do all the others.
+func TestClusterPubSubConnectionPerNode(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := testCtx(t)
+	a := lockmw.New(cl.NewClient())
+	b := lockmw.New(cl.NewClient(func(o *redis.ClusterOptions) { o.ClientName = "rlock-waiter" }))
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+
+	const n = 24
+	names := make([]string, n)
+	holds := make([]context.Context, n)
+	waiters := make([]<-chan error, n)
+	slots := map[int]bool{}
+	for i := range n {
+		names[i] = fmt.Sprintf("per-node-%d", i)
+		slots[redistest.Slot(names[i])] = true
+		holds[i] = mustLock(t, a.Mutex(names[i]), ctx)
+		waiters[i] = lockAsync(ctx, b.Mutex(names[i]))
+	}
+	require.Greater(t, len(slots), len(cl.Masters), "names on more slots than nodes")
+	eventually(t, 10*time.Second, "every waiter queued", func() bool {
+		for _, name := range names {
+			if k, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result(); k != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	conns := func() (total int) {
+		for _, m := range cl.Masters {
+			list, err := m.Client().ClientList(ctx).Result()
+			require.NoError(t, err)
+			per := 0
+			for _, line := range strings.Split(list, "\n") {
+				if strings.Contains(line, "name=rlock-waiter") && strings.Contains(line, "flags=P") {
+					per++
+				}
+			}
+			assert.LessOrEqual(t, per, 1, "the waiting client's pub/sub connections to %s", m.Addr())
+			total += per
+		}
+		return total
+	}
+	assert.Equal(t, len(cl.Masters), conns(), "one per node")
+
+	// Move the first name's slot to another node under its waiter.
+	from, err := cl.MasterFor(ctx, names[0])
+	require.NoError(t, err)
+	var to *redistest.Server
+	for _, m := range cl.Masters {
+		if m != from {
+			to = m
+			break
+		}
+	}
+	require.NoError(t, cl.MigrateSlot(ctx, redistest.Slot(names[0]), to))
+	// Each waiter gets its hand-off well before its own retry (a third of
+	// the 30 s watchdog timeout), so through its subscription.
+	for i, name := range names {
+		require.NoError(t, a.Mutex(name).Unlock(holds[i]))
+		awaitErr(t, waiters[i], 5*time.Second, "waiter of "+name)
+	}
+	assert.LessOrEqual(t, conns(), len(cl.Masters), "still one per node after the move")
 }
