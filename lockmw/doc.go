@@ -90,7 +90,7 @@
 //
 // New takes any go-redis client: a single node, a failover (Sentinel) client
 // or a cluster client. On a cluster every key of a lock shares the name's hash
-// slot, waiters use sharded pub/sub on Redis 7 (one subscription per slot),
+// slot, waiters use sharded pub/sub on Redis 7 (one connection per node),
 // renewals go per slot, pipelined per node, and waiters ride out a moved slot
 // or a fail-over. WithReplicaSync waits for replicas to acknowledge each
 // acquisition. NewQuorum spreads each lock over independent masters
