@@ -151,6 +151,14 @@ func (c *Cluster) form(ctx context.Context, replicasPerMaster int) error {
 			return fmt.Errorf("CLUSTER ADDSLOTSRANGE %d %d on %s: %w", lo, hi, s.Addr(), err)
 		}
 	}
+	// Distinct config epochs, as redis-cli --cluster create gives: nodes that
+	// all start at 0 resolve the collisions by gossip, one bump at a time,
+	// and a slot moved meanwhile can go back to its old owner.
+	for i, s := range nodes {
+		if err := s.Client().Do(ctx, "CLUSTER", "SET-CONFIG-EPOCH", i+1).Err(); err != nil {
+			return fmt.Errorf("CLUSTER SET-CONFIG-EPOCH %d on %s: %w", i+1, s.Addr(), err)
+		}
+	}
 	first := nodes[0]
 	for _, s := range nodes[1:] {
 		if err := first.Client().Do(ctx, "CLUSTER", "MEET", "127.0.0.1", s.Port(), s.BusPort()).Err(); err != nil {
