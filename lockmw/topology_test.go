@@ -38,6 +38,20 @@ func awaitErr(t *testing.T, ch <-chan error, d time.Duration, what string) {
 	}
 }
 
+// moveSlotAway migrates the slot of name to another master.
+func moveSlotAway(t *testing.T, ctx context.Context, cl *redistest.Cluster, name string) {
+	t.Helper()
+	from, err := cl.MasterFor(ctx, name)
+	require.NoError(t, err)
+	for _, m := range cl.Masters {
+		if m != from {
+			require.NoError(t, cl.MigrateSlot(ctx, redistest.Slot(name), m))
+			return
+		}
+	}
+	t.Fatal("no other master")
+}
+
 func TestClusterMasterKilled(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
@@ -111,16 +125,7 @@ func TestClusterSlotMigratedUnderWaiter(t *testing.T) {
 		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
 		return n == 1
 	})
-	from, err := cl.MasterFor(ctx, name)
-	require.NoError(t, err)
-	var to *redistest.Server
-	for _, m := range cl.Masters {
-		if m != from {
-			to = m
-			break
-		}
-	}
-	require.NoError(t, cl.MigrateSlot(ctx, redistest.Slot(name), to))
+	moveSlotAway(t, ctx, cl, name)
 	// The unlock runs on the new owner (MOVED) and hands the lock to the
 	// waiter, whose subscription moved with the slot.
 	require.NoError(t, a.Mutex(name).Unlock(h))
@@ -241,16 +246,7 @@ func TestClusterPubSubConnectionPerNode(t *testing.T) {
 	assert.Equal(t, len(cl.Masters), conns(), "one per node")
 
 	// Move the first name's slot to another node under its waiter.
-	from, err := cl.MasterFor(ctx, names[0])
-	require.NoError(t, err)
-	var to *redistest.Server
-	for _, m := range cl.Masters {
-		if m != from {
-			to = m
-			break
-		}
-	}
-	require.NoError(t, cl.MigrateSlot(ctx, redistest.Slot(names[0]), to))
+	moveSlotAway(t, ctx, cl, names[0])
 	// Each waiter gets its hand-off well before its own retry (a third of
 	// the 30 s watchdog timeout), so through its subscription.
 	for i, name := range names {
