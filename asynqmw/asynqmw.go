@@ -182,12 +182,7 @@ func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, name string
 // (the key expired meanwhile), unlockRetry.Tries attempts have failed, or the
 // lockmw.Client is closed (done).
 func unlock(m *lockmw.Mutex, hctx context.Context, done <-chan struct{}) error {
-	once := func() error { return m.Unlock(hctx) }
-	err := once()
-	if unlockretry.Retryable(hctx, err) {
-		unlockretry.Start(hctx, once, done, unlockRetry, nil)
-	}
-	return err
+	return unlockretry.Do(hctx, func() error { return m.Unlock(hctx) }, done, unlockRetry, nil)
 }
 
 // unlockRetry is the back-off of an unlock retried after a Redis error.

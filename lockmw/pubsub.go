@@ -293,7 +293,7 @@ func (h *hub) receive(sh *shard) {
 				return
 			}
 			c.log.Debug("lockmw: pub/sub connection error", "err", err)
-			h.connectionLost(sh)
+			h.connectionLost(sh) // a waiter joining during the back-off must retry
 			sh.backoff = min(max(2*sh.backoff, 10*time.Millisecond), time.Second)
 			select {
 			case <-c.closed:

@@ -21,17 +21,10 @@ var retry = unlockretry.Policy{First: 50 * time.Millisecond, Max: 2 * time.Secon
 // hold is found lost (the key expired meanwhile), or the lockmw.Client is
 // closed (done). end runs once the hold is over.
 func release(m *lockmw.Mutex, hold context.Context, at time.Time, end func(), done <-chan struct{}) error {
-	once := func() error {
+	return unlockretry.Do(hold, func() error {
 		if time.Now().Before(at) {
 			return m.UnlockAt(hold, at)
 		}
 		return m.Unlock(hold)
-	}
-	err := once()
-	if !unlockretry.Retryable(hold, err) {
-		end()
-		return err
-	}
-	unlockretry.Start(hold, once, done, retry, end)
-	return err
+	}, done, retry, end)
 }

@@ -29,6 +29,19 @@ type Policy struct {
 	Tries      int
 }
 
+// Do calls release once and returns its error. When that error is
+// retryable it also starts retrying (see Start), and end runs when the
+// retrying ends; otherwise end runs at once. end may be nil.
+func Do(hold context.Context, release func() error, done <-chan struct{}, p Policy, end func()) error {
+	err := release()
+	if Retryable(hold, err) {
+		Start(hold, release, done, p, end)
+	} else if end != nil {
+		end()
+	}
+	return err
+}
+
 // Start calls release on a goroutine of its own, with the back-off of p,
 // until it succeeds or fails for good (see Retryable), p.Tries calls have
 // failed, or done is closed (the lockmw.Client's Done); then it calls end,

@@ -85,3 +85,31 @@ func TestRetryable(t *testing.T) {
 		assert.Equal(t, tc.want, unlockretry.Retryable(tc.hold, tc.err), "%v, cause %v", tc.err, context.Cause(tc.hold))
 	}
 }
+
+func TestDo(t *testing.T) {
+	t.Parallel()
+	ended := make(chan struct{})
+	err := unlockretry.Do(context.Background(), func() error { return lockmw.ErrLockLost }, nil, fast, func() { close(ended) })
+	assert.ErrorIs(t, err, lockmw.ErrLockLost)
+	select {
+	case <-ended:
+	default:
+		t.Fatal("a release that failed for good ends at once")
+	}
+
+	var calls atomic.Int32
+	ended = make(chan struct{})
+	err = unlockretry.Do(context.Background(), func() error {
+		if calls.Add(1) == 1 {
+			return errDown
+		}
+		return nil
+	}, nil, fast, func() { close(ended) })
+	assert.ErrorIs(t, err, errDown, "the first error is returned")
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the retry never ended")
+	}
+	assert.Equal(t, int32(2), calls.Load(), "retried once, then it succeeded")
+}
