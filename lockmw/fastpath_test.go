@@ -42,7 +42,7 @@ func TestContentionMemory(t *testing.T) {
 	require.NoError(t, b.Mutex("warm-up").Unlock(hw))
 	log.take()
 
-	for i, want := range [][]string{{"restore", "evalsha"}, {"evalsha"}} {
+	for i, want := range [][]string{{"restore", "script"}, {"script"}} {
 		_, err := m.TryLock(ctx, 0, 0)
 		var busy *lockmw.BusyError
 		require.ErrorAs(t, err, &busy)
@@ -82,8 +82,8 @@ func TestRestoredLockHandsOver(t *testing.T) {
 	log.take()
 
 	require.NoError(t, a.Mutex(name).Unlock(h))
-	assert.Equal(t, []string{"evalsha", "eval", "evalsha", "eval"}, log.take(),
-		"the short release finds the waiter and changes nothing; release.lua hands over (both loaded after the flush)")
+	assert.Equal(t, []string{"script", "script"}, log.take(),
+		"the short release finds the waiter and changes nothing; release.lua hands over")
 	var hb context.Context
 	select {
 	case hb = <-got:
@@ -103,8 +103,8 @@ func TestRestoredLockHandsOver(t *testing.T) {
 	log.take()
 	h = mustLock(t, a.Mutex(name), ctx)
 	require.NoError(t, a.Mutex(name).Unlock(h))
-	assert.Equal(t, []string{"evalsha", "eval", "evalsha"}, log.take(),
-		"the acquire script (loaded after the flush), then release.lua alone")
+	assert.Equal(t, []string{"script", "script"}, log.take(),
+		"the acquire script, then release.lua alone")
 }
 
 // A server that refuses RESTORE (here an ACL) leaves the Client on the
@@ -117,7 +117,7 @@ func TestRestoreRefused(t *testing.T) {
 	require.NoError(t, srv.Client().Do(ctx, "ACL", "SETUSER", "norestore", "on", ">pw", "~*", "&*", "+@all", "-restore").Err())
 	c, log := loggedClient(t, srv, func(o *redis.Options) { o.Username, o.Password = "norestore", "pw" })
 	m := c.Mutex("refused")
-	for i, want := range [][]string{{"restore", "type", "del", "evalsha", "eval"}, {"evalsha"}} {
+	for i, want := range [][]string{{"restore", "type", "del", "script"}, {"script"}} {
 		h, err := m.Lock(ctx)
 		require.NoError(t, err, "lock %d", i+1)
 		assert.Equal(t, want, log.take(), "lock %d", i+1)
