@@ -1,4 +1,4 @@
-# Targets: test (default), lint, demo, bench, soak, fuzz.
+# Targets: test (default), lint, demo, stress, bench, soak, fuzz.
 # Only Go (see go.mod), git and make are needed; "make test" installs
 # redis-server when it is missing (Debian/Ubuntu, via apt-get).
 
@@ -10,7 +10,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # to the adapters.
 ADAPTER_DEPS := go-co-op/gocron|hibiken/asynq|go\.opentelemetry\.io
 
-.PHONY: test lint demo bench soak fuzz
+.PHONY: test lint demo stress bench soak fuzz
 
 test:
 	./.ci/install-redis.sh
@@ -30,6 +30,13 @@ lint:
 
 demo:
 	$(GO) run ./examples/demo
+
+# stress runs the whole suite N times in a row and prints a pass/fail count:
+# run it before you stop; one red run in N is a defect, not luck.
+stress: N ?= 10
+stress:
+	./.ci/install-redis.sh
+	GO=$(GO) ./.ci/stress.sh $(N)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
