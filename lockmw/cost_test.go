@@ -39,8 +39,8 @@ func (l *cmdLog) DialHook(next redis.DialHook) redis.DialHook {
 
 func (l *cmdLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		l.add(cmd)
+		err := next(ctx, cmd) // cmd.Err() is set only after the hooks return
+		l.add(cmd.Name(), err)
 		return err
 	}
 }
@@ -49,20 +49,19 @@ func (l *cmdLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, c := range cmds {
-			l.add(c)
+			l.add(c.Name(), c.Err())
 		}
 		return err
 	}
 }
 
-// add logs cmd once it has its reply.
-func (l *cmdLog) add(cmd redis.Cmder) {
-	name := cmd.Name()
+// add logs the command name once it has its reply, err.
+func (l *cmdLog) add(name string, err error) {
 	switch name {
 	case "hello", "client", "auth":
 		return
 	case "evalsha":
-		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			return // the EVAL that follows is the same run
 		}
 		name = "script"

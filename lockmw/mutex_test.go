@@ -135,11 +135,17 @@ func TestLeaseEnd(t *testing.T) {
 	ctx := testCtx(t)
 	a, b := newClient(t, srv), newClient(t, srv)
 	m := a.Mutex("leased")
+	before := time.Now()
 	h, err := m.TryLock(ctx, 0, 200*time.Millisecond)
+	after := time.Now()
 	require.NoError(t, err)
 	dl, ok := h.Deadline()
 	require.True(t, ok, "a leased hold has a deadline")
-	assert.WithinDuration(t, time.Now().Add(200*time.Millisecond), dl, 50*time.Millisecond)
+	// The lease runs from a moment during the call; the hold ends a clock
+	// drift margin (a hundredth of the lease and 2ms) before the key does.
+	const margin = 200*time.Millisecond/100 + 2*time.Millisecond
+	assert.False(t, dl.Before(before.Add(200*time.Millisecond-margin)), "deadline %v before the call's start + lease - margin", dl)
+	assert.False(t, dl.After(after.Add(200*time.Millisecond)), "deadline %v after the call's return + lease", dl)
 	ttl, err := m.TTL(ctx)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, ttl, 200*time.Millisecond)

@@ -34,8 +34,10 @@ func TestLostWhenRedisUnreachable(t *testing.T) {
 	lostAfter := time.Since(paused)
 	assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
 	// The loss timer is set to the last renewal's send time + timeout -
-	// margin, which is before paused + timeout; allow for a busy scheduler.
-	assert.LessOrEqual(t, lostAfter, timeout+300*time.Millisecond, "cancelled no later than the key could have expired")
+	// margin, which is before paused + timeout. Without it the hold would
+	// be cancelled never (a paused server tells nothing); a loaded machine
+	// may run the timer late, but not by a renewal interval.
+	assert.LessOrEqual(t, lostAfter, timeout+timeout/3, "cancelled about when the key could have expired")
 	require.NoError(t, srv.Resume())
 	assert.ErrorIs(t, m.Unlock(h), lockmw.ErrLockLost, "nothing touched after a loss")
 }
