@@ -52,7 +52,8 @@
 // A Middleware is immutable after [New] and safe for concurrent use; the
 // handlers it returns serve any number of requests at once, each waiting on
 // its own. A waiting request costs no goroutine beyond the one net/http runs
-// for it (lockmw shares one subscription per Client among all its waiters);
+// for it (a lockmw.Client's waiters share one subscription per name and one
+// pub/sub connection, one per master on a Redis 7 cluster);
 // it holds in memory at most the part of its body that [WithBodyBuffer]
 // reads.
 package httpmw

@@ -17,8 +17,9 @@ import (
 // lock it takes is owned by "<ID>:<ownerID>". A Client is safe for
 // concurrent use. It runs a fixed number of goroutines whatever the number of
 // locks held or waited for: one watchdog and one pub/sub receiver per
-// subscription connection (one on a single node; one per hash slot with
-// waiters on a Redis 7 cluster).
+// subscription connection (one on a single node or Sentinel; on a Redis 7
+// cluster one sharded SSUBSCRIBE connection per master that serves names
+// with waiters).
 //
 // Close it when done; Close does not close the go-redis client.
 type Client struct {

@@ -57,7 +57,8 @@
 // a brace already is not wrapped and gets a '~' after it, rlock_queue:name~,
 // so that "k" and "{k}" never share a queue) and subscribes
 // to the lock's channels; all waiters of one name in one Client share one
-// subscription, and all names one connection. The last Unlock hands the lock
+// subscription, and all names one connection (one per master on a Redis 7
+// cluster, with SSUBSCRIBE). The last Unlock hands the lock
 // straight to the first live waiter in the queue and tells only that waiter,
 // on rlock_handoff:{name}:<clientID>; it publishes Redisson's "0" on Redisson's channel
 // only when nobody is queued. So one unlock wakes one waiter across all
