@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-rlock/rlock/asynqmw"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 )
 
 var errInjected = errors.New("injected fault")
@@ -61,7 +62,7 @@ func TestBookkeepingFailures(t *testing.T) {
 	rdb := srv.NewClient()
 	hook := &faultHook{}
 	rdb.AddHook(hook)
-	c := newLockClient(t, rdb)
+	c := locktest.New(t, rdb)
 	mw := asynqmw.New(c, asynqmw.WithDedupWindow(time.Minute))
 	ok := func(context.Context, *asynq.Task) error { return nil }
 	locked := func(task *asynq.Task) bool {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/go-rlock/rlock/asynqmw"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -37,14 +37,7 @@ func newEnv(t *testing.T, opts ...lockmw.Option) *env {
 	t.Helper()
 	srv := redistest.Start(t)
 	rdb := srv.NewClient()
-	return &env{srv: srv, rdb: rdb, c: newLockClient(t, rdb, opts...)}
-}
-
-func newLockClient(t *testing.T, rdb redis.UniversalClient, opts ...lockmw.Option) *lockmw.Client {
-	t.Helper()
-	c := lockmw.New(rdb, opts...)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return &env{srv: srv, rdb: rdb, c: locktest.New(t, rdb, opts...)}
 }
 
 // keys lists the middleware's keys under the default prefix: locks and dedup
@@ -58,7 +51,7 @@ func (e *env) keys(t *testing.T) []string {
 
 // other returns a second lock owner on the same server, as another process.
 func (e *env) other(t *testing.T) *lockmw.Client {
-	return newLockClient(t, e.srv.NewClient())
+	return locktest.New(t, e.srv.NewClient())
 }
 
 // startServer starts an asynq server on rdb that retries quickly and does
@@ -109,27 +102,6 @@ func record(ch chan<- result) asynq.MiddlewareFunc {
 			ch <- result{id: id, err: err}
 			return err
 		})
-	}
-}
-
-func next[T any](t *testing.T, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(waitLimit):
-		t.Fatalf("nothing received within %v", waitLimit)
-		panic("unreachable")
-	}
-}
-
-// waitDone waits for ctx to end, for at most waitLimit, and returns its error.
-func waitDone(ctx context.Context) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(waitLimit):
-		return errors.New("the context never ended")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-rlock/rlock/asynqmw"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -47,7 +48,7 @@ func TestDefaults(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	a := next(t, acqs)
+	a := testsupport.Recv(t, acqs, waitLimit, "an AcquireStart event")
 	t.Run("the key is the type and 32 hex digits of the payload's SHA-256, under asynq:lock:", func(t *testing.T) {
 		require.Equal(t, lockName(task.Type(), task.Payload()), a.name)
 		require.Equal(t, "asynq:lock:"+asynqmw.DefaultKey(t.Context(), task), a.name)
@@ -77,7 +78,7 @@ func TestDefaults(t *testing.T) {
 		var be *lockmw.BusyError
 		require.ErrorAs(t, err, &be)
 		require.Equal(t, a.name, be.Name)
-		require.Equal(t, time.Duration(0), next(t, acqs).wait)
+		require.Equal(t, time.Duration(0), testsupport.Recv(t, acqs, waitLimit, "an AcquireStart event").wait)
 	})
 	t.Run("two runs of the same task both run: no de-duplication", func(t *testing.T) {
 		var runs atomic.Int32
@@ -126,7 +127,7 @@ func TestCustomKey(t *testing.T) {
 		require.True(t, asynqmw.IsBusy(err), "%v", err)
 		require.ErrorContains(t, err, `"asynq:lock:user:u1"`)
 		release()
-		require.NoError(t, next(t, errc))
+		require.NoError(t, testsupport.Recv(t, errc, waitLimit, "run's error"))
 	})
 	t.Run("an empty key runs the task without a lock", func(t *testing.T) {
 		mw := asynqmw.New(e.c, asynqmw.WithKey(func(context.Context, *asynq.Task) string { return "" }))
@@ -147,11 +148,11 @@ func TestCustomKey(t *testing.T) {
 				})
 			}()
 		}
-		next(t, in)
-		next(t, in)
+		testsupport.Recv(t, in, waitLimit, "a handler's start")
+		testsupport.Recv(t, in, waitLimit, "a handler's start")
 		close(both)
-		require.NoError(t, next(t, errc))
-		require.NoError(t, next(t, errc))
+		require.NoError(t, testsupport.Recv(t, errc, waitLimit, "run's error"))
+		require.NoError(t, testsupport.Recv(t, errc, waitLimit, "run's error"))
 		require.Empty(t, e.keys(t))
 	})
 	t.Run("an invalid key is an error that archives the task, not a panic", func(t *testing.T) {
@@ -200,7 +201,7 @@ func TestBusy(t *testing.T) {
 	t.Run("Skip returns nil without running the handler", func(t *testing.T) {
 		hold(t)
 		require.NoError(t, run(t.Context(), asynqmw.New(e.c, asynqmw.WithOnBusy(asynqmw.Skip)), task, neverRun))
-		next(t, waits)
+		testsupport.Recv(t, waits, waitLimit, "an AcquireStart event's wait")
 	})
 	t.Run("WithWait waits for the key", func(t *testing.T) {
 		hctx := hold(t)
@@ -208,15 +209,15 @@ func TestBusy(t *testing.T) {
 		go func() {
 			errc <- run(t.Context(), asynqmw.New(e.c, asynqmw.WithWait(waitLimit)), task, func(context.Context, *asynq.Task) error { return nil })
 		}()
-		require.Equal(t, waitLimit, next(t, waits))
+		require.Equal(t, waitLimit, testsupport.Recv(t, waits, waitLimit, "an AcquireStart event's wait"))
 		unlock(t, hctx)
-		require.NoError(t, next(t, errc))
+		require.NoError(t, testsupport.Recv(t, errc, waitLimit, "run's error"))
 	})
 	t.Run("a key busy for the whole wait is busy", func(t *testing.T) {
 		hold(t)
 		err := run(t.Context(), asynqmw.New(e.c, asynqmw.WithWait(50*time.Millisecond)), task, neverRun)
 		require.True(t, asynqmw.IsBusy(err), "%v", err)
-		require.Equal(t, 50*time.Millisecond, next(t, waits))
+		require.Equal(t, 50*time.Millisecond, testsupport.Recv(t, waits, waitLimit, "an AcquireStart event's wait"))
 	})
 	t.Run("Skip does not drop a task whose context ended while waiting", func(t *testing.T) {
 		hold(t)
@@ -225,9 +226,9 @@ func TestBusy(t *testing.T) {
 		go func() {
 			errc <- run(ctx, asynqmw.New(e.c, asynqmw.WithWait(waitLimit), asynqmw.WithOnBusy(asynqmw.Skip)), task, neverRun)
 		}()
-		next(t, waits)
+		testsupport.Recv(t, waits, waitLimit, "an AcquireStart event's wait")
 		cancel()
-		err := next(t, errc)
+		err := testsupport.Recv(t, errc, waitLimit, "run's error")
 		require.ErrorIs(t, err, context.Canceled)
 		require.ErrorIs(t, err, lockmw.ErrNotAcquired)
 	})
@@ -309,7 +310,7 @@ func TestLockLost(t *testing.T) {
 	t.Run("a handler that returns its context's error fails with ErrLockLost", func(t *testing.T) {
 		err := run(t.Context(), mw, task, func(ctx context.Context, _ *asynq.Task) error {
 			forceUnlock(t)
-			return waitDone(ctx)
+			return testsupport.WaitDone(ctx, waitLimit)
 		})
 		require.ErrorIs(t, err, lockmw.ErrLockLost)
 		require.ErrorIs(t, err, context.Canceled)
@@ -318,7 +319,7 @@ func TestLockLost(t *testing.T) {
 	t.Run("a handler that returns nil after the loss still fails with ErrLockLost", func(t *testing.T) {
 		err := run(t.Context(), mw, task, func(ctx context.Context, _ *asynq.Task) error {
 			forceUnlock(t)
-			_ = waitDone(ctx)
+			_ = testsupport.WaitDone(ctx, waitLimit)
 			require.ErrorIs(t, context.Cause(ctx), lockmw.ErrLockLost)
 			return nil
 		})
@@ -357,7 +358,7 @@ func TestClientClosed(t *testing.T) {
 	task := asynq.NewTask("t", []byte("closed"))
 	err := run(t.Context(), asynqmw.New(c), task, func(ctx context.Context, _ *asynq.Task) error {
 		go func() { _ = c.Close() }()
-		return waitDone(ctx)
+		return testsupport.WaitDone(ctx, waitLimit)
 	})
 	require.ErrorIs(t, err, lockmw.ErrClosed)
 	require.ErrorIs(t, err, context.Canceled)

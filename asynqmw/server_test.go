@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-rlock/rlock/asynqmw"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -21,7 +23,7 @@ func TestServerIdenticalTasksNeverOverlap(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	rdb2 := e.srv.NewClient()
-	c2 := newLockClient(t, rdb2) // the second server is another process: another owner
+	c2 := locktest.New(t, rdb2) // the second server is another process: another owner
 
 	const tasks = 8
 	var tr maxTracker
@@ -45,7 +47,7 @@ func TestServerIdenticalTasksNeverOverlap(t *testing.T) {
 	}
 	succeeded, busy := 0, 0
 	for succeeded < tasks {
-		r := next(t, results)
+		r := testsupport.Recv(t, results, waitLimit, "an attempt's result")
 		switch {
 		case r.err == nil:
 			succeeded++
@@ -80,19 +82,19 @@ func TestServerBusyRetriesDoNotUseUpRetries(t *testing.T) {
 	id := enqueue(t, e.rdb, task, asynq.MaxRetry(1))
 
 	for range 3 { // more busy attempts than MaxRetry allows failures
-		r := next(t, results)
+		r := testsupport.Recv(t, results, waitLimit, "an attempt's result")
 		require.Equal(t, id, r.id)
 		require.True(t, asynqmw.IsBusy(r.err), "%v", r.err)
 	}
 	require.NoError(t, other.Mutex(name).Unlock(hctx))
 	for {
-		r := next(t, results)
+		r := testsupport.Recv(t, results, waitLimit, "an attempt's result")
 		if r.err == nil {
 			break
 		}
 		require.True(t, asynqmw.IsBusy(r.err), "%v", r.err)
 	}
-	require.Equal(t, 0, next(t, retried), "busy attempts counted as retries")
+	require.Equal(t, 0, testsupport.Recv(t, retried, waitLimit, "the handler's retry count"), "busy attempts counted as retries")
 }
 
 func TestServerSkipDropsDuplicates(t *testing.T) {
@@ -120,16 +122,16 @@ func TestServerSkipDropsDuplicates(t *testing.T) {
 	for range 4 {
 		ids[enqueue(t, e.rdb, task)] = true
 	}
-	next(t, started)
+	testsupport.Recv(t, started, waitLimit, "the handler's start")
 	for range 3 { // dropped while the first one runs
-		r := next(t, results)
+		r := testsupport.Recv(t, results, waitLimit, "an attempt's result")
 		require.NoError(t, r.err)
 		require.True(t, ids[r.id])
 		delete(ids, r.id)
 	}
 	require.EqualValues(t, 1, runs.Load())
 	close(release)
-	r := next(t, results)
+	r := testsupport.Recv(t, results, waitLimit, "an attempt's result")
 	require.NoError(t, r.err)
 	require.True(t, ids[r.id], "a task finished twice")
 	require.EqualValues(t, 1, runs.Load())
@@ -146,14 +148,14 @@ func TestServerDedupWindowSkipsRerun(t *testing.T) {
 	task := asynq.NewTask("t", []byte("once"))
 	for i := range 3 {
 		enqueue(t, e.rdb, task)
-		require.NoError(t, next(t, results).err, "run %d", i)
+		require.NoError(t, testsupport.Recv(t, results, waitLimit, "an attempt's result").err, "run %d", i)
 		require.EqualValues(t, 1, runs.Load(), "run %d", i)
 	}
 	ttl := e.rdb.PTTL(t.Context(), doneKey(task.Type(), task.Payload())).Val()
 	require.True(t, ttl > 0 && ttl <= time.Minute, "mark TTL %v", ttl)
 
 	enqueue(t, e.rdb, asynq.NewTask("t", []byte("another")))
-	require.NoError(t, next(t, results).err)
+	require.NoError(t, testsupport.Recv(t, results, waitLimit, "an attempt's result").err)
 	require.EqualValues(t, 2, runs.Load())
 }
 
@@ -172,22 +174,22 @@ func TestServerLockLostRetries(t *testing.T) {
 				return nil
 			}
 			started <- struct{}{}
-			return waitDone(ctx)
+			return testsupport.WaitDone(ctx, waitLimit)
 		}))))
 
 	id := enqueue(t, e.rdb, task, asynq.MaxRetry(3))
-	next(t, started)
+	testsupport.Recv(t, started, waitLimit, "the handler's start")
 	ok, err := other.Mutex(lockName(task.Type(), task.Payload())).ForceUnlock(t.Context())
 	require.NoError(t, err)
 	require.True(t, ok)
 
-	r := next(t, results)
+	r := testsupport.Recv(t, results, waitLimit, "an attempt's result")
 	require.Equal(t, id, r.id)
 	require.ErrorIs(t, r.err, lockmw.ErrLockLost)
 	require.ErrorIs(t, r.err, context.Canceled)
 	require.False(t, asynqmw.IsBusy(r.err))
 
-	r = next(t, results)
+	r = testsupport.Recv(t, results, waitLimit, "an attempt's result")
 	require.Equal(t, id, r.id)
 	require.NoError(t, r.err)
 	require.EqualValues(t, 2, attempts.Load())
@@ -211,9 +213,9 @@ func TestServerDifferentKeysOverlap(t *testing.T) {
 
 	enqueue(t, e.rdb, asynq.NewTask("t", []byte("a")))
 	enqueue(t, e.rdb, asynq.NewTask("t", []byte("b")))
-	next(t, in)
-	next(t, in) // both handlers run at once
+	testsupport.Recv(t, in, waitLimit, "a handler's start")
+	testsupport.Recv(t, in, waitLimit, "a handler's start") // both handlers run at once
 	close(both)
-	require.NoError(t, next(t, results).err)
-	require.NoError(t, next(t, results).err)
+	require.NoError(t, testsupport.Recv(t, results, waitLimit, "an attempt's result").err)
+	require.NoError(t, testsupport.Recv(t, results, waitLimit, "an attempt's result").err)
 }

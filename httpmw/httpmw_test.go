@@ -21,6 +21,8 @@ import (
 
 	"github.com/go-rlock/rlock/httpmw"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -30,15 +32,6 @@ func TestMain(m *testing.M) {
 
 // patience bounds every wait for something that should happen soon.
 const patience = 5 * time.Second
-
-// newLocks returns a lockmw Client on srv, closed at cleanup: one
-// "instance" of the service.
-func newLocks(t *testing.T, srv *redistest.Server, opts ...lockmw.Option) *lockmw.Client {
-	t.Helper()
-	c := lockmw.New(srv.NewClient(), opts...)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
 
 // startHTTP serves h on a test server, closed at cleanup, whose error log
 // (recovered panics) is discarded.
@@ -78,29 +71,6 @@ func sendAsync(ctx context.Context, s *httptest.Server, method, path string) <-c
 	ch := make(chan reply, 1)
 	go func() { ch <- send(ctx, s, method, path, nil) }()
 	return ch
-}
-
-func recv[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(patience):
-		t.Fatalf("%s: nothing after %v", what, patience)
-		panic("unreachable")
-	}
-}
-
-// eventually polls cond until it holds, failing the test after patience.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v", what, patience)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // queued is the number of waiters in the lock's queue, the sorted set
@@ -166,7 +136,7 @@ func TestSerializesARouteAcrossInstances(t *testing.T) {
 	var servers []*httptest.Server
 	for range 2 {
 		mux := http.NewServeMux()
-		locks := newLocks(t, srv, lockmw.WithWatchdogTimeout(900*time.Millisecond))
+		locks := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(900*time.Millisecond))
 		mux.Handle("POST /orders/{id}", httpmw.New(locks).Wrap(work))
 		servers = append(servers, startHTTP(t, mux))
 	}
@@ -213,7 +183,7 @@ func barrier(parties int) http.Handler {
 func TestDifferentRoutesRunInParallel(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	m := httpmw.New(newLocks(t, srv))
+	m := httpmw.New(locktest.NewOn(t, srv))
 	b := barrier(2)
 	mux := http.NewServeMux()
 	mux.Handle("POST /a", m.Wrap(b))
@@ -221,7 +191,7 @@ func TestDifferentRoutesRunInParallel(t *testing.T) {
 	s := startHTTP(t, mux)
 	ra, rb := sendAsync(t.Context(), s, "POST", "/a"), sendAsync(t.Context(), s, "POST", "/b")
 	for _, ch := range []<-chan reply{ra, rb} {
-		r := recv(t, ch, "reply")
+		r := testsupport.Recv(t, ch, patience, "reply")
 		require.NoError(t, r.err)
 		assert.Equal(t, http.StatusOK, r.status, r.body)
 	}
@@ -230,7 +200,7 @@ func TestDifferentRoutesRunInParallel(t *testing.T) {
 func TestPerResource(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	locks := newLocks(t, srv)
+	locks := locktest.NewOn(t, srv)
 	m := httpmw.New(locks, httpmw.WithPathValues("id"))
 
 	t.Run("different resources run in parallel", func(t *testing.T) {
@@ -239,7 +209,7 @@ func TestPerResource(t *testing.T) {
 		s := startHTTP(t, mux)
 		r1, r2 := sendAsync(t.Context(), s, "POST", "/orders/1"), sendAsync(t.Context(), s, "POST", "/orders/2")
 		for _, ch := range []<-chan reply{r1, r2} {
-			r := recv(t, ch, "reply")
+			r := testsupport.Recv(t, ch, patience, "reply")
 			require.NoError(t, r.err)
 			assert.Equal(t, http.StatusOK, r.status, r.body)
 		}
@@ -261,9 +231,9 @@ func TestPerResource(t *testing.T) {
 		})))
 		s := startHTTP(t, mux)
 		first := sendAsync(t.Context(), s, "POST", "/orders/1?n=1")
-		recv(t, entered, "first request entering")
+		testsupport.Recv(t, entered, patience, "first request entering")
 		second := sendAsync(t.Context(), s, "POST", "/orders/1?n=2")
-		eventually(t, "second request queued", func() bool {
+		testsupport.Eventually(t, patience, "second request queued", func() bool {
 			return queued(t, locks.Redis(), "http:POST /orders/{id}#id=1") == 1
 		})
 		select {
@@ -273,7 +243,7 @@ func TestPerResource(t *testing.T) {
 		}
 		finish()
 		for _, ch := range []<-chan reply{first, second} {
-			r := recv(t, ch, "reply")
+			r := testsupport.Recv(t, ch, patience, "reply")
 			require.NoError(t, r.err)
 			assert.Equal(t, http.StatusOK, r.status, r.body)
 		}
@@ -285,7 +255,7 @@ func TestPerResource(t *testing.T) {
 		busyNow := httpmw.New(locks, httpmw.WithPathValues("id"), httpmw.WithWait(0))
 		mux.Handle("POST /orders/{id}", busyNow.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
 		s := startHTTP(t, mux)
-		holdLock(t, newLocks(t, srv), "http:POST /orders/{id}#id=1", 0)
+		holdLock(t, locktest.NewOn(t, srv), "http:POST /orders/{id}#id=1", 0)
 		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "POST", "/orders/1", nil).status)
 		assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/2", nil).status)
 	})
@@ -294,7 +264,7 @@ func TestPerResource(t *testing.T) {
 func TestBusy(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	locks, other := newLocks(t, srv), newLocks(t, srv)
+	locks, other := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
 	tests := []struct {
 		name       string
 		opts       []httpmw.Option
@@ -345,7 +315,7 @@ func TestBusy(t *testing.T) {
 func TestRetryAfterIsTheHoldersLease(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	m := httpmw.New(newLocks(t, srv), httpmw.WithLease(3*time.Second), httpmw.WithWait(0))
+	m := httpmw.New(locktest.NewOn(t, srv), httpmw.WithLease(3*time.Second), httpmw.WithWait(0))
 	entered, release := make(chan struct{}), make(chan struct{})
 	finish := sync.OnceFunc(func() { close(release) })
 	defer finish() // also when the test fails: the server waits for its handlers
@@ -360,18 +330,18 @@ func TestRetryAfterIsTheHoldersLease(t *testing.T) {
 	})))
 	s := startHTTP(t, mux)
 	first := sendAsync(t.Context(), s, "GET", "/slow?hold")
-	recv(t, entered, "holder entering")
+	testsupport.Recv(t, entered, patience, "holder entering")
 	r := send(t.Context(), s, "GET", "/slow", nil)
 	assert.Equal(t, http.StatusConflict, r.status)
 	assert.Contains(t, []string{"2", "3"}, r.header.Get("Retry-After"))
 	finish()
-	assert.Equal(t, http.StatusOK, recv(t, first, "holder reply").status)
+	assert.Equal(t, http.StatusOK, testsupport.Recv(t, first, patience, "holder reply").status)
 }
 
 func TestDisconnectWhileWaiting(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	locks := newLocks(t, srv)
+	locks := locktest.NewOn(t, srv)
 	for _, tc := range []struct {
 		name, method string
 		body         string
@@ -390,19 +360,19 @@ func TestDisconnectWhileWaiting(t *testing.T) {
 				wrapped.ServeHTTP(w, r)
 			}))
 			s := startHTTP(t, mux)
-			release := holdLock(t, newLocks(t, srv), "http:"+pattern, 0)
+			release := holdLock(t, locktest.NewOn(t, srv), "http:"+pattern, 0)
 
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			got := make(chan reply, 1)
 			go func() { got <- send(ctx, s, tc.method, "/wait", strings.NewReader(tc.body)) }()
-			eventually(t, "request queued", func() bool { return queued(t, locks.Redis(), "http:"+pattern) == 1 })
+			testsupport.Eventually(t, patience, "request queued", func() bool { return queued(t, locks.Redis(), "http:"+pattern) == 1 })
 			cancel()
-			assert.ErrorIs(t, recv(t, got, "client").err, context.Canceled)
-			recv(t, served, "the middleware giving up")
+			assert.ErrorIs(t, testsupport.Recv(t, got, patience, "client").err, context.Canceled)
+			testsupport.Recv(t, served, patience, "the middleware giving up")
 			assert.False(t, ran.Load(), "the handler ran for a client that left")
 			// lockmw leaves the queue in the background.
-			eventually(t, "waiter leaving the queue", func() bool { return queued(t, locks.Redis(), "http:"+pattern) == 0 })
+			testsupport.Eventually(t, patience, "waiter leaving the queue", func() bool { return queued(t, locks.Redis(), "http:"+pattern) == 0 })
 			release()
 		})
 	}
@@ -411,7 +381,7 @@ func TestDisconnectWhileWaiting(t *testing.T) {
 func TestTheHandlerGetsTheWholeBody(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	locks := newLocks(t, srv)
+	locks := locktest.NewOn(t, srv)
 	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body) // all before writing: HTTP/1 may stop reading once the answer starts
 		assert.NoError(t, err)
@@ -445,7 +415,7 @@ func TestTheHandlerGetsTheWholeBody(t *testing.T) {
 func TestPanicInTheHandlerReleasesTheLock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	locks := newLocks(t, srv)
+	locks := locktest.NewOn(t, srv)
 	m := httpmw.New(locks, httpmw.WithWait(0))
 	mux := http.NewServeMux()
 	mux.Handle("GET /boom", m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -465,7 +435,7 @@ func TestPanicInTheHandlerReleasesTheLock(t *testing.T) {
 func TestTheHandlerRunsWithTheHold(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	locks := newLocks(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
+	locks := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
 	m := httpmw.New(locks, httpmw.WithWait(0))
 	const key = "http:GET /held"
 
@@ -502,11 +472,11 @@ func TestTheHandlerRunsWithTheHold(t *testing.T) {
 		})))
 		s := startHTTP(t, mux)
 		got := sendAsync(t.Context(), s, "GET", "/held")
-		recv(t, entered, "handler entering")
+		testsupport.Recv(t, entered, patience, "handler entering")
 		_, err := locks.Mutex(key).ForceUnlock(t.Context())
 		require.NoError(t, err)
-		assert.ErrorIs(t, recv(t, causes, "cause"), lockmw.ErrLockLost)
-		recv(t, got, "reply")
+		assert.ErrorIs(t, testsupport.Recv(t, causes, patience, "cause"), lockmw.ErrLockLost)
+		testsupport.Recv(t, got, patience, "reply")
 	})
 }
 
@@ -514,7 +484,7 @@ func TestWrapMux(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var acquisitions atomic.Int64
-	locks := newLocks(t, srv, lockmw.WithHooks(lockmw.Hooks{
+	locks := locktest.NewOn(t, srv, lockmw.WithHooks(lockmw.Hooks{
 		AcquireStart: func(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
 			acquisitions.Add(1)
 			return nil
@@ -547,7 +517,7 @@ func TestWrapMux(t *testing.T) {
 		_, ok := keys.Load("POST /orders/{id}")
 		assert.True(t, ok, "the key function did not see r.Pattern")
 
-		release := holdLock(t, newLocks(t, srv), "http:POST /orders/{id}", 0)
+		release := holdLock(t, locktest.NewOn(t, srv), "http:POST /orders/{id}", 0)
 		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "POST", "/orders/8", nil).status, "every id shares the pattern's lock")
 		assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/free", nil).status, "another pattern is free")
 		release()
@@ -586,7 +556,7 @@ func TestWrapMux(t *testing.T) {
 func TestRequestDataNeverPanics(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	locks := newLocks(t, srv)
+	locks := locktest.NewOn(t, srv)
 	var ran atomic.Int64
 	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran.Add(1) })
 	mux := http.NewServeMux()
@@ -613,8 +583,8 @@ func TestUnavailable(t *testing.T) {
 	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Error("the handler ran without the lock") })
 
 	t.Run("a request context that ends while waiting gives 503", func(t *testing.T) {
-		locks := newLocks(t, srv)
-		holdLock(t, newLocks(t, srv), "http:GET /deadline", 0)
+		locks := locktest.NewOn(t, srv)
+		holdLock(t, locktest.NewOn(t, srv), "http:GET /deadline", 0)
 		mux := http.NewServeMux()
 		wrapped := httpmw.New(locks).Wrap(h)
 		mux.Handle("GET /deadline", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -628,7 +598,7 @@ func TestUnavailable(t *testing.T) {
 	})
 
 	t.Run("a closed Client gives 503", func(t *testing.T) {
-		locks := newLocks(t, srv)
+		locks := locktest.NewOn(t, srv)
 		mux := http.NewServeMux()
 		mux.Handle("GET /closed", httpmw.New(locks).Wrap(h))
 		require.NoError(t, locks.Close())
@@ -639,7 +609,7 @@ func TestUnavailable(t *testing.T) {
 
 	t.Run("Redis down gives 503", func(t *testing.T) {
 		down := redistest.Start(t)
-		locks := newLocks(t, down)
+		locks := locktest.NewOn(t, down)
 		mux := http.NewServeMux()
 		mux.Handle("GET /down", httpmw.New(locks).Wrap(h))
 		s := startHTTP(t, mux)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -16,8 +18,8 @@ import (
 func TestInvalidNames(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	c := newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
 	for _, name := range []string{"", strings.Repeat("x", lockmw.MaxNameLen+1), "bad\xffutf8", "new\nline", "nul\x00", "rlock_queue:{x}", "redisson_unlock_latch:{x}:1"} {
 		m := c.Mutex(name) // never panics
 		_, err := m.Lock(ctx)
@@ -49,8 +51,8 @@ func TestInvalidNames(t *testing.T) {
 func TestInvalidDurations(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	m := newClient(t, srv).Mutex("durations")
+	ctx := testsupport.Ctx(t)
+	m := locktest.NewOn(t, srv).Mutex("durations")
 	_, err := m.TryLock(ctx, -time.Second, 0)
 	assert.ErrorIs(t, err, lockmw.ErrInvalidArgument)
 	_, err = m.TryLock(ctx, 0, -time.Second)
@@ -87,14 +89,14 @@ func TestConstructorPanics(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	c := newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
 	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, c.ID(), "a random UUID")
-	assert.NotEqual(t, c.ID(), newClient(t, srv).ID())
-	assert.Equal(t, "fixed-id", newClient(t, srv, lockmw.WithClientID("fixed-id")).ID())
+	assert.NotEqual(t, c.ID(), locktest.NewOn(t, srv).ID())
+	assert.Equal(t, "fixed-id", locktest.NewOn(t, srv, lockmw.WithClientID("fixed-id")).ID())
 	assert.Same(t, c.Redis(), c.Redis())
 	m := c.Mutex("defaults")
-	h := mustLock(t, m, ctx)
+	h := locktest.MustLock(t, m, ctx)
 	ttl, err := m.TTL(ctx)
 	require.NoError(t, err)
 	assert.InDelta(t, float64(lockmw.DefaultWatchdogTimeout), float64(ttl), float64(time.Second), "the default watchdog timeout is 30s")
@@ -109,8 +111,8 @@ func TestDefaults(t *testing.T) {
 func TestExtremeDurations(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
 	m := a.Mutex("extreme")
 	// A lease of Forever is a TTL of (practically) forever, not an overflow.
 	h, err := m.TryLock(ctx, 0, lockmw.Forever)
@@ -122,7 +124,7 @@ func TestExtremeDurations(t *testing.T) {
 	assert.Greater(t, ttl, 99*365*24*time.Hour, "a lease of Forever is 100 years")
 	require.NoError(t, m.Unlock(h))
 	// UnlockAt a thousand years from now keeps it as long as rlock keeps anything.
-	h = mustLock(t, m, ctx)
+	h = locktest.MustLock(t, m, ctx)
 	require.NoError(t, m.UnlockAt(h, time.Now().AddDate(1000, 0, 0)))
 	ttl, err = m.TTL(ctx)
 	require.NoError(t, err)
@@ -132,7 +134,7 @@ func TestExtremeDurations(t *testing.T) {
 	// A lease under a millisecond rounds up to one.
 	h, err = m.TryLock(ctx, 0, time.Microsecond)
 	require.NoError(t, err)
-	waitDone(t, h, time.Second, "a tiny lease ends")
+	testsupport.Done(t, h, time.Second, "a tiny lease ends")
 	// Nil options are ignored.
 	assert.NotPanics(t, func() { a.Mutex("nil-option", nil) })
 }
@@ -141,16 +143,16 @@ func TestExtremeDurations(t *testing.T) {
 func TestBracedAndPlainNamesDoNotAlias(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b, w := newClient(t, srv), newClient(t, srv), newClient(t, srv)
-	hb := mustLock(t, a.Mutex("{k}"), ctx)
-	hp := mustLock(t, b.Mutex("k"), ctx)
+	ctx := testsupport.Ctx(t)
+	a, b, w := locktest.NewOn(t, srv), locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+	hb := locktest.MustLock(t, a.Mutex("{k}"), ctx)
+	hp := locktest.MustLock(t, b.Mutex("k"), ctx)
 	got := make(chan error, 1)
 	go func() {
 		_, err := w.Mutex("{k}").TryLock(ctx, 500*time.Millisecond, 0)
 		got <- err
 	}()
-	eventually(t, 5*time.Second, "the waiter for {k} is queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "the waiter for {k} is queued", func() bool {
 		n, _ := srv.Client().ZCard(ctx, "rlock_queue:{k}~").Result()
 		return n == 1
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -14,7 +15,7 @@ import (
 
 func BenchmarkLockUnlock(b *testing.B) {
 	srv := redistest.Start(b)
-	c := newClient(b, srv)
+	c := locktest.NewOn(b, srv)
 	m := c.Mutex("bench")
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -47,7 +48,7 @@ func BenchmarkSetNXDel(b *testing.B) {
 
 func BenchmarkReenter(b *testing.B) {
 	srv := redistest.Start(b)
-	c := newClient(b, srv)
+	c := locktest.NewOn(b, srv)
 	m := c.Mutex("bench-reenter")
 	h, err := m.Lock(context.Background())
 	if err != nil {
@@ -69,7 +70,7 @@ func BenchmarkReenter(b *testing.B) {
 
 func BenchmarkTryLockBusy(b *testing.B) {
 	srv := redistest.Start(b)
-	holder, c := newClient(b, srv), newClient(b, srv)
+	holder, c := locktest.NewOn(b, srv), locktest.NewOn(b, srv)
 	ctx := context.Background()
 	h, err := holder.Mutex("bench-busy").Lock(ctx)
 	if err != nil {
@@ -93,7 +94,7 @@ func BenchmarkContended8(b *testing.B) {
 	const workers = 8
 	ms := make([]*lockmw.Mutex, workers)
 	for i := range ms {
-		ms[i] = newClient(b, srv).Mutex("bench-contended")
+		ms[i] = locktest.NewOn(b, srv).Mutex("bench-contended")
 	}
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +19,7 @@ import (
 func TestCluster(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	a := lockmw.New(cl.NewClient(), lockmw.WithWatchdogTimeout(600*time.Millisecond))
 	b := lockmw.New(cl.NewClient())
 	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
@@ -36,7 +38,7 @@ func TestCluster(t *testing.T) {
 		const n = 30
 		holds := make([]context.Context, n)
 		for i := range holds {
-			holds[i] = mustLock(t, a.Mutex(fmt.Sprintf("spread-%d", i)), ctx)
+			holds[i] = locktest.MustLock(t, a.Mutex(fmt.Sprintf("spread-%d", i)), ctx)
 		}
 		time.Sleep(1500 * time.Millisecond) // several renewal rounds, per slot, per node
 		for i, h := range holds {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -76,24 +78,24 @@ func (l *cmdLog) add(name string, err error) {
 func TestUncontendedCost(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	var log cmdLog
 	rdb := srv.NewClient()
 	rdb.AddHook(&log)
 	c := lockmw.New(rdb)
 	t.Cleanup(func() { _ = c.Close() })
 	m := c.Mutex("cost")
-	h := mustLock(t, m, ctx) // the Client's RESTORE probe
+	h := locktest.MustLock(t, m, ctx) // the Client's RESTORE probe, and the scripts loaded
 	require.NoError(t, m.Unlock(h))
 	log.take()
 
-	h = mustLock(t, m, ctx)
+	h = locktest.MustLock(t, m, ctx)
 	assert.Equal(t, []string{"restore"}, log.take(), "an uncontended Lock is one RESTORE")
 	require.NoError(t, m.Unlock(h))
 	assert.Equal(t, []string{"script"}, log.take(), "an Unlock is one script")
 	h, err := m.TryLock(ctx, 0, 0)
 	require.NoError(t, err)
-	in := mustLock(t, m, h)
+	in := locktest.MustLock(t, m, h)
 	require.NoError(t, m.Unlock(in))
 	require.NoError(t, m.Unlock(h))
 	log.take()
@@ -112,16 +114,16 @@ func TestUncontendedCost(t *testing.T) {
 func TestUncontendedScriptWork(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	c := newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
 	m := c.Mutex("work")
-	h := mustLock(t, m, ctx) // loads the scripts
+	h := locktest.MustLock(t, m, ctx) // loads the scripts
 	require.NoError(t, m.Unlock(h))
 	require.NoError(t, srv.Client().ConfigResetStat(ctx).Err())
 
 	const pairs = 10
 	for range pairs {
-		h := mustLock(t, m, ctx)
+		h := locktest.MustLock(t, m, ctx)
 		require.NoError(t, m.Unlock(h))
 	}
 	calls, err := srv.CommandCalls(ctx)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -20,56 +22,9 @@ import (
 // The helpers of this file are prefixed with dec so that they never clash
 // with those of the core's tests in the same package.
 
-// decClient returns a lockmw.Client on srv with its own go-redis client,
-// closed at the end of the test.
-func decClient(t testing.TB, srv *redistest.Server, opts ...lockmw.Option) *lockmw.Client {
-	t.Helper()
-	c := lockmw.New(srv.NewClient(), opts...)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-// decCtx is a test's context, bounded so that a hang fails instead of
-// blocking the run.
-func decCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// decAwait waits for ch to be closed, failing the test after 10s.
-func decAwait(t testing.TB, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
-// decEventually polls cond every 5ms until it holds, failing after 10s.
-func decEventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// decWaitCtx blocks until ctx is done and returns its error, or returns an
-// error after 10s: a hold context that is never cancelled fails the test
-// instead of hanging it.
-func decWaitCtx(ctx context.Context) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(10 * time.Second):
-		return errors.New("test: the hold context was never cancelled")
-	}
-}
+// decPatience bounds this file's waits for something that should happen
+// soon.
+const decPatience = 10 * time.Second
 
 func decLocked(t testing.TB, m *lockmw.Mutex) bool {
 	t.Helper()
@@ -85,11 +40,11 @@ var errDecBoom = errors.New("boom")
 func TestWithLockHoldsTheLockAroundFn(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	other := decClient(t, srv)
+	c := locktest.NewOn(t, srv)
+	other := locktest.NewOn(t, srv)
 	const name = "dec:around"
 	m := c.Mutex(name)
-	caller := context.WithValue(decCtx(t), decCtxKey{}, "caller")
+	caller := context.WithValue(testsupport.Ctx(t), decCtxKey{}, "caller")
 
 	var events []string
 	err := lockmw.WithLock(caller, m, func(ctx context.Context) error {
@@ -126,8 +81,8 @@ func TestWithLockHoldsTheLockAroundFn(t *testing.T) {
 func TestDoReturnsFnsResultAndError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 	m := c.Mutex("dec:do")
 
 	t.Run("a result", func(t *testing.T) {
@@ -151,8 +106,8 @@ func TestDoReturnsFnsResultAndError(t *testing.T) {
 func TestNestedCallsOnOneNameReenter(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 	const name = "dec:nested"
 	m := c.Mutex(name)
 
@@ -183,9 +138,9 @@ func TestNestedCallsOnOneNameReenter(t *testing.T) {
 func TestNotAcquiredDoesNotCallFn(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	other := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv)
+	other := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 	const name = "dec:busy"
 	hctx, err := other.Mutex(name).Lock(ctx)
 	require.NoError(t, err)
@@ -226,10 +181,10 @@ func TestNotAcquiredDoesNotCallFn(t *testing.T) {
 func TestDefaultWaitIsForever(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	other := decClient(t, srv)
+	c := locktest.NewOn(t, srv)
+	other := locktest.NewOn(t, srv)
 	rdb := srv.NewClient()
-	ctx := decCtx(t)
+	ctx := testsupport.Ctx(t)
 	const name = "dec:forever"
 	queued := func() bool { return rdb.ZCard(ctx, "rlock_queue:{"+name+"}").Val() == 1 }
 
@@ -240,7 +195,7 @@ func TestDefaultWaitIsForever(t *testing.T) {
 		go func() {
 			done <- lockmw.WithLock(ctx, c.Mutex(name), func(context.Context) error { return nil })
 		}()
-		decEventually(t, "the call waits in the queue", queued)
+		testsupport.Eventually(t, decPatience, "the call waits in the queue", queued)
 		require.NoError(t, other.Mutex(name).Unlock(hctx))
 		select {
 		case err := <-done:
@@ -260,7 +215,7 @@ func TestDefaultWaitIsForever(t *testing.T) {
 		go func() {
 			done <- lockmw.WithLock(cctx, c.Mutex(name), func(context.Context) error { ran.Store(true); return nil })
 		}()
-		decEventually(t, "the call waits in the queue", queued)
+		testsupport.Eventually(t, decPatience, "the call waits in the queue", queued)
 		cancel()
 		select {
 		case err := <-done:
@@ -277,8 +232,8 @@ func TestLeaseOption(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const watchdog = 600 * time.Millisecond
-	c := decClient(t, srv, lockmw.WithWatchdogTimeout(watchdog))
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(watchdog))
+	ctx := testsupport.Ctx(t)
 	m := c.Mutex("dec:lease")
 
 	for _, tc := range []struct {
@@ -319,8 +274,8 @@ func TestLeaseOption(t *testing.T) {
 func TestReleasedWhenFnPanics(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 	const name = "dec:panic"
 	m := c.Mutex(name)
 
@@ -358,9 +313,9 @@ func TestLockLostWhileFnRuns(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	// A short watchdog timeout so that renewal (every 100ms) finds the loss soon.
-	c := decClient(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
-	other := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	other := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 
 	for i, tc := range []struct {
 		name   string
@@ -379,7 +334,7 @@ func TestLockLostWhileFnRuns(t *testing.T) {
 				forced, err := other.Mutex(name).ForceUnlock(ctx)
 				require.NoError(t, err)
 				require.True(t, forced)
-				if err := decWaitCtx(hctx); err != nil && context.Cause(hctx) == nil {
+				if err := testsupport.WaitDone(hctx, decPatience); err != nil && context.Cause(hctx) == nil {
 					return err
 				}
 				cause = context.Cause(hctx)
@@ -397,16 +352,16 @@ func TestLockLostWhileFnRuns(t *testing.T) {
 func TestOuterLockLossIsReportedByTheOuterCall(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
-	other := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	other := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 
 	var innerErr error
 	err := lockmw.WithLock(ctx, c.Mutex("dec:outer"), func(octx context.Context) error {
 		innerErr = lockmw.WithLock(octx, c.Mutex("dec:inner"), func(ictx context.Context) error {
 			_, err := other.Mutex("dec:outer").ForceUnlock(ctx)
 			require.NoError(t, err)
-			if err := decWaitCtx(ictx); err != nil && context.Cause(ictx) == nil {
+			if err := testsupport.WaitDone(ictx, decPatience); err != nil && context.Cause(ictx) == nil {
 				return err
 			}
 			assert.ErrorIs(t, context.Cause(ictx), lockmw.ErrLockLost, "the inner context ends with the outer loss")
@@ -421,17 +376,17 @@ func TestOuterLockLossIsReportedByTheOuterCall(t *testing.T) {
 func TestLeaseOutlived(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 
 	t.Run("fn that outlives its lease returns ErrLockLost", func(t *testing.T) {
 		t.Parallel()
 		var fnErr error
 		m := c.Mutex("dec:outlived")
 		n, err := lockmw.Do(ctx, m, func(hctx context.Context) (int, error) {
-			fnErr = decWaitCtx(hctx)
+			fnErr = testsupport.WaitDone(hctx, decPatience)
 			// Outlive the key too, so that the release also finds it gone.
-			decEventually(t, "the key expires", func() bool { return !decLocked(t, m) })
+			testsupport.Eventually(t, decPatience, "the key expires", func() bool { return !decLocked(t, m) })
 			return 7, nil
 		}, lockmw.WithLease(300*time.Millisecond))
 		assert.ErrorIs(t, fnErr, context.DeadlineExceeded, "fn's context ends at the lease end")
@@ -443,7 +398,9 @@ func TestLeaseOutlived(t *testing.T) {
 		t.Parallel()
 		cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
-		err := lockmw.WithLock(cctx, c.Mutex("dec:caller-deadline"), decWaitCtx, lockmw.WithLease(10*time.Second))
+		err := lockmw.WithLock(cctx, c.Mutex("dec:caller-deadline"), func(hctx context.Context) error {
+			return testsupport.WaitDone(hctx, decPatience)
+		}, lockmw.WithLease(10*time.Second))
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.NotErrorIs(t, err, lockmw.ErrLockLost)
 	})
@@ -453,7 +410,7 @@ func TestLeaseOutlived(t *testing.T) {
 		defer cancel()
 		err := lockmw.WithLock(cctx, c.Mutex("dec:caller-cancel"), func(hctx context.Context) error {
 			cancel()
-			return decWaitCtx(hctx)
+			return testsupport.WaitDone(hctx, decPatience)
 		})
 		assert.Equal(t, context.Canceled, err)
 	})
@@ -462,8 +419,8 @@ func TestLeaseOutlived(t *testing.T) {
 func TestCloseDuringFn(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 	m := c.Mutex("dec:close")
 
 	started := make(chan struct{})
@@ -476,13 +433,13 @@ func TestCloseDuringFn(t *testing.T) {
 	var cause error
 	err := lockmw.WithLock(ctx, m, func(hctx context.Context) error {
 		close(started)
-		if err := decWaitCtx(hctx); err != nil && context.Cause(hctx) == nil {
+		if err := testsupport.WaitDone(hctx, decPatience); err != nil && context.Cause(hctx) == nil {
 			return err
 		}
 		cause = context.Cause(hctx)
 		return errDecBoom
 	})
-	decAwait(t, closed, "Close")
+	testsupport.Recv(t, closed, decPatience, "Close")
 	assert.ErrorIs(t, cause, lockmw.ErrClosed, "fn's context is cancelled with cause ErrClosed")
 	require.ErrorIs(t, err, lockmw.ErrClosed)
 	assert.ErrorIs(t, err, errDecBoom)
@@ -495,8 +452,8 @@ func TestCloseDuringFn(t *testing.T) {
 func TestFailedReleaseIsReported(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv, lockmw.WithReleaseTimeout(500*time.Millisecond))
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv, lockmw.WithReleaseTimeout(500*time.Millisecond))
+	ctx := testsupport.Ctx(t)
 
 	var released error
 	calls := 0
@@ -516,9 +473,9 @@ func TestFailedReleaseIsReported(t *testing.T) {
 func TestWrapSameKeyRunsOneAtATime(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c1, c2 := decClient(t, srv), decClient(t, srv)
+	c1, c2 := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
 	rdb := srv.NewClient()
-	ctx := decCtx(t)
+	ctx := testsupport.Ctx(t)
 
 	var cur, peak, calls atomic.Int32
 	const counter = "dec:same:counter"
@@ -587,8 +544,8 @@ func decBarrier(n int32) func() error {
 func TestWrapDifferentKeysRunInParallel(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 
 	meet := decBarrier(2)
 	var names sync.Map
@@ -614,8 +571,8 @@ func TestWrapDifferentKeysRunInParallel(t *testing.T) {
 func TestWrapEmptyKeyRunsWithoutLock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	caller := context.WithValue(decCtx(t), decCtxKey{}, "caller")
+	c := locktest.NewOn(t, srv)
+	caller := context.WithValue(testsupport.Ctx(t), decCtxKey{}, "caller")
 
 	meet := decBarrier(2)
 	var callbacks atomic.Int32
@@ -644,8 +601,8 @@ func decChargeOrder(ctx context.Context, id string) (string, error) { return "ch
 func TestWrapNilKeyLocksTheFuncName(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := decClient(t, srv)
-	ctx := decCtx(t)
+	c := locktest.NewOn(t, srv)
+	ctx := testsupport.Ctx(t)
 
 	var name string
 	var held bool
@@ -677,7 +634,7 @@ func TestBadInput(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	c := lockmw.New(rdb)
 	t.Cleanup(func() { _ = c.Close(); _ = rdb.Close() })
-	ctx := decCtx(t)
+	ctx := testsupport.Ctx(t)
 	m := c.Mutex("dec:bad")
 	var ran atomic.Bool
 	fn := func(context.Context) error { ran.Store(true); return nil }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -21,9 +23,7 @@ func loggedClient(t *testing.T, srv *redistest.Server, mod ...func(*redis.Option
 	rdb.AddHook(&log)
 	require.NoError(t, rdb.Ping(context.Background()).Err())
 	log.take()
-	c := lockmw.New(rdb)
-	t.Cleanup(func() { _ = c.Close() })
-	return c, &log
+	return locktest.New(t, rdb), &log
 }
 
 // A busy lock sends the acquisition to the script, which names the holder;
@@ -31,14 +31,14 @@ func loggedClient(t *testing.T, srv *redistest.Server, mod ...func(*redis.Option
 func TestContentionMemory(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a := newClient(t, srv)
-	h := mustLock(t, a.Mutex("busy"), ctx)
+	ctx := testsupport.Ctx(t)
+	a := locktest.NewOn(t, srv)
+	h := locktest.MustLock(t, a.Mutex("busy"), ctx)
 	b, log := loggedClient(t, srv)
 	m := b.Mutex("busy")
-	_, err := newClient(t, srv).Mutex("busy").TryLock(ctx, 0, 0) // loads the acquire script
+	_, err := locktest.NewOn(t, srv).Mutex("busy").TryLock(ctx, 0, 0) // loads the acquire script
 	require.ErrorIs(t, err, lockmw.ErrNotAcquired)
-	hw := mustLock(t, b.Mutex("warm-up"), ctx) // b's one RESTORE probe
+	hw := locktest.MustLock(t, b.Mutex("warm-up"), ctx) // b's one RESTORE probe
 	require.NoError(t, b.Mutex("warm-up").Unlock(hw))
 	log.take()
 
@@ -58,19 +58,19 @@ func TestContentionMemory(t *testing.T) {
 func TestRestoredLockHandsOver(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const name = "fast-then-queued"
 	a, log := loggedClient(t, srv)
-	h := mustLock(t, a.Mutex(name), ctx)
+	h := locktest.MustLock(t, a.Mutex(name), ctx)
 	require.Equal(t, []string{"restore", "type", "del", "restore"}, log.take(), "the probe, then the lock")
-	b := newClient(t, srv).Mutex(name)
+	b := locktest.NewOn(t, srv).Mutex(name)
 	got := make(chan context.Context, 1)
 	go func() {
 		hb, err := b.Lock(ctx)
 		assert.NoError(t, err)
 		got <- hb
 	}()
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
 		n, _ := srv.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
 		return n == 1
 	})
@@ -101,7 +101,7 @@ func TestRestoredLockHandsOver(t *testing.T) {
 	// The queued waiter was contention: a now takes and frees this name
 	// with the scripts alone.
 	log.take()
-	h = mustLock(t, a.Mutex(name), ctx)
+	h = locktest.MustLock(t, a.Mutex(name), ctx)
 	require.NoError(t, a.Mutex(name).Unlock(h))
 	assert.Equal(t, []string{"script", "script"}, log.take(),
 		"the acquire script, then release.lua alone")
@@ -113,7 +113,7 @@ func TestRestoredLockHandsOver(t *testing.T) {
 func TestRestoreRefused(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	require.NoError(t, srv.Client().Do(ctx, "ACL", "SETUSER", "norestore", "on", ">pw", "~*", "&*", "+@all", "-restore").Err())
 	c, log := loggedClient(t, srv, func(o *redis.Options) { o.Username, o.Password = "norestore", "pw" })
 	m := c.Mutex("refused")
@@ -133,11 +133,11 @@ func TestRestoreRefused(t *testing.T) {
 func TestRestoredLockIsRedissons(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	c := newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
 	m := c.Mutex("restored")
-	h := mustLock(t, m, ctx)
-	in := mustLock(t, m, h) // HINCRBY on the restored count
+	h := locktest.MustLock(t, m, ctx)
+	in := locktest.MustLock(t, m, h) // HINCRBY on the restored count
 	fields, err := srv.Client().HGetAll(ctx, "restored").Result()
 	require.NoError(t, err)
 	require.Len(t, fields, 1)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,7 +16,7 @@ import (
 func TestPausedRedisCallsReturnOnTime(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := newClient(t, srv)
+	c := locktest.NewOn(t, srv)
 	m := c.Mutex("paused-calls")
 	require.NoError(t, srv.Pause())
 	defer func() { _ = srv.Resume() }()
@@ -28,7 +30,7 @@ func TestPausedRedisCallsReturnOnTime(t *testing.T) {
 		assert.Less(t, took, time.Second, "returns at the context's deadline, not after a clean-up (wait %v)", wait)
 	}
 	require.NoError(t, srv.Resume())
-	h, err := m.TryLock(testCtx(t), 0, 0)
+	h, err := m.TryLock(testsupport.Ctx(t), 0, 0)
 	require.NoError(t, err, "works again after the pause; nothing left held by the abandoned attempts")
 	require.NoError(t, m.Unlock(h))
 }
@@ -37,9 +39,9 @@ func TestFailedUnlockStopsRenewal(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const timeout = 600 * time.Millisecond
-	c := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout), lockmw.WithReleaseTimeout(100*time.Millisecond))
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(timeout), lockmw.WithReleaseTimeout(100*time.Millisecond))
 	m := c.Mutex("unlock-fails")
-	h := mustLock(t, m, context.Background())
+	h := locktest.MustLock(t, m, context.Background())
 	require.NoError(t, srv.Pause())
 	err := m.Unlock(h)
 	require.Error(t, err, "Redis does not answer")
@@ -52,11 +54,11 @@ func TestFailedUnlockStopsRenewal(t *testing.T) {
 	assert.False(t, locked)
 
 	// Without a retry the lock expires, since nothing renews it.
-	h = mustLock(t, m, context.Background())
+	h = locktest.MustLock(t, m, context.Background())
 	require.NoError(t, srv.Pause())
 	require.Error(t, m.Unlock(h))
 	require.NoError(t, srv.Resume())
-	eventually(t, 3*timeout, "the lock expires", func() bool {
+	testsupport.Eventually(t, 3*timeout, "the lock expires", func() bool {
 		locked, err := m.IsLocked(context.Background())
 		return err == nil && !locked
 	})
@@ -65,7 +67,7 @@ func TestFailedUnlockStopsRenewal(t *testing.T) {
 func TestMutexErr(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := newClient(t, srv)
+	c := locktest.NewOn(t, srv)
 	assert.NoError(t, c.Mutex("fine").Err())
 	assert.ErrorIs(t, c.Mutex("").Err(), lockmw.ErrInvalidName)
 }

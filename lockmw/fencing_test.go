@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,16 +15,16 @@ import (
 func TestFencingTokens(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
 	ma := a.Mutex("fenced", lockmw.WithFencing())
 	mb := b.Mutex("fenced", lockmw.WithFencing())
 
-	h1 := mustLock(t, ma, ctx)
+	h1 := locktest.MustLock(t, ma, ctx)
 	t1, ok := ma.Token(h1)
 	require.True(t, ok)
 	assert.Positive(t, t1)
-	inner := mustLock(t, ma, h1)
+	inner := locktest.MustLock(t, ma, h1)
 	ti, ok := ma.Token(inner)
 	require.True(t, ok)
 	assert.Equal(t, t1, ti, "a re-entry has its hold's token")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestHandoffDuringSubscribe(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	for round := range 10 {
 		c1, c2 := lockmw.New(srv.NewClient()), lockmw.New(srv.NewClient())
 		var fails atomic.Int32

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,18 +60,18 @@ func (r *recorder) hooks(tag string) lockmw.Hooks {
 func TestHooks(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	var ra, rb recorder
-	a := newClient(t, srv, lockmw.WithHooks(ra.hooks("a")), lockmw.WithWatchdogTimeout(300*time.Millisecond))
-	b := newClient(t, srv, lockmw.WithHooks(rb.hooks("b")))
+	a := locktest.NewOn(t, srv, lockmw.WithHooks(ra.hooks("a")), lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	b := locktest.NewOn(t, srv, lockmw.WithHooks(rb.hooks("b")))
 	ma, mb := a.Mutex("hooked", lockmw.WithFencing()), b.Mutex("hooked", lockmw.WithFencing())
 
-	h := mustLock(t, ma, ctx)
+	h := locktest.MustLock(t, ma, ctx)
 	assert.Equal(t, "a/hooked", h.Value(hookKey("hold")), "HoldStart's context is the parent of the hold context")
-	inner := mustLock(t, ma, h)
+	inner := locktest.MustLock(t, ma, h)
 
 	// The holder's metadata reaches a waiter with its busy reply.
-	eventually(t, 5*time.Second, "metadata stored", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "metadata stored", func() bool {
 		v, _ := srv.Client().HGet(ctx, "hooked", "rlock:meta").Result()
 		return v == "meta:a/hooked"
 	})
@@ -81,7 +83,7 @@ func TestHooks(t *testing.T) {
 	require.NoError(t, ma.Unlock(inner))
 	require.NoError(t, ma.Unlock(h))
 
-	hb := mustLock(t, mb, ctx)
+	hb := locktest.MustLock(t, mb, ctx)
 	existed, err := ma.ForceUnlock(ctx)
 	require.NoError(t, err)
 	require.True(t, existed)

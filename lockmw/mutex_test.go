@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,11 +21,11 @@ import (
 func TestReentrancy(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
 	m := a.Mutex("reentrant")
 
-	outer := mustLock(t, m, ctx)
+	outer := locktest.MustLock(t, m, ctx)
 	inner, err := a.Mutex("reentrant").Lock(outer) // another Mutex value, same Client and name
 	require.NoError(t, err, "re-entry through the hold context must not block")
 	n, err := m.HoldCount(inner)
@@ -71,11 +73,11 @@ func TestReentrancy(t *testing.T) {
 func TestNestedDifferentLocks(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	c := newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
 	a, b := c.Mutex("nest-a"), c.Mutex("nest-b")
-	ha := mustLock(t, a, ctx)
-	hb := mustLock(t, b, ha)
+	ha := locktest.MustLock(t, a, ctx)
+	hb := locktest.MustLock(t, b, ha)
 	// hb carries both holds: re-entering a through it works.
 	ha2, err := a.TryLock(hb, 0, 0)
 	require.NoError(t, err)
@@ -91,9 +93,9 @@ func TestNestedDifferentLocks(t *testing.T) {
 func TestNonOwnerUnlock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
-	h := mustLock(t, a.Mutex("owned"), ctx)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+	h := locktest.MustLock(t, a.Mutex("owned"), ctx)
 	assert.ErrorIs(t, b.Mutex("owned").Unlock(h), lockmw.ErrNotHeld, "a foreign client's context")
 	assert.ErrorIs(t, b.Mutex("owned").Unlock(ctx), lockmw.ErrNotHeld)
 	assert.ErrorIs(t, a.Mutex("other").Unlock(h), lockmw.ErrNotHeld, "another name")
@@ -107,13 +109,13 @@ func TestCallerContextCancelled(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const timeout = time.Second
-	c := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout))
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(timeout))
 	m := c.Mutex("caller-cancel")
 	cause := errors.New("request finished")
 	ctx, cancel := context.WithCancelCause(context.Background())
-	h := mustLock(t, m, ctx)
+	h := locktest.MustLock(t, m, ctx)
 	cancel(cause)
-	waitDone(t, h, time.Second, "hold context follows the caller's")
+	testsupport.Done(t, h, time.Second, "hold context follows the caller's")
 	assert.ErrorIs(t, context.Cause(h), cause, "the caller's cause")
 	// Renewal goes on: the key outlives the watchdog timeout.
 	deadline := time.Now().Add(2 * timeout)
@@ -132,8 +134,8 @@ func TestCallerContextCancelled(t *testing.T) {
 func TestLeaseEnd(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
 	m := a.Mutex("leased")
 	before := time.Now()
 	h, err := m.TryLock(ctx, 0, 200*time.Millisecond)
@@ -149,14 +151,14 @@ func TestLeaseEnd(t *testing.T) {
 	ttl, err := m.TTL(ctx)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, ttl, 200*time.Millisecond)
-	waitDone(t, h, time.Second, "lease end")
+	testsupport.Done(t, h, time.Second, "lease end")
 	assert.ErrorIs(t, h.Err(), context.DeadlineExceeded)
 	// Nothing renews it: it expires and another owner takes it.
-	eventually(t, 2*time.Second, "leased key expires", func() bool {
+	testsupport.Eventually(t, 2*time.Second, "leased key expires", func() bool {
 		ok, err := m.IsLocked(ctx)
 		return err == nil && !ok
 	})
-	hb := mustLock(t, b.Mutex("leased"), ctx)
+	hb := locktest.MustLock(t, b.Mutex("leased"), ctx)
 	assert.ErrorIs(t, m.Unlock(h), lockmw.ErrLockLost, "unlock after the lease ran out and someone else took it")
 	held, err := b.Mutex("leased").IsHeld(hb)
 	require.NoError(t, err)
@@ -166,8 +168,8 @@ func TestLeaseEnd(t *testing.T) {
 func TestLeaseUnlockedInTime(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	m := newClient(t, srv).Mutex("leased-ok")
+	ctx := testsupport.Ctx(t)
+	m := locktest.NewOn(t, srv).Mutex("leased-ok")
 	h, err := m.TryLock(ctx, 0, 5*time.Second)
 	require.NoError(t, err)
 	require.NoError(t, m.Unlock(h))
@@ -176,11 +178,11 @@ func TestLeaseUnlockedInTime(t *testing.T) {
 func TestWatchdogRenews(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const timeout = 600 * time.Millisecond
-	m := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout)).Mutex("renewed")
+	m := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(timeout)).Mutex("renewed")
 	locking := time.Now()
-	h := mustLock(t, m, ctx)
+	h := locktest.MustLock(t, m, ctx)
 	ttl, err := m.TTL(ctx)
 	read := time.Now()
 	require.NoError(t, err)
@@ -202,10 +204,10 @@ func TestWatchdogRenews(t *testing.T) {
 func TestReentryKeepsOuterRegime(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const timeout = 300 * time.Millisecond
-	m := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout)).Mutex("regime")
-	outer := mustLock(t, m, context.Background())
+	m := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(timeout)).Mutex("regime")
+	outer := locktest.MustLock(t, m, context.Background())
 	inner, err := m.TryLock(outer, 0, 20*time.Millisecond) // a short lease on re-entry
 	require.NoError(t, err)
 	_, hasDeadline := inner.Deadline()
@@ -226,8 +228,8 @@ func TestReentryKeepsOuterRegime(t *testing.T) {
 	d2, ok2 := li.Deadline()
 	require.True(t, ok2)
 	assert.Equal(t, d1, d2)
-	waitDone(t, li, 2*time.Second, "inner level ends with the outer lease")
-	eventually(t, 2*time.Second, "the key expires at the outer lease end", func() bool {
+	testsupport.Done(t, li, 2*time.Second, "inner level ends with the outer lease")
+	testsupport.Eventually(t, 2*time.Second, "the key expires at the outer lease end", func() bool {
 		ok, err := m.IsLocked(ctx)
 		return err == nil && !ok
 	})
@@ -236,9 +238,9 @@ func TestReentryKeepsOuterRegime(t *testing.T) {
 func TestWaitHandOff(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
-	ha := mustLock(t, a.Mutex("handoff"), ctx)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+	ha := locktest.MustLock(t, a.Mutex("handoff"), ctx)
 
 	got := make(chan context.Context, 1)
 	errc := make(chan error, 1)
@@ -251,7 +253,7 @@ func TestWaitHandOff(t *testing.T) {
 		got <- h
 	}()
 	// The waiter is queued in Redis.
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
 		n, _ := srv.Client().ZCard(ctx, "rlock_queue:{handoff}").Result()
 		return n == 1
 	})
@@ -284,9 +286,9 @@ func TestWaitHandOff(t *testing.T) {
 func TestTryLockWaitTimesOut(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
-	ha := mustLock(t, a.Mutex("timeout"), ctx)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+	ha := locktest.MustLock(t, a.Mutex("timeout"), ctx)
 	start := time.Now()
 	_, err := b.Mutex("timeout").TryLock(ctx, 150*time.Millisecond, 0)
 	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond, "waited the whole wait")
@@ -305,9 +307,9 @@ func TestTryLockWaitTimesOut(t *testing.T) {
 func TestWaitContextCancelled(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
-	ha := mustLock(t, a.Mutex("cancel-wait"), ctx)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+	ha := locktest.MustLock(t, a.Mutex("cancel-wait"), ctx)
 	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	_, err := b.Mutex("cancel-wait").Lock(wctx)
@@ -326,9 +328,9 @@ func TestWaitContextCancelled(t *testing.T) {
 func TestWaitersShareOneSubscription(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
-	ha := mustLock(t, a.Mutex("shared-sub"), ctx)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+	ha := locktest.MustLock(t, a.Mutex("shared-sub"), ctx)
 	const n = 5
 	var wg sync.WaitGroup
 	var inside, maxInside atomic.Int32
@@ -353,12 +355,12 @@ func TestWaitersShareOneSubscription(t *testing.T) {
 			assert.NoError(t, m.Unlock(h))
 		}()
 	}
-	eventually(t, 5*time.Second, "all waiters queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "all waiters queued", func() bool {
 		q, _ := srv.Client().ZCard(ctx, "rlock_queue:{shared-sub}").Result()
 		return q == n
 	})
 	// One pub/sub connection, subscribed to the name's two channels once.
-	eventually(t, 5*time.Second, "one pub/sub connection with two channels", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "one pub/sub connection with two channels", func() bool {
 		list, err := srv.Client().ClientList(ctx).Result()
 		if err != nil {
 			return false
@@ -387,7 +389,7 @@ func TestWaitersShareOneSubscription(t *testing.T) {
 func TestOneUnlockWakesOneWaiter(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const workers, rounds = 8, 10
 	var scripts atomic.Int64
 	clients := make([]*lockmw.Client, workers)
@@ -426,10 +428,10 @@ func TestOneUnlockWakesOneWaiter(t *testing.T) {
 func TestUnlockAt(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv, lockmw.WithWatchdogTimeout(time.Second)), newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(time.Second)), locktest.NewOn(t, srv)
 	m := a.Mutex("unlock-at")
-	h := mustLock(t, m, ctx)
+	h := locktest.MustLock(t, m, ctx)
 	at := time.Now().Add(400 * time.Millisecond)
 	unlocking := time.Now()
 	require.NoError(t, m.UnlockAt(h, at))
@@ -451,15 +453,15 @@ func TestUnlockAt(t *testing.T) {
 	require.NoError(t, b.Mutex("unlock-at").Unlock(hb))
 
 	// At a time that has passed: released at once.
-	h = mustLock(t, m, ctx)
+	h = locktest.MustLock(t, m, ctx)
 	require.NoError(t, m.UnlockAt(h, time.Now().Add(-time.Second)))
 	locked, err := m.IsLocked(ctx)
 	require.NoError(t, err)
 	assert.False(t, locked)
 
 	// On an inner level it is a plain Unlock.
-	h = mustLock(t, m, ctx)
-	inner := mustLock(t, m, h)
+	h = locktest.MustLock(t, m, ctx)
+	inner := locktest.MustLock(t, m, h)
 	require.NoError(t, m.UnlockAt(inner, time.Now().Add(time.Hour)))
 	n, err := m.HoldCount(h)
 	require.NoError(t, err)
@@ -470,16 +472,16 @@ func TestUnlockAt(t *testing.T) {
 func TestForceUnlock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond)), newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond)), locktest.NewOn(t, srv)
 	ma := a.Mutex("forced")
-	h := mustLock(t, ma, ctx)
+	h := locktest.MustLock(t, ma, ctx)
 	existed, err := b.Mutex("forced").ForceUnlock(ctx)
 	require.NoError(t, err)
 	assert.True(t, existed)
-	waitDone(t, h, time.Second, "the holder learns of the force unlock at its next renewal")
+	testsupport.Done(t, h, time.Second, "the holder learns of the force unlock at its next renewal")
 	assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
-	hb := mustLock(t, b.Mutex("forced"), ctx)
+	hb := locktest.MustLock(t, b.Mutex("forced"), ctx)
 	assert.ErrorIs(t, ma.Unlock(h), lockmw.ErrLockLost)
 	held, err := b.Mutex("forced").IsHeld(hb)
 	require.NoError(t, err)
@@ -493,8 +495,8 @@ func TestForceUnlock(t *testing.T) {
 func TestIntrospection(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
 	m := a.Mutex("intro")
 	locked, err := m.IsLocked(ctx)
 	require.NoError(t, err)
@@ -534,12 +536,12 @@ func TestIntrospection(t *testing.T) {
 func TestClose(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	a := lockmw.New(srv.NewClient())
-	b := newClient(t, srv)
+	b := locktest.NewOn(t, srv)
 	m := a.Mutex("closing")
-	h := mustLock(t, m, ctx)
-	hb := mustLock(t, b.Mutex("closing-2"), ctx)
+	h := locktest.MustLock(t, m, ctx)
+	hb := locktest.MustLock(t, b.Mutex("closing-2"), ctx)
 
 	// A waiter blocked in Lock when Close runs returns ErrClosed.
 	waitErr := make(chan error, 1)
@@ -547,7 +549,7 @@ func TestClose(t *testing.T) {
 		_, err := a.Mutex("closing-2").Lock(ctx)
 		waitErr <- err
 	}()
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
 		n, _ := srv.Client().ZCard(ctx, "rlock_queue:{closing-2}").Result()
 		return n == 1
 	})
@@ -571,13 +573,13 @@ func TestClose(t *testing.T) {
 func TestMutualExclusionManyClients(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const clients, goroutines, rounds = 3, 4, 10
 	var inside atomic.Int32
 	var total atomic.Int32
 	var wg sync.WaitGroup
 	for i := range clients {
-		c := newClient(t, srv)
+		c := locktest.NewOn(t, srv)
 		for g := range goroutines {
 			wg.Add(1)
 			go func() {

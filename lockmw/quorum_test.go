@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -43,14 +45,14 @@ func keyOn(t *testing.T, srv *redistest.Server, key string) bool {
 func TestQuorumBasics(t *testing.T) {
 	t.Parallel()
 	srvs, rdbs := quorum(t, 5)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	a, b := newQuorum(t, rdbs), newQuorum(t, rdbs)
 	m := a.Mutex("q-basic", lockmw.WithFencing())
-	h := mustLock(t, m, ctx)
+	h := locktest.MustLock(t, m, ctx)
 	for i, s := range srvs {
 		assert.True(t, keyOn(t, s, "q-basic"), "held on master %d", i)
 	}
-	inner := mustLock(t, m, h)
+	inner := locktest.MustLock(t, m, h)
 	n, err := m.HoldCount(inner)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
@@ -88,10 +90,10 @@ func TestQuorumBasics(t *testing.T) {
 func TestQuorumSurvivesMinorityAndLosesMajority(t *testing.T) {
 	t.Parallel()
 	srvs, rdbs := quorum(t, 5)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const timeout = 1500 * time.Millisecond
 	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(timeout))
-	h := mustLock(t, c.Mutex("q-held"), ctx)
+	h := locktest.MustLock(t, c.Mutex("q-held"), ctx)
 
 	require.NoError(t, srvs[0].Stop())
 	require.NoError(t, srvs[1].Stop())
@@ -101,9 +103,9 @@ func TestQuorumSurvivesMinorityAndLosesMajority(t *testing.T) {
 	require.NoError(t, err, "3 of 5 masters still acquire")
 
 	require.NoError(t, srvs[2].Stop())
-	waitDone(t, h, 2*timeout, "a hold that lost its majority is lost")
+	testsupport.Done(t, h, 2*timeout, "a hold that lost its majority is lost")
 	assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
-	waitDone(t, h2, 2*timeout, "every hold")
+	testsupport.Done(t, h2, 2*timeout, "every hold")
 	_, err = c.Mutex("q-other").TryLock(ctx, 0, 0)
 	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "2 of 5 masters cannot acquire")
 }
@@ -113,21 +115,21 @@ func TestQuorumSurvivesMinorityAndLosesMajority(t *testing.T) {
 func TestQuorumFencingAcrossMajorities(t *testing.T) {
 	t.Parallel()
 	srvs, rdbs := quorum(t, 3)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const timeout = 1500 * time.Millisecond
 	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(timeout))
 	m := c.Mutex("q-fenced", lockmw.WithFencing())
 	var tokens []int64
 	for _, down := range []int{2, 0, 1} {
 		require.NoError(t, srvs[down].Pause())
-		h := mustLock(t, m, ctx)
+		h := locktest.MustLock(t, m, ctx)
 		tok, ok := m.Token(h)
 		require.True(t, ok)
 		tokens = append(tokens, tok)
 		require.NoError(t, m.Unlock(h))
 		require.NoError(t, srvs[down].Resume())
 		// The paused master may run the requests it got late; let them expire.
-		eventually(t, 5*time.Second, "no stale lock on the resumed master", func() bool {
+		testsupport.Eventually(t, 5*time.Second, "no stale lock on the resumed master", func() bool {
 			return !keyOn(t, srvs[down], "q-fenced")
 		})
 	}

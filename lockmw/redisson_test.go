@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-rlock/rlock/internal/redisson"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -35,13 +37,13 @@ func (p redissonPeer) unlock(ctx context.Context, name string, thread int, reque
 func TestRedissonHoldsRlockWaits(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	peer := redissonPeer{rdb: srv.NewClient(), uuid: "5a1ad1f0-0000-4000-8000-00000000java"}
 	ok, _, err := peer.tryAcquire(ctx, "shared", 1)
 	require.NoError(t, err)
 	require.True(t, ok)
 
-	c := newClient(t, srv)
+	c := locktest.NewOn(t, srv)
 	m := c.Mutex("shared")
 	_, err = m.TryLock(ctx, 0, 0)
 	var busy *lockmw.BusyError
@@ -56,7 +58,7 @@ func TestRedissonHoldsRlockWaits(t *testing.T) {
 		hold, err = m.Lock(ctx)
 		got <- err
 	}()
-	eventually(t, 5*time.Second, "rlock waiter subscribed", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "rlock waiter subscribed", func() bool {
 		n, _ := srv.Client().PubSubNumSub(ctx, "redisson_lock__channel:{shared}").Result()
 		return n["redisson_lock__channel:{shared}"] == 1
 	})
@@ -85,12 +87,12 @@ func TestRedissonHoldsRlockWaits(t *testing.T) {
 func TestRlockHoldsRedissonWaits(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	peer := redissonPeer{rdb: srv.NewClient(), uuid: "7b2be2e0-0000-4000-8000-00000000java"}
-	c := newClient(t, srv)
+	c := locktest.NewOn(t, srv)
 	m := c.Mutex("{orders}:42") // a name with a hash tag: Redisson's channel keeps it as is
-	h := mustLock(t, m, ctx)
-	inner := mustLock(t, m, h)
+	h := locktest.MustLock(t, m, ctx)
+	inner := locktest.MustLock(t, m, h)
 
 	count, err := srv.Client().HGetAll(ctx, "{orders}:42").Result()
 	require.NoError(t, err)

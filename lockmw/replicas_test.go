@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -16,17 +18,17 @@ func TestReplicaSync(t *testing.T) {
 	t.Parallel()
 	master := redistest.Start(t)
 	replica := redistest.Start(t, "replicaof "+strings.Replace(master.Addr(), ":", " ", 1))
-	ctx := testCtx(t)
-	eventually(t, 10*time.Second, "replica in sync", func() bool {
+	ctx := testsupport.Ctx(t)
+	testsupport.Eventually(t, 10*time.Second, "replica in sync", func() bool {
 		info, err := master.Client().Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "connected_slaves:1") && strings.Contains(info, "state=online")
 	})
 	sync := lockmw.WithReplicaSync(1, 2*time.Second)
-	a := newClient(t, master, sync)
-	b := newClient(t, master, sync)
+	a := locktest.NewOn(t, master, sync)
+	b := locktest.NewOn(t, master, sync)
 	m := a.Mutex("replicated")
 
-	h := mustLock(t, m, ctx)
+	h := locktest.MustLock(t, m, ctx)
 	n, err := replica.Client().Exists(ctx, "replicated").Result()
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "on the replica when Lock returns")
@@ -40,7 +42,7 @@ func TestReplicaSync(t *testing.T) {
 		}
 		got <- err
 	}()
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
 		q, _ := master.Client().ZCard(ctx, "rlock_queue:{replicated}").Result()
 		return q == 1
 	})

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/require"
 )
@@ -15,11 +17,11 @@ import (
 func TestSameClientIDAgain(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	for run := 1; run <= 2; run++ {
 		c := lockmw.New(srv.NewClient(), lockmw.WithClientID("app"))
 		m := c.Mutex("job")
-		h := mustLock(t, m, ctx)
+		h := locktest.MustLock(t, m, ctx)
 		require.NoError(t, m.Unlock(h))
 		locked, err := m.IsLocked(ctx)
 		require.NoError(t, err)
@@ -31,11 +33,11 @@ func TestSameClientIDAgain(t *testing.T) {
 func TestNoKeysLeftBehind(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	a, b := newClient(t, srv), newClient(t, srv)
-	h := mustLock(t, a.Mutex("tidy"), ctx)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+	h := locktest.MustLock(t, a.Mutex("tidy"), ctx)
 	got := lockAsync(ctx, b.Mutex("tidy"))
-	eventually(t, 5*time.Second, "queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "queued", func() bool {
 		n, _ := srv.Client().ZCard(ctx, "rlock_queue:{tidy}").Result()
 		return n == 1
 	})

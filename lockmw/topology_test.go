@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -28,14 +30,10 @@ func lockAsync(ctx context.Context, m *lockmw.Mutex) <-chan error {
 	return got
 }
 
+// awaitErr fails the test unless ch yields a nil error within d.
 func awaitErr(t *testing.T, ch <-chan error, d time.Duration, what string) {
 	t.Helper()
-	select {
-	case err := <-ch:
-		require.NoError(t, err, what)
-	case <-time.After(d):
-		t.Fatalf("%s: not within %v", what, d)
-	}
+	require.NoError(t, testsupport.Recv(t, ch, d, what), what)
 }
 
 // moveSlotAway migrates the slot of name to another master.
@@ -55,7 +53,7 @@ func moveSlotAway(t *testing.T, ctx context.Context, cl *redistest.Cluster, name
 func TestClusterMasterKilled(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const timeout = 10 * time.Second // longer than a fail-over: holds survive it
 	a := lockmw.New(cl.NewClient(), lockmw.WithWatchdogTimeout(timeout))
 	b := lockmw.New(cl.NewClient(), lockmw.WithWatchdogTimeout(timeout))
@@ -66,7 +64,7 @@ func TestClusterMasterKilled(t *testing.T) {
 	holds := make([]context.Context, len(names))
 	for i := range names {
 		names[i] = fmt.Sprintf("failover-%d", i)
-		holds[i] = mustLock(t, a.Mutex(names[i]), ctx)
+		holds[i] = locktest.MustLock(t, a.Mutex(names[i]), ctx)
 	}
 	victim, err := cl.MasterFor(ctx, names[0])
 	require.NoError(t, err)
@@ -78,7 +76,7 @@ func TestClusterMasterKilled(t *testing.T) {
 	}
 	// A waiter on a lock of the victim, subscribed through sharded pub/sub.
 	waiter := lockAsync(ctx, b.Mutex(names[0]))
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
 		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+names[0]+"}").Result()
 		return n == 1
 	})
@@ -95,7 +93,7 @@ func TestClusterMasterKilled(t *testing.T) {
 	if len(onVictim) > 1 {
 		i := onVictim[1]
 		require.NoError(t, promoted.Client().Del(ctx, names[i]).Err())
-		waitDone(t, holds[i], timeout, "holder of a vanished lock")
+		testsupport.Done(t, holds[i], timeout, "holder of a vanished lock")
 		assert.ErrorIs(t, context.Cause(holds[i]), lockmw.ErrLockLost)
 	}
 	// The waiter follows the slot to its new master and gets the lock when
@@ -114,14 +112,14 @@ func TestClusterMasterKilled(t *testing.T) {
 func TestClusterSlotMigratedUnderWaiter(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	a := lockmw.New(cl.NewClient())
 	b := lockmw.New(cl.NewClient())
 	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
 	const name = "migrating"
-	h := mustLock(t, a.Mutex(name), ctx)
+	h := locktest.MustLock(t, a.Mutex(name), ctx)
 	waiter := lockAsync(ctx, b.Mutex(name))
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
 		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
 		return n == 1
 	})
@@ -135,16 +133,16 @@ func TestClusterSlotMigratedUnderWaiter(t *testing.T) {
 func TestSentinelFailover(t *testing.T) {
 	t.Parallel()
 	s := redistest.StartSentinel(t, 1, 3)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const timeout = 3 * time.Second
 	a := lockmw.New(s.Client(), lockmw.WithWatchdogTimeout(timeout))
 	b := lockmw.New(s.Client(), lockmw.WithWatchdogTimeout(timeout))
 	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
 
-	h1 := mustLock(t, a.Mutex("sentinel-1"), ctx)
-	h2 := mustLock(t, a.Mutex("sentinel-2"), ctx)
+	h1 := locktest.MustLock(t, a.Mutex("sentinel-1"), ctx)
+	h2 := locktest.MustLock(t, a.Mutex("sentinel-2"), ctx)
 	waiter := lockAsync(ctx, b.Mutex("sentinel-2"))
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
 		n, _ := s.Client().ZCard(ctx, "rlock_queue:{sentinel-2}").Result()
 		return n == 1
 	})
@@ -155,7 +153,7 @@ func TestSentinelFailover(t *testing.T) {
 
 	// A lock that vanished in the fail-over is reported to its holder.
 	require.NoError(t, newMaster.Client().Del(ctx, "sentinel-1").Err())
-	waitDone(t, h1, 2*timeout, "holder of a vanished lock")
+	testsupport.Done(t, h1, 2*timeout, "holder of a vanished lock")
 	assert.ErrorIs(t, context.Cause(h1), lockmw.ErrLockLost)
 	assert.ErrorIs(t, a.Mutex("sentinel-1").Unlock(h1), lockmw.ErrLockLost)
 
@@ -175,14 +173,14 @@ func TestSentinelFailover(t *testing.T) {
 func TestClusterManualFailoverUnderWaiter(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	a := lockmw.New(cl.NewClient())
 	b := lockmw.New(cl.NewClient())
 	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
 	const name = "manual-failover"
-	h := mustLock(t, a.Mutex(name), ctx)
+	h := locktest.MustLock(t, a.Mutex(name), ctx)
 	waiter := lockAsync(ctx, b.Mutex(name))
-	eventually(t, 5*time.Second, "waiter queued", func() bool {
+	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
 		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
 		return n == 1
 	})
@@ -203,7 +201,7 @@ func TestClusterManualFailoverUnderWaiter(t *testing.T) {
 func TestClusterPubSubConnectionPerNode(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	a := lockmw.New(cl.NewClient())
 	b := lockmw.New(cl.NewClient(func(o *redis.ClusterOptions) { o.ClientName = "rlock-waiter" }))
 	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
@@ -216,11 +214,11 @@ func TestClusterPubSubConnectionPerNode(t *testing.T) {
 	for i := range n {
 		names[i] = fmt.Sprintf("per-node-%d", i)
 		slots[redistest.Slot(names[i])] = true
-		holds[i] = mustLock(t, a.Mutex(names[i]), ctx)
+		holds[i] = locktest.MustLock(t, a.Mutex(names[i]), ctx)
 		waiters[i] = lockAsync(ctx, b.Mutex(names[i]))
 	}
 	require.Greater(t, len(slots), len(cl.Masters), "names on more slots than nodes")
-	eventually(t, 10*time.Second, "every waiter queued", func() bool {
+	testsupport.Eventually(t, 10*time.Second, "every waiter queued", func() bool {
 		for _, name := range names {
 			if k, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result(); k != 1 {
 				return false

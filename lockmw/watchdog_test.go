@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,9 +20,9 @@ func TestLostWhenRedisUnreachable(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const timeout = 1500 * time.Millisecond
-	c := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout))
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(timeout))
 	m := c.Mutex("paused")
-	h := mustLock(t, m, context.Background())
+	h := locktest.MustLock(t, m, context.Background())
 	require.NoError(t, srv.Pause())
 	paused := time.Now()
 	defer func() { _ = srv.Resume() }()
@@ -45,7 +47,7 @@ func TestLostWhenRedisUnreachable(t *testing.T) {
 // Not parallel: it counts the process's goroutines.
 func TestRenewalBatchesAndGoroutines(t *testing.T) {
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	const timeout = 900 * time.Millisecond
 	const n = 250
 	var mu sync.Mutex
@@ -62,19 +64,19 @@ func TestRenewalBatchesAndGoroutines(t *testing.T) {
 		}
 		batches = append(batches, ok)
 	}}
-	c := newClient(t, srv, lockmw.WithWatchdogTimeout(timeout), lockmw.WithHooks(hooks))
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(timeout), lockmw.WithHooks(hooks))
 	// Warm up the client's goroutines.
-	h0 := mustLock(t, c.Mutex("warm"), ctx)
+	h0 := locktest.MustLock(t, c.Mutex("warm"), ctx)
 	before := runtime.NumGoroutine()
 	holds := make([]context.Context, n)
 	for i := range holds {
-		holds[i] = mustLock(t, c.Mutex(fmt.Sprintf("many-%d", i)), ctx)
+		holds[i] = locktest.MustLock(t, c.Mutex(fmt.Sprintf("many-%d", i)), ctx)
 	}
 	assert.Less(t, runtime.NumGoroutine()-before, 10, "goroutines do not grow with the %d held locks", n)
 	mu.Lock()
 	batches = nil
 	mu.Unlock()
-	eventually(t, 20*time.Second, "two renewal rounds", func() bool {
+	testsupport.Eventually(t, 20*time.Second, "two renewal rounds", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(batches) >= 6

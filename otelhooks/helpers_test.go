@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/otelhooks"
 )
@@ -58,9 +59,7 @@ func (tel *telemetry) hooks(opts ...otelhooks.Option) lockmw.Hooks {
 // cleanup.
 func (tel *telemetry) client(t testing.TB, rdb redis.UniversalClient, opts ...lockmw.Option) *lockmw.Client {
 	t.Helper()
-	c := lockmw.New(rdb, append([]lockmw.Option{lockmw.WithHooks(tel.hooks())}, opts...)...)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return locktest.New(t, rdb, append([]lockmw.Option{lockmw.WithHooks(tel.hooks())}, opts...)...)
 }
 
 // request starts a span standing for the caller's request.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/scheduler"
 	"github.com/stretchr/testify/assert"
@@ -34,7 +36,7 @@ func electedPair(t *testing.T, srv *redistest.Server, locker *countingLocker, co
 	electors, clients, ins := map[string]*scheduler.Elector{}, map[string]*lockmw.Client{}, map[string]*instance{}
 	var list []*instance
 	for _, name := range []string{"a", "b"} {
-		c := newClient(t, srv, copts...)
+		c := locktest.NewOn(t, srv, copts...)
 		e := scheduler.NewElector(c, "leader")
 		t.Cleanup(func() { _ = e.Close() })
 		opts := []gocron.SchedulerOption{gocron.WithDistributedElector(e)}
@@ -52,7 +54,7 @@ func electedPair(t *testing.T, srv *redistest.Server, locker *countingLocker, co
 // leaderOf waits for runs and returns the one instance that ran them.
 func leaderOf(t *testing.T, log *runLog) (leader, follower string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "3 runs", func() bool { return log.count() >= 3 })
+	testsupport.Eventually(t, 10*time.Second, "3 runs", func() bool { return log.count() >= 3 })
 	runs := log.byInstance()
 	require.Len(t, runs, 1, "only the leader runs jobs: %v", runs)
 	for name := range runs {
@@ -67,8 +69,8 @@ func leaderOf(t *testing.T, log *runLog) (leader, follower string) {
 func TestElectorFailsOverWhenTheLeaderCloses(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	locker := &countingLocker{l: scheduler.NewLocker(newClient(t, srv))}
+	ctx := testsupport.Ctx(t)
+	locker := &countingLocker{l: scheduler.NewLocker(locktest.NewOn(t, srv))}
 	electors, _, _, log := electedPair(t, srv, locker)
 	leader, follower := leaderOf(t, log)
 
@@ -82,9 +84,9 @@ func TestElectorFailsOverWhenTheLeaderCloses(t *testing.T) {
 	require.NoError(t, electors[leader].Close(), "a second Close")
 	assert.ErrorIs(t, electors[leader].IsLeader(ctx), scheduler.ErrNotLeader, "a closed elector never leads")
 
-	eventually(t, 10*time.Second, "the follower runs the job", func() bool { return log.byInstance()[follower] >= 3 })
+	testsupport.Eventually(t, 10*time.Second, "the follower runs the job", func() bool { return log.byInstance()[follower] >= 3 })
 	before := log.byInstance()[leader]
-	eventually(t, 10*time.Second, "3 more runs", func() bool { return log.byInstance()[follower] >= 6 })
+	testsupport.Eventually(t, 10*time.Second, "3 more runs", func() bool { return log.byInstance()[follower] >= 6 })
 	assert.Equal(t, before, log.byInstance()[leader], "the old leader runs nothing")
 	require.NoError(t, electors[follower].IsLeader(ctx))
 	assert.Zero(t, locker.calls.Load(), "gocron never calls the Locker when an Elector is set")
@@ -96,7 +98,7 @@ func TestElectorFailsOverWhenTheLeaderCloses(t *testing.T) {
 func TestElectorFailsOverWhenTheLeaderCrashes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	electors, clients, ins, log := electedPair(t, srv, nil, lockmw.WithWatchdogTimeout(600*time.Millisecond))
 	leader, follower := leaderOf(t, log)
 
@@ -106,7 +108,7 @@ func TestElectorFailsOverWhenTheLeaderCrashes(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, ttl, "the crashed leader's lock is still there")
 
-	eventually(t, 10*time.Second, "the follower runs the job", func() bool { return log.byInstance()[follower] >= 3 })
+	testsupport.Eventually(t, 10*time.Second, "the follower runs the job", func() bool { return log.byInstance()[follower] >= 3 })
 	require.NoError(t, electors[follower].IsLeader(ctx))
 	err = electors[leader].IsLeader(ctx)
 	require.ErrorIs(t, err, scheduler.ErrNotLeader)
@@ -119,8 +121,8 @@ func TestElectorFailsOverWhenTheLeaderCrashes(t *testing.T) {
 func TestElectorStopsLeadingWhenItsClientCloses(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	c := newClient(t, srv)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
 	e := scheduler.NewElector(c, "closing")
 	t.Cleanup(func() { _ = e.Close() })
 	require.NoError(t, e.IsLeader(ctx))
@@ -139,8 +141,8 @@ func TestElectorStopsLeadingWhenItsClientCloses(t *testing.T) {
 func TestElectorLosesLeadershipAtOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	e := scheduler.NewElector(newClient(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond)), "lose",
+	ctx := testsupport.Ctx(t)
+	e := scheduler.NewElector(locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond)), "lose",
 		scheduler.WithLockTimeout(50*time.Millisecond), scheduler.WithKeyPrefix("p:"))
 	t.Cleanup(func() { _ = e.Close() })
 	require.NoError(t, e.IsLeader(ctx))
@@ -148,14 +150,14 @@ func TestElectorLosesLeadershipAtOnce(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	require.NoError(t, e.IsLeader(ctx))
 
-	other := newClient(t, srv).Mutex("p:lose")
+	other := locktest.NewOn(t, srv).Mutex("p:lose")
 	_, err := other.ForceUnlock(ctx)
 	require.NoError(t, err)
 	hold, err := other.TryLock(ctx, 0, 0)
 	require.NoError(t, err)
 
 	var lost error
-	eventually(t, 3*time.Second, "IsLeader fails", func() bool {
+	testsupport.Eventually(t, 3*time.Second, "IsLeader fails", func() bool {
 		lost = e.IsLeader(ctx)
 		return lost != nil
 	})
@@ -175,8 +177,8 @@ func TestElectorLosesLeadershipAtOnce(t *testing.T) {
 func TestElectorWithRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	e := scheduler.NewElector(newClient(t, srv), "down")
+	ctx := testsupport.Ctx(t)
+	e := scheduler.NewElector(locktest.NewOn(t, srv), "down")
 	t.Cleanup(func() { _ = e.Close() })
 	require.NoError(t, srv.Stop())
 	err := e.IsLeader(ctx)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/scheduler"
 	"github.com/redis/go-redis/v9"
@@ -32,12 +34,12 @@ func TestLockerRunsEachTickOnceAcrossInstances(t *testing.T) {
 
 	var ins []*instance
 	for i := range 3 {
-		l := scheduler.NewLocker(newClient(t, srv), scheduler.WithMinHold(300*time.Millisecond))
+		l := scheduler.NewLocker(locktest.NewOn(t, srv), scheduler.WithMinHold(300*time.Millisecond))
 		ins = append(ins, newInstance(t, fmt.Sprintf("instance-%d", i), gocron.WithDistributedLocker(l)))
 	}
 	startJobs(t, log, "tick", ins, nil, log.record)
 
-	eventually(t, 20*time.Second, "6 runs", func() bool { return log.count() >= 6 })
+	testsupport.Eventually(t, 20*time.Second, "6 runs", func() bool { return log.count() >= 6 })
 	for _, in := range ins {
 		in.stop()
 	}
@@ -97,12 +99,12 @@ func TestLockerMinHoldMakesALaterInstanceSkip(t *testing.T) {
 			log := newRunLog(every)
 			var ins []*instance
 			for _, name := range []string{"a", "b"} {
-				l := scheduler.NewLocker(newClient(t, srv), scheduler.WithMinHold(tc.minHold))
+				l := scheduler.NewLocker(locktest.NewOn(t, srv), scheduler.WithMinHold(tc.minHold))
 				ins = append(ins, newInstance(t, name, gocron.WithDistributedLocker(l)))
 			}
 			startJobs(t, log, "tick", ins, []time.Duration{0, offset}, log.record)
 
-			eventually(t, 15*time.Second, "5 ticks", func() bool {
+			testsupport.Eventually(t, 15*time.Second, "5 ticks", func() bool {
 				ticks, _ := log.snapshot()
 				return len(ticks) >= 5
 			})
@@ -150,12 +152,12 @@ func TestLockerRunsNeverOverlap(t *testing.T) {
 	}
 	var ins []*instance
 	for _, name := range []string{"a", "b"} {
-		c := newClient(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
+		c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
 		ins = append(ins, newInstance(t, name, gocron.WithDistributedLocker(scheduler.NewLocker(c, scheduler.WithMinHold(0)))))
 	}
 	startJobs(t, log, "tick", ins, nil, job)
 
-	eventually(t, 15*time.Second, "3 runs done", func() bool { return done.Load() >= 3 })
+	testsupport.Eventually(t, 15*time.Second, "3 runs done", func() bool { return done.Load() >= 3 })
 	ins[0].stop()
 	ins[1].stop()
 
@@ -167,11 +169,11 @@ func TestLockerRunsNeverOverlap(t *testing.T) {
 func TestLockerLock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	rdb := srv.Client()
 
 	t.Run("takes the key prefix plus the job name, by default gocron:", func(t *testing.T) {
-		l := scheduler.NewLocker(newClient(t, srv), scheduler.WithMinHold(0))
+		l := scheduler.NewLocker(locktest.NewOn(t, srv), scheduler.WithMinHold(0))
 		lk, err := l.Lock(ctx, "report")
 		require.NoError(t, err)
 		n, err := rdb.Exists(ctx, scheduler.DefaultKeyPrefix+"report").Result()
@@ -183,7 +185,7 @@ func TestLockerLock(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, n, "WithMinHold(0) releases at once")
 
-		l = scheduler.NewLocker(newClient(t, srv), scheduler.WithKeyPrefix("cron/"), scheduler.WithMinHold(0))
+		l = scheduler.NewLocker(locktest.NewOn(t, srv), scheduler.WithKeyPrefix("cron/"), scheduler.WithMinHold(0))
 		lk, err = l.Lock(ctx, "report")
 		require.NoError(t, err)
 		n, err = rdb.Exists(ctx, "cron/report").Result()
@@ -193,8 +195,8 @@ func TestLockerLock(t *testing.T) {
 	})
 
 	t.Run("a busy job gives ErrNotAcquired, not ErrUnavailable", func(t *testing.T) {
-		a := scheduler.NewLocker(newClient(t, srv))
-		b := scheduler.NewLocker(newClient(t, srv))
+		a := scheduler.NewLocker(locktest.NewOn(t, srv))
+		b := scheduler.NewLocker(locktest.NewOn(t, srv))
 		lk, err := a.Lock(ctx, "busy")
 		require.NoError(t, err)
 		_, err = b.Lock(ctx, "busy")
@@ -206,7 +208,7 @@ func TestLockerLock(t *testing.T) {
 	})
 
 	t.Run("invalid job names give ErrInvalidName", func(t *testing.T) {
-		l := scheduler.NewLocker(newClient(t, srv))
+		l := scheduler.NewLocker(locktest.NewOn(t, srv))
 		for _, name := range []string{"", "bad\x00name", "bad\nname", string(make([]byte, 2000)), "\xff"} {
 			var err error
 			require.NotPanics(t, func() { _, err = l.Lock(ctx, name) })
@@ -217,7 +219,7 @@ func TestLockerLock(t *testing.T) {
 	})
 
 	t.Run("a cancelled context gives the context error", func(t *testing.T) {
-		l := scheduler.NewLocker(newClient(t, srv))
+		l := scheduler.NewLocker(locktest.NewOn(t, srv))
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		_, err := l.Lock(cctx, "cancelled")
@@ -226,7 +228,7 @@ func TestLockerLock(t *testing.T) {
 	})
 
 	t.Run("a closed client gives ErrClosed", func(t *testing.T) {
-		c := newClient(t, srv)
+		c := locktest.NewOn(t, srv)
 		l := scheduler.NewLocker(c)
 		require.NoError(t, c.Close())
 		_, err := l.Lock(ctx, "closed")
@@ -236,12 +238,12 @@ func TestLockerLock(t *testing.T) {
 
 func TestLockerRedisFailures(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 
 	t.Run("a stopped Redis gives ErrUnavailable, not ErrNotAcquired", func(t *testing.T) {
 		t.Parallel()
 		srv := redistest.Start(t)
-		l := scheduler.NewLocker(newClient(t, srv))
+		l := scheduler.NewLocker(locktest.NewOn(t, srv))
 		require.NoError(t, srv.Stop())
 		_, err := l.Lock(ctx, "down")
 		require.ErrorIs(t, err, scheduler.ErrUnavailable)
@@ -290,7 +292,7 @@ func TestLockerRedisFailures(t *testing.T) {
 func TestLockUnlock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	rdb := srv.Client()
 	exists := func(key string) bool {
 		n, err := rdb.Exists(ctx, key).Result()
@@ -299,7 +301,7 @@ func TestLockUnlock(t *testing.T) {
 	}
 
 	t.Run("with a cancelled context releases at once", func(t *testing.T) {
-		l := scheduler.NewLocker(newClient(t, srv), scheduler.WithMinHold(0))
+		l := scheduler.NewLocker(locktest.NewOn(t, srv), scheduler.WithMinHold(0))
 		jctx, cancel := context.WithCancel(ctx)
 		lk, err := l.Lock(jctx, "cancel")
 		require.NoError(t, err)
@@ -310,8 +312,8 @@ func TestLockUnlock(t *testing.T) {
 	})
 
 	t.Run("keeps the lock for the default minimum hold of 500ms", func(t *testing.T) {
-		a := scheduler.NewLocker(newClient(t, srv))
-		b := scheduler.NewLocker(newClient(t, srv))
+		a := scheduler.NewLocker(locktest.NewOn(t, srv))
+		b := scheduler.NewLocker(locktest.NewOn(t, srv))
 		jctx, cancel := context.WithCancel(ctx)
 		lk, err := a.Lock(jctx, "minhold")
 		require.NoError(t, err)
@@ -324,14 +326,14 @@ func TestLockUnlock(t *testing.T) {
 		assert.Equal(t, 500*time.Millisecond, scheduler.DefaultMinHold)
 		_, err = b.Lock(ctx, "minhold")
 		assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "another instance skips during the minimum hold")
-		eventually(t, 3*time.Second, "the lock expires", func() bool { return !exists("gocron:minhold") })
+		testsupport.Eventually(t, 3*time.Second, "the lock expires", func() bool { return !exists("gocron:minhold") })
 		lk, err = b.Lock(ctx, "minhold")
 		require.NoError(t, err)
 		require.NoError(t, lk.Unlock(ctx))
 	})
 
 	t.Run("after a job longer than the minimum hold releases at once", func(t *testing.T) {
-		l := scheduler.NewLocker(newClient(t, srv), scheduler.WithMinHold(50*time.Millisecond))
+		l := scheduler.NewLocker(locktest.NewOn(t, srv), scheduler.WithMinHold(50*time.Millisecond))
 		lk, err := l.Lock(ctx, "long")
 		require.NoError(t, err)
 		time.Sleep(60 * time.Millisecond) // the job's run, longer than the minimum hold
@@ -345,8 +347,8 @@ func TestLockUnlock(t *testing.T) {
 func TestLockerReleasesOnSchedulerShutdown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
-	l := scheduler.NewLocker(newClient(t, srv), scheduler.WithMinHold(0))
+	ctx := testsupport.Ctx(t)
+	l := scheduler.NewLocker(locktest.NewOn(t, srv), scheduler.WithMinHold(0))
 	in := newInstance(t, "a", gocron.WithDistributedLocker(l))
 	started := make(chan struct{}, 1)
 	in.add(t, gocron.OneTimeJob(gocron.OneTimeJobStartImmediately()),
@@ -375,9 +377,9 @@ func TestLockerReleasesOnSchedulerShutdown(t *testing.T) {
 func TestLockerReportsALostLock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	logs := &syncBuffer{}
-	c := newClient(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
 	l := scheduler.NewLocker(c, scheduler.WithMinHold(0), scheduler.WithLockTimeout(50*time.Millisecond),
 		scheduler.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	lk, err := l.Lock(ctx, "lost")
@@ -386,13 +388,13 @@ func TestLockerReportsALostLock(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 
 	// Someone else takes the lock: the next renewal finds it gone.
-	other := newClient(t, srv).Mutex("gocron:lost")
+	other := locktest.NewOn(t, srv).Mutex("gocron:lost")
 	_, err = other.ForceUnlock(ctx)
 	require.NoError(t, err)
 	hold, err := other.TryLock(ctx, 0, 0)
 	require.NoError(t, err)
 
-	eventually(t, 3*time.Second, "the loss is logged", func() bool {
+	testsupport.Eventually(t, 3*time.Second, "the loss is logged", func() bool {
 		return strings.Contains(logs.String(), "job lost its lock")
 	})
 	assert.Contains(t, logs.String(), "job=lost")
@@ -437,7 +439,7 @@ func (h *failingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 func TestLockUnlockRetriesAFailedRelease(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t)
+	ctx := testsupport.Ctx(t)
 	rdb := srv.NewClient()
 	hook := &failingHook{}
 	rdb.AddHook(hook)
@@ -455,7 +457,7 @@ func TestLockUnlockRetriesAFailedRelease(t *testing.T) {
 	require.EqualValues(t, 1, n, "still locked")
 
 	hook.on.Store(false)
-	eventually(t, 2*time.Second, "the retried release deletes the lock", func() bool {
+	testsupport.Eventually(t, 2*time.Second, "the retried release deletes the lock", func() bool {
 		n, err := srv.Client().Exists(ctx, "gocron:retry").Result()
 		return err == nil && n == 0
 	})

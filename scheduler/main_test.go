@@ -1,48 +1,18 @@
 package scheduler_test
 
 import (
-	"context"
 	"math"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
-	"github.com/go-rlock/rlock/internal/redistest"
-	"github.com/go-rlock/rlock/lockmw"
 	"github.com/google/uuid"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// newClient returns a lockmw.Client on srv with its own go-redis client,
-// closed at the end of the test.
-func newClient(t testing.TB, srv *redistest.Server, opts ...lockmw.Option) *lockmw.Client {
-	t.Helper()
-	c := lockmw.New(srv.NewClient(), opts...)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond every few milliseconds until it is true or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not true within %v: %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // instance is one gocron scheduler, as one process of a fleet would run it.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/scheduler"
 	"github.com/stretchr/testify/assert"
 )
@@ -21,7 +22,7 @@ func TestDefaults(t *testing.T) {
 func TestConstructorsPanicOnConfigurationThatCanNeverBeRight(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := newClient(t, srv)
+	c := locktest.NewOn(t, srv)
 	for _, tc := range []struct {
 		name, want string
 		f          func()
@@ -53,7 +54,7 @@ func TestConstructorsPanicOnConfigurationThatCanNeverBeRight(t *testing.T) {
 func TestConstructorsAcceptValidConfiguration(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := newClient(t, srv)
+	c := locktest.NewOn(t, srv)
 	assert.NotPanics(t, func() {
 		scheduler.NewLocker(c, scheduler.WithMinHold(0), scheduler.WithKeyPrefix(""), scheduler.WithLockTimeout(time.Nanosecond))
 		e := scheduler.NewElector(c, "x", scheduler.WithKeyPrefix(""))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-rlock/rlock/internal/faultproxy"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,12 +45,6 @@ func client(t *testing.T, p *faultproxy.Proxy, mod func(*redis.Options)) *redis.
 	return c
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
@@ -58,7 +53,7 @@ func isTimeout(err error) bool {
 func TestForwardsCommandsAndReplies(t *testing.T) {
 	t.Parallel()
 	_, p := setup(t)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	for _, proto := range []int{2, 3} {
 		c := client(t, p, func(o *redis.Options) { o.Protocol = proto })
 		require.NoError(t, c.Set(ctx, "k", strings.Repeat("v", 200_000), 0).Err())
@@ -85,7 +80,7 @@ func TestForwardsCommandsAndReplies(t *testing.T) {
 func TestLatencyHoldsEveryReply(t *testing.T) {
 	t.Parallel()
 	_, p := setup(t)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	c := client(t, p, nil)
 	require.NoError(t, c.Ping(ctx).Err()) // connected
 	// Long enough that a reply without it is told apart on a loaded machine.
@@ -103,7 +98,7 @@ func TestLatencyHoldsEveryReply(t *testing.T) {
 func TestBlackholeRunsCommandsButLosesReplies(t *testing.T) {
 	t.Parallel()
 	srv, p := setup(t)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	c := client(t, p, func(o *redis.Options) { o.MaxRetries = -1 })
 	require.NoError(t, c.Ping(ctx).Err())
 	p.SetBlackhole(true)
@@ -122,7 +117,7 @@ func TestBlackholeRunsCommandsButLosesReplies(t *testing.T) {
 func TestOnceDropsExactlyOneReply(t *testing.T) {
 	t.Parallel()
 	srv, p := setup(t)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	c := client(t, p, func(o *redis.Options) {
 		o.ReadTimeout = 200 * time.Millisecond
 		o.MaxRetries = 2
@@ -142,7 +137,7 @@ func TestOnceDropsExactlyOneReply(t *testing.T) {
 func TestResetMidReply(t *testing.T) {
 	t.Parallel()
 	_, p := setup(t)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	c := client(t, p, func(o *redis.Options) { o.MaxRetries = -1 })
 	big := strings.Repeat("x", 100_000)
 	require.NoError(t, c.Set(ctx, "big", big, 0).Err())
@@ -159,7 +154,7 @@ func TestResetMidReply(t *testing.T) {
 func TestResetConnectionsAndPubSub(t *testing.T) {
 	t.Parallel()
 	srv, p := setup(t)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	c := client(t, p, nil)
 	ps := c.Subscribe(ctx, "ch")
 	defer ps.Close()
@@ -213,7 +208,7 @@ func TestCloseEndsEverything(t *testing.T) {
 	assert.Equal(t, srv.Addr(), p.Target())
 	c := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer c.Close()
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	require.NoError(t, c.Ping(ctx).Err())
 	p.SetLatency(time.Hour) // a reply waiting must not keep Close waiting
 	before := p.Stats().Replies
@@ -238,5 +233,5 @@ func TestTargetDown(t *testing.T) {
 	defer p.Close()
 	c := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer c.Close()
-	assert.Error(t, c.Ping(ctxFor(t, 5*time.Second)).Err(), "the proxy closes a connection it cannot forward")
+	assert.Error(t, c.Ping(testsupport.CtxFor(t, 5*time.Second)).Err(), "the proxy closes a connection it cannot forward")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 )
 
 // One cluster goes through every kind of topology change in turn, checked
@@ -20,7 +21,7 @@ import (
 func TestClusterTopologyChanges(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
-	ctx := ctxTimeout(t, 40*time.Second)
+	ctx := testsupport.CtxFor(t, 40*time.Second)
 	c := cl.Client()
 
 	// Keys on every shard, replicated before any fail-over, so that even a

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 )
 
 // TestMain checks, after the tests passed, that no goroutine leaked and that
@@ -66,16 +67,10 @@ func childProcesses() []string {
 	return kids
 }
 
-func ctxTimeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func TestStartSetGet(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
-	ctx := ctxTimeout(t, 5*time.Second)
+	ctx := testsupport.CtxFor(t, 5*time.Second)
 
 	assert.True(t, strings.HasPrefix(s.Addr(), "127.0.0.1:"), s.Addr())
 	c := s.Client()
@@ -99,7 +94,7 @@ func TestLaunchArgs(t *testing.T) {
 	s, err := redistest.Launch(redistest.Config{Args: []string{"maxmemory 12345678", `notify-keyspace-events "Ex"`}})
 	require.NoError(t, err)
 	defer s.Close()
-	ctx := ctxTimeout(t, 5*time.Second)
+	ctx := testsupport.CtxFor(t, 5*time.Second)
 
 	cfg, err := s.Client().ConfigGet(ctx, "*").Result()
 	require.NoError(t, err)
@@ -110,7 +105,7 @@ func TestLaunchArgs(t *testing.T) {
 func TestNewClient(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
-	ctx := ctxTimeout(t, 5*time.Second)
+	ctx := testsupport.CtxFor(t, 5*time.Second)
 
 	c1 := s.NewClient(func(o *redis.Options) { o.DB = 1 })
 	defer c1.Close()
@@ -125,7 +120,7 @@ func TestStopRestart(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	c := s.Client()
-	ctx := ctxTimeout(t, 20*time.Second)
+	ctx := testsupport.CtxFor(t, 20*time.Second)
 
 	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
 	addr, pid := s.Addr(), s.Pid()
@@ -155,7 +150,7 @@ func TestPauseResume(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	c := s.Client()
-	ctx := ctxTimeout(t, 20*time.Second)
+	ctx := testsupport.CtxFor(t, 20*time.Second)
 	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
 
 	require.NoError(t, s.Pause())
@@ -192,7 +187,7 @@ func TestKill(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	c := s.Client()
-	ctx := ctxTimeout(t, 20*time.Second)
+	ctx := testsupport.CtxFor(t, 20*time.Second)
 	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
 	pid := s.Pid()
 
@@ -241,7 +236,7 @@ func assertGone(t *testing.T, pid int) {
 func TestCluster(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
-	ctx := ctxTimeout(t, 20*time.Second)
+	ctx := testsupport.CtxFor(t, 20*time.Second)
 	require.Len(t, cl.Masters, 3)
 	require.Len(t, cl.Replicas, 3)
 
@@ -293,7 +288,7 @@ func TestCluster(t *testing.T) {
 func TestClusterNoReplicas(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 1, 0)
-	ctx := ctxTimeout(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	require.Empty(t, cl.Replicas)
 	require.NoError(t, cl.Client().Set(ctx, "k", "v", 0).Err())
 	got, err := cl.Client().Get(ctx, "k").Result()
@@ -364,7 +359,7 @@ func TestNoOrphanWhenParentKilled(t *testing.T) {
 		t.Skip("Pdeathsig is Linux only")
 	}
 	t.Parallel()
-	ctx := ctxTimeout(t, 20*time.Second)
+	ctx := testsupport.CtxFor(t, 20*time.Second)
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestNoOrphanWhenParentKilled$")
 	cmd.Env = append(os.Environ(), "REDISTEST_ORPHAN_CHILD=1")
 	out, err := cmd.StdoutPipe()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 )
 
 // The group of the issue: one master, one replica, three sentinels; the
@@ -21,7 +22,7 @@ import (
 func TestSentinelFailover(t *testing.T) {
 	t.Parallel()
 	sg := redistest.StartSentinel(t, 1, 3)
-	ctx := ctxTimeout(t, 30*time.Second)
+	ctx := testsupport.CtxFor(t, 30*time.Second)
 	require.Len(t, sg.Replicas, 1)
 	require.Len(t, sg.Sentinels, 3)
 	assert.Equal(t, redistest.SentinelMasterName, sg.MasterName)
@@ -95,7 +96,7 @@ func TestSentinelClose(t *testing.T) {
 	t.Parallel()
 	sg, err := redistest.LaunchSentinel(0, 1)
 	require.NoError(t, err)
-	ctx := ctxTimeout(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	require.Empty(t, sg.Replicas)
 	m, err := sg.CurrentMaster(ctx)
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 )
 
 func TestSlot(t *testing.T) {
@@ -41,7 +42,7 @@ func TestSlot(t *testing.T) {
 func TestSlotMatchesKeyslot(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 1, 0)
-	ctx := ctxTimeout(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	keys := []string{"", "a", "foo{}bar", "foo{{bar}}", "foo{bar", "foo}bar{", "{}", "{a}{b}", "héllo", "\x00\xff"}
 	for i := range 300 {
 		keys = append(keys, fmt.Sprintf("lock:%d", i), fmt.Sprintf("{rlock:%d}:channel", i))

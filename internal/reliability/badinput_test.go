@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,9 +27,7 @@ func TestBadInput(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	newClient := func(t *testing.T, opts ...lockmw.Option) *lockmw.Client {
-		c := lockmw.New(srv.NewClient(), opts...)
-		t.Cleanup(func() { _ = c.Close() })
-		return c
+		return locktest.NewOn(t, srv, opts...)
 	}
 	for _, tc := range []struct {
 		name string
@@ -104,7 +104,7 @@ func TestBadInput(t *testing.T) {
 			m := c.Mutex("tiny-lease")
 			h, err := m.TryLock(ctx, 0, time.Nanosecond)
 			require.NoError(t, err)
-			within(t, h.Done(), time.Second, "the hold context ends at the lease end")
+			testsupport.Recv(t, h.Done(), time.Second, "the hold context ends at the lease end")
 			assert.ErrorIs(t, h.Err(), context.DeadlineExceeded)
 			if err := m.Unlock(h); err != nil {
 				assert.ErrorIs(t, err, lockmw.ErrLockLost)
@@ -265,7 +265,7 @@ func TestBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := testCtx(t, 20*time.Second)
+			ctx := testsupport.CtxFor(t, 20*time.Second)
 			tc.run(t, ctx, newClient(t), newClient(t))
 		})
 	}

@@ -1,14 +1,12 @@
 package reliability_test
 
 import (
-	"context"
 	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 )
@@ -65,22 +63,3 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
-
-func testCtx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// within fails the test unless ch is ready within d.
-func within[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(d):
-		t.Fatalf("not within %v: %s", d, what)
-		var zero T
-		return zero
-	}
-}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-rlock/rlock/internal/faultproxy"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -83,7 +84,7 @@ func TestNetworkLatency(t *testing.T) {
 	t.Parallel()
 	const latency = 60 * time.Millisecond
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testsupport.CtxFor(t, 30*time.Second)
 	renewed := make(chan lockmw.RenewalOutcome, 64)
 	p, c := proxied(t, srv, nil, lockmw.WithWatchdogTimeout(1200*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
 		Renewal: func(e lockmw.RenewalEvent) {
@@ -114,7 +115,7 @@ func TestNetworkLatency(t *testing.T) {
 	}()
 	// Held across four renewals, more than a watchdog timeout.
 	for i := range 4 {
-		out := within(t, renewed, 2*time.Second, "a renewal")
+		out := testsupport.Recv(t, renewed, 2*time.Second, "a renewal")
 		require.Equal(t, lockmw.Renewed, out, "renewal %d", i)
 	}
 	require.NoError(t, context.Cause(hctx), "the hold is intact")
@@ -124,7 +125,7 @@ func TestNetworkLatency(t *testing.T) {
 	default:
 	}
 	require.NoError(t, m.Unlock(hctx))
-	assert.NoError(t, within(t, got, 5*time.Second, "the waiter gets the lock after the Unlock"))
+	assert.NoError(t, testsupport.Recv(t, got, 5*time.Second, "the waiter gets the lock after the Unlock"))
 }
 
 // TestNetworkBlackhole: the replies stop coming (the commands still run).
@@ -135,7 +136,7 @@ func TestNetworkBlackhole(t *testing.T) {
 	t.Parallel()
 	const watchdog = 600 * time.Millisecond
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testsupport.CtxFor(t, 30*time.Second)
 	var lastRenewed atomic.Int64 // a little after the send time of the last good renewal
 	renewedOnce := make(chan struct{}, 1)
 	p, c := proxied(t, srv, nil, lockmw.WithWatchdogTimeout(watchdog), lockmw.WithReleaseTimeout(300*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
@@ -152,7 +153,7 @@ func TestNetworkBlackhole(t *testing.T) {
 	m := c.Mutex("blackhole")
 	hctx, err := m.Lock(ctx)
 	require.NoError(t, err)
-	within(t, renewedOnce, 2*time.Second, "a renewal")
+	testsupport.Recv(t, renewedOnce, 2*time.Second, "a renewal")
 	other := lockmw.New(srv.NewClient(), lockmw.WithWatchdogTimeout(watchdog))
 	defer other.Close()
 	om := other.Mutex("blackhole")
@@ -182,14 +183,14 @@ func TestNetworkBlackhole(t *testing.T) {
 		assert.Less(t, time.Since(start), 300*time.Millisecond+time.Second, tc.name)
 	}
 
-	within(t, hctx.Done(), 2*watchdog, "the holder is told")
+	testsupport.Recv(t, hctx.Done(), 2*watchdog, "the holder is told")
 	told := time.Now()
 	assert.ErrorIs(t, context.Cause(hctx), lockmw.ErrLockLost)
 	// lockmw cancels the hold before the last good renewal's TTL runs out;
 	// this goroutine may see it a little later on a loaded machine.
 	bound := time.Unix(0, lastRenewed.Load()).Add(watchdog)
 	assert.True(t, told.Before(bound.Add(250*time.Millisecond)), "told %v after the last good renewal's TTL ran out", told.Sub(bound))
-	got := within(t, acquired, 5*time.Second, "the other client gets the lock")
+	got := testsupport.Recv(t, acquired, 5*time.Second, "the other client gets the lock")
 	assert.True(t, told.Before(got), "the holder was told %v before the other client held the lock", got.Sub(told))
 	assert.ErrorIs(t, m.Unlock(hctx), lockmw.ErrLockLost, "the stale Unlock")
 	n, err := om.HoldCount(octx)
@@ -314,7 +315,7 @@ func TestNetworkLostReplyIsNotCountedTwice(t *testing.T) {
 	srv := redistest.Start(t)
 	for i, tc := range lossCases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t, 20*time.Second)
+			ctx := testsupport.CtxFor(t, 20*time.Second)
 			p, c := proxied(t, srv, func(o *redis.Options) {
 				o.ReadTimeout = 250 * time.Millisecond
 				o.MaxRetries = 2
@@ -347,7 +348,7 @@ func TestNetworkResetMidReply(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, target := range []string{"acquire", "reenter", "release"} {
 		t.Run("a reset "+target+" reply", func(t *testing.T) {
-			ctx := testCtx(t, 20*time.Second)
+			ctx := testsupport.CtxFor(t, 20*time.Second)
 			p, c := proxied(t, srv, nil)
 			warmUp(t, ctx, c)
 			name := "reset-" + target
@@ -416,7 +417,7 @@ func warmUp(t *testing.T, ctx context.Context, c *lockmw.Client) {
 func TestNetworkResetWhileWaiting(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 20*time.Second)
+	ctx := testsupport.CtxFor(t, 20*time.Second)
 	p, c := proxied(t, srv, nil) // default watchdog: retries every 10 s
 	holder := lockmw.New(srv.NewClient())
 	defer holder.Close()
@@ -443,5 +444,5 @@ func TestNetworkResetWhileWaiting(t *testing.T) {
 	assert.Positive(t, p.ResetConnections())
 	require.Eventually(t, func() bool { return subs() == 2 }, 5*time.Second, 5*time.Millisecond, "subscribed again")
 	require.NoError(t, hm.Unlock(h))
-	assert.NoError(t, within(t, done, 4*time.Second, "the waiter gets the lock"))
+	assert.NoError(t, testsupport.Recv(t, done, 4*time.Second, "the waiter gets the lock"))
 }

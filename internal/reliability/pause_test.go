@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/reliability"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,7 +35,7 @@ func TestPausedHolderIsFencedOff(t *testing.T) {
 	)
 	bin := workerBinary(t)
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testsupport.CtxFor(t, 30*time.Second)
 
 	w := startHolder(t, bin, "-addr", srv.Addr(), "-name", name, "-resource", resource, "-watchdog", watchdog.String())
 	staleTok, err := strconv.ParseInt(w.expect("HELD "), 10, 64)
@@ -178,6 +179,6 @@ func (h *holder) stop() {
 	require.NoError(h.t, h.in.Close())
 	for range h.lines { // the LOST line of Close, if the hold was still on
 	}
-	within(h.t, h.done, 10*time.Second, "the holder exits")
+	testsupport.Recv(h.t, h.done, 10*time.Second, "the holder exits")
 	assert.NoError(h.t, h.err, "the holder exits cleanly")
 }

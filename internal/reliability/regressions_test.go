@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,7 @@ import (
 func TestRegressionLeaseForeverExpiresAtOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	a := lockmw.New(srv.NewClient())
 	defer a.Close()
 	b := lockmw.New(srv.NewClient())
@@ -39,7 +40,7 @@ func TestRegressionLeaseForeverExpiresAtOnce(t *testing.T) {
 func TestRegressionUnlockAtFarFutureExpiresAtOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	c := lockmw.New(srv.NewClient())
 	defer c.Close()
 	m := c.Mutex("unlock-at-far")
@@ -59,7 +60,7 @@ func TestRegressionUnlockAtFarFutureExpiresAtOnce(t *testing.T) {
 func TestRegressionNamesXAndBracedXShareTheirQueue(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	var cs []*lockmw.Client
 	for range 3 {
 		c := lockmw.New(srv.NewClient())
@@ -95,7 +96,7 @@ func TestRegressionNamesXAndBracedXShareTheirQueue(t *testing.T) {
 func TestRegressionReentryWhoseReplyIsLostLeaksALevel(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 20*time.Second)
+	ctx := testsupport.CtxFor(t, 20*time.Second)
 	c := lockmw.New(srv.NewClient(), lockmw.WithWatchdogTimeout(600*time.Millisecond))
 	defer c.Close()
 	m := c.Mutex("reentry-lost")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -31,7 +32,7 @@ func TestRedisRestartUnderHeldAndWaitedLocks(t *testing.T) {
 	ignore := []goleak.Option{goleak.IgnoreCurrent(),
 		// the reaper of the restarted redis-server
 		goleak.IgnoreAnyFunction("github.com/go-rlock/rlock/internal/redistest.(*Server).startLocked.func1")}
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testsupport.CtxFor(t, 30*time.Second)
 	const name = "restart"
 
 	var rdbs []*redis.Client
@@ -81,7 +82,7 @@ func TestRedisRestartUnderHeldAndWaitedLocks(t *testing.T) {
 	restarted := time.Now() // the data is gone from the moment the old server stops
 	require.NoError(t, srv.Restart())
 
-	within(t, hctx.Done(), 2*time.Second, "the holder is told of the loss")
+	testsupport.Recv(t, hctx.Done(), 2*time.Second, "the holder is told of the loss")
 	told := time.Since(restarted)
 	assert.ErrorIs(t, context.Cause(hctx), lockmw.ErrLockLost)
 	wg.Wait()
@@ -110,7 +111,7 @@ func TestRedisRestartUnderHeldAndWaitedLocks(t *testing.T) {
 func TestRedisPauseCallsEndOnTime(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testsupport.CtxFor(t, 30*time.Second)
 	const (
 		deadline       = 300 * time.Millisecond
 		releaseTimeout = 500 * time.Millisecond

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/reliability"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -16,7 +17,7 @@ import (
 func TestGuardedWriteRejectsOlderTokens(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	rdb := srv.Client()
 	for _, step := range []struct {
 		token int64
@@ -42,7 +43,7 @@ func TestGuardedWriteRejectsOlderTokens(t *testing.T) {
 func TestSendHookRecordsScriptsOnly(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
 	rdb := srv.NewClient()
 	rdb.AddHook(reliability.SendHook{})
 	c := lockmw.New(rdb, lockmw.WithHooks(lockmw.Hooks{
