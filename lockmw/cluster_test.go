@@ -20,9 +20,8 @@ func TestCluster(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testsupport.Ctx(t)
-	a := lockmw.New(cl.NewClient(), lockmw.WithWatchdogTimeout(600*time.Millisecond))
-	b := lockmw.New(cl.NewClient())
-	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	a := locktest.New(t, cl.NewClient(), lockmw.WithWatchdogTimeout(600*time.Millisecond))
+	b := locktest.New(t, cl.NewClient())
 
 	t.Run("names whose keys cannot share a slot are invalid", func(t *testing.T) {
 		for _, name := range []string{"a{}b", "{unclosed", "x{}"} {

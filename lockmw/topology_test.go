@@ -55,9 +55,8 @@ func TestClusterMasterKilled(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
 	ctx := testsupport.Ctx(t)
 	const timeout = 10 * time.Second // longer than a fail-over: holds survive it
-	a := lockmw.New(cl.NewClient(), lockmw.WithWatchdogTimeout(timeout))
-	b := lockmw.New(cl.NewClient(), lockmw.WithWatchdogTimeout(timeout))
-	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	a := locktest.New(t, cl.NewClient(), lockmw.WithWatchdogTimeout(timeout))
+	b := locktest.New(t, cl.NewClient(), lockmw.WithWatchdogTimeout(timeout))
 
 	// Locks on names over all slots; one master is about to die.
 	names := make([]string, 12)
@@ -113,9 +112,8 @@ func TestClusterSlotMigratedUnderWaiter(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testsupport.Ctx(t)
-	a := lockmw.New(cl.NewClient())
-	b := lockmw.New(cl.NewClient())
-	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	a := locktest.New(t, cl.NewClient())
+	b := locktest.New(t, cl.NewClient())
 	const name = "migrating"
 	h := locktest.MustLock(t, a.Mutex(name), ctx)
 	waiter := lockAsync(ctx, b.Mutex(name))
@@ -135,9 +133,8 @@ func TestSentinelFailover(t *testing.T) {
 	s := redistest.StartSentinel(t, 1, 3)
 	ctx := testsupport.Ctx(t)
 	const timeout = 3 * time.Second
-	a := lockmw.New(s.Client(), lockmw.WithWatchdogTimeout(timeout))
-	b := lockmw.New(s.Client(), lockmw.WithWatchdogTimeout(timeout))
-	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	a := locktest.New(t, s.Client(), lockmw.WithWatchdogTimeout(timeout))
+	b := locktest.New(t, s.Client(), lockmw.WithWatchdogTimeout(timeout))
 
 	h1 := locktest.MustLock(t, a.Mutex("sentinel-1"), ctx)
 	h2 := locktest.MustLock(t, a.Mutex("sentinel-2"), ctx)
@@ -174,9 +171,8 @@ func TestClusterManualFailoverUnderWaiter(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
 	ctx := testsupport.Ctx(t)
-	a := lockmw.New(cl.NewClient())
-	b := lockmw.New(cl.NewClient())
-	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	a := locktest.New(t, cl.NewClient())
+	b := locktest.New(t, cl.NewClient())
 	const name = "manual-failover"
 	h := locktest.MustLock(t, a.Mutex(name), ctx)
 	waiter := lockAsync(ctx, b.Mutex(name))
@@ -202,9 +198,8 @@ func TestClusterPubSubConnectionPerNode(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testsupport.Ctx(t)
-	a := lockmw.New(cl.NewClient())
-	b := lockmw.New(cl.NewClient(func(o *redis.ClusterOptions) { o.ClientName = "rlock-waiter" }))
-	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	a := locktest.New(t, cl.NewClient())
+	b := locktest.New(t, cl.NewClient(func(o *redis.ClusterOptions) { o.ClientName = "rlock-waiter" }))
 
 	const n = 24
 	names := make([]string, n)

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/otelhooks"
 )
@@ -24,8 +25,7 @@ func TestDefaultsAreTheGlobalProvidersAndTheLockName(t *testing.T) {
 		otel.SetMeterProvider(prevMP)
 	})
 
-	c := lockmw.New(srv.NewClient(), lockmw.WithHooks(otelhooks.New()))
-	t.Cleanup(func() { _ = c.Close() })
+	c := locktest.New(t, srv.NewClient(), lockmw.WithHooks(otelhooks.New()))
 	m := c.Mutex("defaults")
 	h, err := m.Lock(t.Context())
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/otelhooks"
 )
@@ -307,8 +308,7 @@ func TestCloseMarksTheHoldSpanClosed(t *testing.T) {
 func TestWaitOutcomes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	holder := lockmw.New(srv.NewClient())
-	t.Cleanup(func() { _ = holder.Close() })
+	holder := locktest.New(t, srv.NewClient())
 	hctx, err := holder.Mutex("busy").Lock(t.Context())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = holder.Mutex("busy").Unlock(hctx) })
@@ -391,8 +391,7 @@ func TestMetricsAndTheLockNameOption(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tel := newTelemetry(t)
-			c := lockmw.New(srv.NewClient(), lockmw.WithHooks(tel.hooks(tt.opts...)), lockmw.WithWatchdogTimeout(300*time.Millisecond))
-			t.Cleanup(func() { _ = c.Close() })
+			c := locktest.New(t, srv.NewClient(), lockmw.WithHooks(tel.hooks(tt.opts...)), lockmw.WithWatchdogTimeout(300*time.Millisecond))
 			// Names of their own, for the subtests share a server.
 			first, second := fmt.Sprintf("orders:%d-1", i), fmt.Sprintf("orders:%d-2", i)
 			for _, lock := range []string{first, second} {
@@ -505,16 +504,14 @@ func TestCombinedWithUserHooks(t *testing.T) {
 		t.Parallel()
 		tel := newTelemetry(t)
 		user, rec := newUser(tel)
-		c := lockmw.New(srv.NewClient(), lockmw.WithHooks(lockmw.CombineHooks(tel.hooks(), user)))
-		t.Cleanup(func() { _ = c.Close() })
+		c := locktest.New(t, srv.NewClient(), lockmw.WithHooks(lockmw.CombineHooks(tel.hooks(), user)))
 		check(t, tel, rec, c, "combined:1", true)
 	})
 	t.Run("user hooks then otelhooks with two WithHooks", func(t *testing.T) {
 		t.Parallel()
 		tel := newTelemetry(t)
 		user, rec := newUser(tel)
-		c := lockmw.New(srv.NewClient(), lockmw.WithHooks(user), lockmw.WithHooks(tel.hooks()))
-		t.Cleanup(func() { _ = c.Close() })
+		c := locktest.New(t, srv.NewClient(), lockmw.WithHooks(user), lockmw.WithHooks(tel.hooks()))
 		check(t, tel, rec, c, "combined:2", false)
 	})
 }

@@ -262,8 +262,7 @@ func TestLockerRedisFailures(t *testing.T) {
 		} {
 			// go-redis and lockmw's clean-up would wait 20s: Lock must not.
 			rdb := srv.NewClient(func(o *redis.Options) { o.ReadTimeout = 20 * time.Second })
-			c := lockmw.New(rdb, lockmw.WithReleaseTimeout(20*time.Second))
-			t.Cleanup(func() { _ = c.Close() })
+			c := locktest.New(t, rdb, lockmw.WithReleaseTimeout(20*time.Second))
 			l := scheduler.NewLocker(c, tc.opts...)
 			require.NoError(t, srv.Pause())
 			type res struct{ err error }
@@ -443,8 +442,7 @@ func TestLockUnlockRetriesAFailedRelease(t *testing.T) {
 	rdb := srv.NewClient()
 	hook := &failingHook{}
 	rdb.AddHook(hook)
-	c := lockmw.New(rdb, lockmw.WithWatchdogTimeout(3*time.Second))
-	t.Cleanup(func() { _ = c.Close() })
+	c := locktest.New(t, rdb, lockmw.WithWatchdogTimeout(3*time.Second))
 	l := scheduler.NewLocker(c, scheduler.WithMinHold(0))
 	lk, err := l.Lock(ctx, "retry")
 	require.NoError(t, err)
