@@ -175,7 +175,7 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 		// The script may have run without our hearing of it: undo it in
 		// the background, or the hold would keep a level nobody can unlock.
 		c.wd.undoReentry(m, h.field, reqID)
-		return ctx, errors.Join(fmt.Errorf("lockmw: re-enter %q: %w", m.name, err), ctx.Err())
+		return ctx, withCtxErr(ctx, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err))
 	}
 	switch {
 	case n == -2: // undone by an earlier, abandoned try of this very request
@@ -282,7 +282,7 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 	r, err := m.firstTry(ctx, field, fieldArg, ttl, wait > 0)
 	if err != nil {
 		m.abandon(ctx, field)
-		return ctx, errors.Join(err, ctx.Err())
+		return ctx, withCtxErr(ctx, err)
 	}
 	if r.won {
 		if err := m.syncReplicas(ctx, field); err != nil {
@@ -332,7 +332,7 @@ func (m *Mutex) waitTurn(ctx context.Context, field string, fieldArg any, ttl, l
 		ns, ok, rc, err := hb.join(ctx, m, w, sent)
 		if err != nil {
 			m.abandon(ctx, field)
-			return 0, time.Time{}, errors.Join(fmt.Errorf("lockmw: subscribe for %q: %w", m.name, err), ctx.Err())
+			return 0, time.Time{}, withCtxErr(ctx, fmt.Errorf("lockmw: subscribe for %q: %w", m.name, err))
 		}
 		defer hb.leave(ns, w)
 		if !ok {
@@ -619,7 +619,7 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 			// called again. A retry still releases it at once.
 			h.end(endReleased, nil)
 		}
-		return fmt.Errorf("lockmw: unlock %q: %w", m.name, err)
+		return withCtxErr(rctx, fmt.Errorf("lockmw: unlock %q: %w", m.name, err))
 	}
 	lvl.released = true
 	h.addLevels(-1)
@@ -686,11 +686,11 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		vals, err := quorumRead(c, func(r redis.UniversalClient) (int64, error) {
 			return forceUnlockScript.Run(ctx, r, m.fullKeys("force"), "publish").Int64()
 		})
-		return slices.Contains(vals, 1), err
+		return slices.Contains(vals, 1), withCtxErr(ctx, err)
 	}
 	n, err := forceUnlockScript.Run(ctx, c.rdb, m.fullKeys("force"), c.publishCmd(ctx)).Int64()
 	if err != nil {
-		return false, fmt.Errorf("lockmw: force unlock %q: %w", m.name, err)
+		return false, withCtxErr(ctx, fmt.Errorf("lockmw: force unlock %q: %w", m.name, err))
 	}
 	return n == 1, nil
 }
@@ -702,10 +702,10 @@ func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
 	}
 	if c := m.c; c.isQuorum() {
 		vals, err := quorumRead(c, func(r redis.UniversalClient) (int64, error) { return r.Exists(ctx, m.k.lock).Result() })
-		return kthLargest(vals, c.need) == 1, err
+		return kthLargest(vals, c.need) == 1, withCtxErr(ctx, err)
 	}
 	n, err := m.c.rdb.Exists(ctx, m.k.lock).Result()
-	return n == 1, err
+	return n == 1, withCtxErr(ctx, err)
 }
 
 // IsHeld reports whether the owner carried by ctx holds the lock in Redis;
@@ -734,10 +734,10 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 	}
 	if c := m.c; c.isQuorum() {
 		vals, err := quorumRead(c, read)
-		return int(kthLargest(vals, c.need)), err
+		return int(kthLargest(vals, c.need)), withCtxErr(ctx, err)
 	}
 	n, err := read(m.c.rdb)
-	return int(n), err
+	return int(n), withCtxErr(ctx, err)
 }
 
 // TTL returns the lock's remaining time to live: 0 when it is not locked, -1
@@ -754,11 +754,11 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 			}
 			return d, err
 		})
-		return kthLargest(vals, c.need), err
+		return kthLargest(vals, c.need), withCtxErr(ctx, err)
 	}
 	d, err := m.c.rdb.PTTL(ctx, m.k.lock).Result()
 	if err != nil {
-		return 0, err
+		return 0, withCtxErr(ctx, err)
 	}
 	switch d {
 	case -2: // no key

@@ -1,0 +1,34 @@
+package lockmw
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ctxErr returns ctx's error, or context.DeadlineExceeded when ctx's
+// deadline has passed although ctx does not report it yet. go-redis (with
+// ContextTimeoutEnabled) sets a socket's deadline from ctx's, so a read can
+// fail with an i/o timeout a moment before ctx's own timer fires: the caller
+// must still see that its deadline ended the call.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// withCtxErr joins a failed call's err with ctxErr(ctx), unless err already
+// matches it: a context error is never swallowed by a network one.
+func withCtxErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctxErr(ctx); cerr != nil && !errors.Is(err, cerr) {
+		return errors.Join(err, cerr)
+	}
+	return err
+}
