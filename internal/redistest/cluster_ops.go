@@ -197,10 +197,11 @@ func (c *Cluster) Failover(ctx context.Context, replica *Server, mode string) er
 
 // KillMaster kills master with SIGKILL (see Server.Kill) and waits until the
 // cluster has promoted one of its replicas: every running node is
-// cluster_state:ok and agrees that the replica owns master's slots. It
-// returns the promoted replica. It fails without killing anything if master
-// has no running replica. The fail-over takes a few seconds
-// (cluster-node-timeout, then the replica's election delay).
+// cluster_state:ok, agrees that the replica owns master's slots, and flags
+// master as failed ("fail", not just "fail?"; see waitFailed). It returns
+// the promoted replica. It fails without killing anything if master has no
+// running replica. The fail-over takes a few seconds (cluster-node-timeout,
+// then the replica's election delay).
 func (c *Cluster) KillMaster(ctx context.Context, master *Server) (*Server, error) {
 	if c.ids[master] == "" {
 		return nil, errors.New("redistest: KillMaster: not a node of this cluster")
@@ -223,7 +224,34 @@ func (c *Cluster) KillMaster(ctx context.Context, master *Server) (*Server, erro
 	if err := c.waitOwner(ctx, what, replica, me.slots); err != nil {
 		return nil, fmt.Errorf("redistest: KillMaster: %w", err)
 	}
+	if err := c.waitFailed(ctx, master); err != nil {
+		return nil, fmt.Errorf("redistest: KillMaster: %w", err)
+	}
 	return replica, nil
+}
+
+// waitFailed polls until every running node flags the stopped node dead as
+// "fail". A node that has only its own suspicion ("fail?") still reports dead
+// as healthy elsewhere: in CLUSTER SHARDS a dead master keeps the role
+// "master", and only its health ("fail") tells it from the replica that
+// took its slots; Valkey 8 lists both in the same shard, as they share a
+// shard ID.
+func (c *Cluster) waitFailed(ctx context.Context, dead *Server) error {
+	id := c.ids[dead]
+	return poll(ctx, "every running node to flag "+dead.Addr()+" as failed", func() (bool, string) {
+		for _, s := range c.running() {
+			view, err := clusterNodes(ctx, s)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, e := range view {
+				if e.id == id && !e.has("fail") {
+					return false, fmt.Sprintf("%s sees %s with flags %s", s.Addr(), dead.Addr(), strings.Join(e.flags, ","))
+				}
+			}
+		}
+		return true, ""
+	})
 }
 
 // MigrateSlot moves slot, with its keys, from its owner to the master to, the
