@@ -181,6 +181,22 @@ func TestClusterTopologyChanges(t *testing.T) {
 	})
 }
 
+// With two replicas, the cluster elects one of them; KillMaster returns
+// whichever won.
+func TestKillMasterSeveralReplicas(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 2)
+	ctx := ctxTimeout(t, 30*time.Second)
+	victim := cl.Masters[0]
+	promoted, err := cl.KillMaster(ctx, victim)
+	require.NoError(t, err)
+	require.Contains(t, cl.Replicas[:2], promoted)
+	assert.False(t, victim.Running())
+	assertRole(t, ctx, promoted, "master", 0)
+	assertSlotOwner(t, ctx, cl, 0, promoted)
+	assertSlotOwner(t, ctx, cl, 16384/3-1, promoted)
+}
+
 // waitReplicated waits (WAIT) until every write to the masters so far is on
 // their replicas.
 func waitReplicated(t *testing.T, ctx context.Context, masters ...*redistest.Server) {
