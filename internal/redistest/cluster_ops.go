@@ -95,10 +95,21 @@ func (c *Cluster) CurrentMasters(ctx context.Context) ([]*Server, error) {
 // failing, as master sees it (or, if master is not running, as the first
 // running node that answers sees it). It fails if there is none.
 func (c *Cluster) ReplicaOf(ctx context.Context, master *Server) (*Server, error) {
-	id := c.ids[master]
-	if id == "" {
+	if c.ids[master] == "" {
 		return nil, errors.New("redistest: ReplicaOf: not a node of this cluster")
 	}
+	rs, err := c.replicasOf(ctx, master)
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// replicasOf returns all the running replicas of master that are not
+// flagged as failing, in the view ReplicaOf describes. It fails if there is
+// none.
+func (c *Cluster) replicasOf(ctx context.Context, master *Server) ([]*Server, error) {
+	id := c.ids[master]
 	order := c.running()
 	if i := slices.Index(order, master); i > 0 {
 		order[0], order[i] = order[i], order[0]
@@ -110,15 +121,19 @@ func (c *Cluster) ReplicaOf(ctx context.Context, master *Server) (*Server, error
 			errs = append(errs, err)
 			continue
 		}
+		var rs []*Server
 		for _, e := range view {
 			if e.master != id || !e.has("slave") || e.has("fail") || e.has("fail?") {
 				continue
 			}
 			if r := c.node(e.id); r != nil && r.Running() {
-				return r, nil
+				rs = append(rs, r)
 			}
 		}
-		return nil, fmt.Errorf("redistest: %s has no running replica in the view of %s", master.Addr(), s.Addr())
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("redistest: %s has no running replica in the view of %s", master.Addr(), s.Addr())
+		}
+		return rs, nil
 	}
 	return nil, fmt.Errorf("redistest: no running node answered CLUSTER NODES: %w", errors.Join(errs...))
 }
@@ -197,10 +212,13 @@ func (c *Cluster) Failover(ctx context.Context, replica *Server, mode string) er
 
 // KillMaster kills master with SIGKILL (see Server.Kill) and waits until the
 // cluster has promoted one of its replicas: every running node is
-// cluster_state:ok and agrees that the replica owns master's slots. It
-// returns the promoted replica. It fails without killing anything if master
-// has no running replica. The fail-over takes a few seconds
-// (cluster-node-timeout, then the replica's election delay).
+// cluster_state:ok, agrees that the replica owns master's slots, and flags
+// master as failed ("fail", not just "fail?"; see waitFailed). It returns
+// the promoted replica. If master has several replicas, the cluster picks
+// one (the best replication offset ranks first), so the promoted one is
+// known only once it has won its election. It fails without killing
+// anything if master has no running replica. The fail-over takes a few
+// seconds (cluster-node-timeout, then the replica's election delay).
 func (c *Cluster) KillMaster(ctx context.Context, master *Server) (*Server, error) {
 	if c.ids[master] == "" {
 		return nil, errors.New("redistest: KillMaster: not a node of this cluster")
@@ -212,18 +230,69 @@ func (c *Cluster) KillMaster(ctx context.Context, master *Server) (*Server, erro
 	if !me.has("master") || me.slots == "" {
 		return nil, fmt.Errorf("redistest: KillMaster: %s is not a master with slots (flags %s)", master.Addr(), strings.Join(me.flags, ","))
 	}
-	replica, err := c.ReplicaOf(ctx, master)
+	replicas, err := c.replicasOf(ctx, master)
 	if err != nil {
 		return nil, err
 	}
 	if err := master.Kill(); err != nil {
 		return nil, err
 	}
+	replica, err := c.waitPromoted(ctx, replicas)
+	if err != nil {
+		return nil, fmt.Errorf("redistest: KillMaster: %s: %w", master.Addr(), err)
+	}
 	what := fmt.Sprintf("%s to take over slots %s from the killed %s", replica.Addr(), me.slots, master.Addr())
 	if err := c.waitOwner(ctx, what, replica, me.slots); err != nil {
 		return nil, fmt.Errorf("redistest: KillMaster: %w", err)
 	}
+	if err := c.waitFailed(ctx, master); err != nil {
+		return nil, fmt.Errorf("redistest: KillMaster: %w", err)
+	}
 	return replica, nil
+}
+
+// waitPromoted polls until one of replicas is, by its own account, a master
+// with slots, and returns it.
+func (c *Cluster) waitPromoted(ctx context.Context, replicas []*Server) (*Server, error) {
+	var won *Server
+	err := poll(ctx, "one of its replicas to win the election", func() (bool, string) {
+		for _, r := range replicas {
+			me, err := myself(ctx, r)
+			if err != nil {
+				return false, err.Error()
+			}
+			if me.has("master") && me.slots != "" {
+				won = r
+				return true, ""
+			}
+		}
+		return false, "no replica is a master with slots yet"
+	})
+	return won, err
+}
+
+// waitFailed polls until every running node flags the stopped node dead as
+// "fail". A node that has only its own suspicion ("fail?") still reports dead
+// as healthy elsewhere: in CLUSTER SHARDS a dead master keeps the role
+// "master", and only its health ("fail") tells it from the replica that
+// took its slots; Valkey 8 lists both in the same shard, as they share a
+// shard ID.
+func (c *Cluster) waitFailed(ctx context.Context, dead *Server) error {
+	id := c.ids[dead]
+	return poll(ctx, "every running node to flag "+dead.Addr()+" as failed", func() (bool, string) {
+		for _, s := range c.running() {
+			view, err := clusterNodes(ctx, s)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, e := range view {
+				if e.id == id && !e.has("fail") {
+					return false, fmt.Sprintf("%s sees %s with flags %s", s.Addr(), dead.Addr(), strings.Join(e.flags, ","))
+				}
+			}
+		}
+		return true, ""
+	})
 }
 
 // MigrateSlot moves slot, with its keys, from its owner to the master to, the
