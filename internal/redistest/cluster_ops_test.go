@@ -187,7 +187,7 @@ func TestClusterTopologyChanges(t *testing.T) {
 func TestKillMasterSeveralReplicas(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 2)
-	ctx := ctxTimeout(t, 30*time.Second)
+	ctx := testsupport.CtxFor(t, 30*time.Second)
 	victim := cl.Masters[0]
 	promoted, err := cl.KillMaster(ctx, victim)
 	require.NoError(t, err)
