@@ -30,6 +30,35 @@ func lockAsync(ctx context.Context, m *lockmw.Mutex) <-chan error {
 	return got
 }
 
+// waiting polls until a waiter for name is queued and subscribed to the
+// name's channel on srv (a shard channel on a cluster node): it then has
+// the reply of its first attempt and waits in the loop that retries Redis
+// errors. Queued alone is not enough before a fault: the reply that queued
+// it may still be on its way, and a first attempt that fails returns.
+func waiting(t *testing.T, ctx context.Context, srv redis.UniversalClient, name string, sharded bool) {
+	t.Helper()
+	ch := "redisson_lock__channel:{" + name + "}"
+	testsupport.Eventually(t, 5*time.Second, "waiter queued and subscribed", func() bool {
+		if n, _ := srv.ZCard(ctx, "rlock_queue:{"+name+"}").Result(); n != 1 {
+			return false
+		}
+		if !sharded {
+			subs, _ := srv.PubSubNumSub(ctx, ch).Result()
+			return subs[ch] == 1
+		}
+		subs, _ := srv.PubSubShardNumSub(ctx, ch).Result()
+		return subs[ch] == 1
+	})
+}
+
+// waitingOn is waiting on the cluster node that serves name.
+func waitingOn(t *testing.T, ctx context.Context, cl *redistest.Cluster, name string) {
+	t.Helper()
+	node, err := cl.MasterFor(ctx, name)
+	require.NoError(t, err)
+	waiting(t, ctx, node.Client(), name, true)
+}
+
 // awaitErr fails the test unless ch yields a nil error within d.
 func awaitErr(t *testing.T, ch <-chan error, d time.Duration, what string) {
 	t.Helper()
@@ -75,10 +104,7 @@ func TestClusterMasterKilled(t *testing.T) {
 	}
 	// A waiter on a lock of the victim, subscribed through sharded pub/sub.
 	waiter := lockAsync(ctx, b.Mutex(names[0]))
-	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
-		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+names[0]+"}").Result()
-		return n == 1
-	})
+	waitingOn(t, ctx, cl, names[0])
 	// Replication reaches the replica before the kill.
 	_, err = cl.Client().Do(ctx, "wait", 1, 1000).Result()
 	_ = err
@@ -117,10 +143,7 @@ func TestClusterSlotMigratedUnderWaiter(t *testing.T) {
 	const name = "migrating"
 	h := locktest.MustLock(t, a.Mutex(name), ctx)
 	waiter := lockAsync(ctx, b.Mutex(name))
-	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
-		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
-		return n == 1
-	})
+	waitingOn(t, ctx, cl, name)
 	moveSlotAway(t, ctx, cl, name)
 	// The unlock runs on the new owner (MOVED) and hands the lock to the
 	// waiter, whose subscription moved with the slot.
@@ -139,10 +162,7 @@ func TestSentinelFailover(t *testing.T) {
 	h1 := locktest.MustLock(t, a.Mutex("sentinel-1"), ctx)
 	h2 := locktest.MustLock(t, a.Mutex("sentinel-2"), ctx)
 	waiter := lockAsync(ctx, b.Mutex("sentinel-2"))
-	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
-		n, _ := s.Client().ZCard(ctx, "rlock_queue:{sentinel-2}").Result()
-		return n == 1
-	})
+	waiting(t, ctx, s.Client(), "sentinel-2", false)
 	old, err := s.KillMaster(ctx)
 	require.NoError(t, err)
 	newMaster, err := s.WaitFailover(ctx, old)
@@ -176,10 +196,7 @@ func TestClusterManualFailoverUnderWaiter(t *testing.T) {
 	const name = "manual-failover"
 	h := locktest.MustLock(t, a.Mutex(name), ctx)
 	waiter := lockAsync(ctx, b.Mutex(name))
-	testsupport.Eventually(t, 5*time.Second, "waiter queued", func() bool {
-		n, _ := cl.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
-		return n == 1
-	})
+	waitingOn(t, ctx, cl, name)
 	master, err := cl.MasterFor(ctx, name)
 	require.NoError(t, err)
 	replica, err := cl.ReplicaOf(ctx, master)
