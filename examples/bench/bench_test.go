@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -73,7 +74,7 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 		t.Errorf("machine = %+v, want the redis version and own_server false with -addr", rep.Machine)
 	}
 	// rlock in every scenario, poll in uncontended and contended only.
-	if got, want := len(rep.Results), 6; got != want {
+	if got, want := len(rep.Results), 7; got != want {
 		t.Fatalf("%d results, want %d: %+v", got, want, rep.Results)
 	}
 
@@ -165,6 +166,62 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 	})
 }
 
+// The mixed scenario reports both sides of every pair. It does not check the
+// targets: until rlock's release wakes Redisson's waiters, the Redisson side
+// starves.
+func TestMixedReportsBothSidesOfEachPair(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cfg := tiny(srv.Addr())
+	cfg.scenarios = []string{"mixed"}
+	cfg.mixes = []mix{{1, 2}, {2, 1}}
+	rep := runJSON(t, cfg)
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d results, want one per pair: %+v", len(rep.Results), rep.Results)
+	}
+	for i, r := range rep.Results {
+		mx := cfg.mixes[i]
+		t.Run(mx.String(), func(t *testing.T) {
+			if r.Scenario != "mixed" || r.Params["rlock"] != fmt.Sprint(mx.rlock) || r.Params["redisson"] != fmt.Sprint(mx.redisson) {
+				t.Fatalf("result %d = %s %v, want mixed %s", i, r.Scenario, r.Params, mx)
+			}
+			m := r.Metrics
+			if m["rlock_holds"]+m["redisson_holds"] != m["holds"] || m["holds"] < 1 {
+				t.Errorf("holds: rlock %v + redisson %v != %v", m["rlock_holds"], m["redisson_holds"], m["holds"])
+			}
+			if m["overlapping_holds"] != 0 {
+				t.Errorf("%v holds overlapped another", m["overlapping_holds"])
+			}
+			n := float64(mx.rlock + mx.redisson)
+			for side, workers := range map[string]int{"rlock": mx.rlock, "redisson": mx.redisson} {
+				if got, want := m[side+"_fair_share"], round(float64(workers)/n, 4); got != want {
+					t.Errorf("%s fair share = %v, want %v", side, got, want)
+				}
+				if s := m[side+"_share"]; s < 0 || s > 1 {
+					t.Errorf("%s share = %v", side, s)
+				}
+				gap := m[side+"_longest_gap_us"]
+				if gap <= 0 || gap > float64(cfg.duration.Microseconds()) {
+					t.Errorf("%s longest gap = %vµs in a %v run", side, gap, cfg.duration)
+				}
+				if m[side+"_wait_p50_us"] > m[side+"_wait_p99_us"] || m[side+"_wait_p99_us"] > m[side+"_wait_max_us"] {
+					t.Errorf("%s waits: p50 %v p99 %v max %v", side, m[side+"_wait_p50_us"], m[side+"_wait_p99_us"], m[side+"_wait_max_us"])
+				}
+			}
+			if got := len(r.Breakdown["holds_per_worker"]); got != mx.rlock+mx.redisson {
+				t.Errorf("holds per worker: %v", r.Breakdown["holds_per_worker"])
+			}
+			var names []string
+			for _, tg := range r.Targets {
+				names = append(names, tg.Name)
+			}
+			if want := "redisson gap<=2s,redisson share>=0.25×fair,no overlapping holds"; strings.Join(names, ",") != want {
+				t.Errorf("targets %q, want %q", names, want)
+			}
+		})
+	}
+}
+
 func TestTextOutputHasOneLinePerScenario(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -212,7 +269,7 @@ func TestFlags(t *testing.T) {
 			cfg.think != time.Millisecond || cfg.duration != 5*time.Second || cfg.held != 10000 ||
 			cfg.watchdog != 3*time.Second || cfg.rounds != 3 || cfg.waiters != 1000 ||
 			cfg.pollMin != time.Millisecond || cfg.pollMax != 5*time.Millisecond ||
-			len(cfg.scenarios) != 4 || strings.Join(cfg.locks, ",") != "rlock" || cfg.addr != "" || cfg.json {
+			len(cfg.scenarios) != 5 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) || strings.Join(cfg.locks, ",") != "rlock" || cfg.addr != "" || cfg.json {
 			t.Errorf("defaults = %+v, want %+v", cfg, want)
 		}
 	})
@@ -223,6 +280,19 @@ func TestFlags(t *testing.T) {
 		}
 		if strings.Join(cfg.scenarios, ",") != "contended" || strings.Join(cfg.locks, ",") != "rlock,poll" || cfg.workers != 3 {
 			t.Errorf("got %+v", cfg)
+		}
+	})
+	t.Run("-mix all is every pair of 1, 2 and 4", func(t *testing.T) {
+		cfg, _, err := parseFlags([]string{"-scenario", "mixed", "-mix", "all"}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cfg.mixes) != 9 || cfg.mixes[0] != (mix{1, 1}) || cfg.mixes[8] != (mix{4, 4}) {
+			t.Errorf("mixes = %v", cfg.mixes)
+		}
+		cfg, _, err = parseFlags([]string{"-mix", "2:1"}, io.Discard)
+		if err != nil || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{2, 1}) {
+			t.Errorf("-mix 2:1 = %v, %v", cfg.mixes, err)
 		}
 	})
 	t.Run("-h asks for help", func(t *testing.T) {
@@ -241,6 +311,10 @@ func TestFlags(t *testing.T) {
 		{"-workers", "1"},
 		{"-watchdog", "1ms"},
 		{"-poll-min", "5ms", "-poll-max", "1ms"},
+		{"-mix", "0:4"},
+		{"-mix", "4"},
+		{"-mix", "4:4:4"},
+		{"-mix", "a:b"},
 		{"extra"},
 	} {
 		t.Run("rejects "+strings.Join(args, " "), func(t *testing.T) {

@@ -56,6 +56,18 @@
 //     connections per client (CLIENT LIST, sub>0 or ssub>0), wake-up latency
 //     (Unlock of name i called → its waiter's Lock returns). Target: one
 //     pub/sub connection for the waiting client.
+//   - mixed: rlock workers and Redisson workers (internal/redisson: each its
+//     own Redisson process, waiting as Redisson 4.x's RLock.lock() does, on
+//     "0" or the holder's TTL) contend on one name for -duration, holding it
+//     -hold and pausing a uniform 0 to 2×-think between turns; -mix N:M
+//     sets N rlock and M Redisson workers, -mix all runs every pair of 1, 2
+//     and 4, one line each. Per side: holds, share of the holds against its
+//     fair share (its workers / all workers), the longest gap without a
+//     hold (from the start or the side's previous release to its next
+//     acquisition, or to the end), wait p50/p99/max (a Lock still waiting at
+//     the end counts until the end); and holds that overlapped. Targets,
+//     for the Redisson side: longest gap ≤ 2 s, share ≥ 0.25 × fair share;
+//     no overlapping holds.
 //
 // -lock poll runs uncontended and contended with a polling lock written here
 // for comparison (SET NX PX, retry every -poll-min..-poll-max, release with a
@@ -65,7 +77,7 @@
 // # Flags
 //
 //	-addr host:port   use this Redis instead of starting one
-//	-scenario s       all, uncontended, contended, many-held or many-waiters (default all)
+//	-scenario s       all, uncontended, contended, many-held, many-waiters or mixed (default all)
 //	-lock l           rlock, poll or both (default rlock)
 //	-json             print one JSON document instead of text lines
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
@@ -75,6 +87,8 @@
 //	-held, -watchdog, -rounds
 //	                  many-held: 10000 locks, 3s watchdog (renewal every 1s), 3 intervals
 //	-waiters          many-waiters: 1000 names and waiters
+//	-mix N:M, -mix all
+//	                  mixed: rlock and Redisson workers (4:4); all: each of 1, 2, 4 against each
 //	-poll-min, -poll-max
 //	                  the polling lock's retry interval range (1ms, 5ms)
 //	-cpuprofile, -memprofile file
@@ -195,12 +209,14 @@ type config struct {
 
 	waiters int
 
+	mixes []mix
+
 	pollMin, pollMax time.Duration
 }
 
 type profiles struct{ cpu, mem string }
 
-var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters"}
+var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters", "mixed"}
 
 // defaultConfig is what the flags default to.
 func defaultConfig() config {
@@ -218,6 +234,7 @@ func defaultConfig() config {
 		watchdog:  3 * time.Second,
 		rounds:    3,
 		waiters:   1000,
+		mixes:     []mix{{4, 4}},
 		pollMin:   time.Millisecond,
 		pollMax:   5 * time.Millisecond,
 	}
@@ -232,7 +249,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		fmt.Fprintln(stderr, "usage: go run ./examples/bench [flags]\n\nMeasures rlock against a redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held or many-waiters")
+	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held, many-waiters or mixed")
 	lock := fs.String("lock", "rlock", "rlock, poll (a SET NX PX polling lock, for comparison) or both")
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
@@ -240,13 +257,14 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	fs.IntVar(&cfg.runs, "runs", cfg.runs, "uncontended: alternating runs of lock+unlock and of the floor")
 	fs.IntVar(&cfg.block, "block", cfg.block, "uncontended: within a run, lock+unlock and the floor take turns every this many pairs")
 	fs.IntVar(&cfg.workers, "workers", cfg.workers, "contended: workers, each with its own Client")
-	fs.DurationVar(&cfg.hold, "hold", cfg.hold, "contended: how long a worker holds the lock")
-	fs.DurationVar(&cfg.think, "think", cfg.think, "contended: pause between a worker's turns")
-	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "contended: length of the run")
+	fs.DurationVar(&cfg.hold, "hold", cfg.hold, "contended and mixed: how long a worker holds the lock")
+	fs.DurationVar(&cfg.think, "think", cfg.think, "contended: pause between a worker's turns; mixed: the mean pause (uniform from 0 to twice this)")
+	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "contended and mixed: length of the run")
 	fs.IntVar(&cfg.held, "held", cfg.held, "many-held: locks held at once")
 	fs.DurationVar(&cfg.watchdog, "watchdog", cfg.watchdog, "many-held: watchdog timeout (renewal every third of it)")
 	fs.IntVar(&cfg.rounds, "rounds", cfg.rounds, "many-held: renewal intervals to hold the locks for")
 	fs.IntVar(&cfg.waiters, "waiters", cfg.waiters, "many-waiters: names, each with one waiting goroutine")
+	mixFlag := fs.String("mix", "4:4", "mixed: N:M, N rlock workers and M Redisson workers, or all (each of 1, 2, 4 against each)")
 	fs.DurationVar(&cfg.pollMin, "poll-min", cfg.pollMin, "polling lock: shortest retry interval")
 	fs.DurationVar(&cfg.pollMax, "poll-max", cfg.pollMax, "polling lock: longest retry interval")
 	fs.StringVar(&prof.cpu, "cpuprofile", "", "write a CPU profile to this file")
@@ -260,11 +278,16 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	switch *scenario {
 	case "all":
 		cfg.scenarios = allScenarios
-	case "uncontended", "contended", "many-held", "many-waiters":
+	case "uncontended", "contended", "many-held", "many-waiters", "mixed":
 		cfg.scenarios = []string{*scenario}
 	default:
-		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held or many-waiters", *scenario)
+		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters or mixed", *scenario)
 	}
+	mixes, err := parseMix(*mixFlag)
+	if err != nil {
+		return cfg, prof, err
+	}
+	cfg.mixes = mixes
 	switch *lock {
 	case "rlock", "poll":
 		cfg.locks = []string{*lock}
@@ -274,6 +297,18 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		return cfg, prof, fmt.Errorf("-lock %q: want rlock, poll or both", *lock)
 	}
 	return cfg, prof, cfg.validate()
+}
+
+// parseMix parses -mix: "all", or "N:M" with N and M at least 1.
+func parseMix(s string) ([]mix, error) {
+	if s == "all" {
+		return allMixes(), nil
+	}
+	var m mix
+	if _, err := fmt.Sscanf(s, "%d:%d", &m.rlock, &m.redisson); err != nil || m.String() != s || m.rlock < 1 || m.redisson < 1 {
+		return nil, fmt.Errorf("-mix %q: want N:M (rlock and Redisson workers, each at least 1) or all", s)
+	}
+	return []mix{m}, nil
 }
 
 func (c config) validate() error {

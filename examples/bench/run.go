@@ -93,22 +93,17 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		fmt.Fprintf(out, "# %s, %d CPUs (GOMAXPROCS %d), %s, redis %s at %s, load average %s\n",
 			m.CPU, m.NumCPU, m.GOMAXPROCS, m.Go, m.Redis, m.Addr, m.LoadAtStart)
 	}
-	for _, sc := range cfg.scenarios {
-		for _, lk := range cfg.locks {
-			if lk == "poll" && len(cfg.locks) > 1 && (sc == "many-held" || sc == "many-waiters") {
-				continue // nothing to compare: say it once, for -lock poll alone
-			}
-			r, err := runScenario(ctx, e, cfg, sc, lk)
-			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted during %s (%s): %w", sc, lk, context.Cause(ctx))
-			}
-			if err != nil {
-				return fmt.Errorf("%s (%s): %w", sc, lk, err)
-			}
-			rep.Results = append(rep.Results, r)
-			if !cfg.json {
-				fmt.Fprintln(out, r.text())
-			}
+	for _, j := range jobs(cfg) {
+		r, err := runScenario(ctx, e, cfg, j)
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted during %s: %w", j, context.Cause(ctx))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", j, err)
+		}
+		rep.Results = append(rep.Results, r)
+		if !cfg.json {
+			fmt.Fprintln(out, r.text())
 		}
 	}
 	rep.Machine.LoadAtFinish = loadAvg()
@@ -121,24 +116,63 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	return nil
 }
 
-func runScenario(ctx context.Context, e *env, cfg config, scenario, lock string) (*result, error) {
-	switch scenario {
+// job is one line of the report: a scenario with one lock, and for mixed
+// one pair of rlock and Redisson workers.
+type job struct {
+	scenario, lock string
+	mix            mix
+}
+
+func (j job) String() string {
+	if j.scenario == "mixed" {
+		return fmt.Sprintf("%s %s (%s)", j.scenario, j.mix, j.lock)
+	}
+	return fmt.Sprintf("%s (%s)", j.scenario, j.lock)
+}
+
+// jobs lists the runs cfg asks for, in order.
+func jobs(cfg config) []job {
+	var js []job
+	for _, sc := range cfg.scenarios {
+		for _, lk := range cfg.locks {
+			if lk == "poll" && len(cfg.locks) > 1 && (sc == "many-held" || sc == "many-waiters" || sc == "mixed") {
+				continue // nothing to compare: say it once, for -lock poll alone
+			}
+			if sc != "mixed" || lk != "rlock" {
+				js = append(js, job{scenario: sc, lock: lk})
+				continue
+			}
+			for _, m := range cfg.mixes {
+				js = append(js, job{scenario: sc, lock: lk, mix: m})
+			}
+		}
+	}
+	return js
+}
+
+func runScenario(ctx context.Context, e *env, cfg config, j job) (*result, error) {
+	switch j.scenario {
 	case "uncontended":
-		return runUncontended(ctx, e, cfg, lock)
+		return runUncontended(ctx, e, cfg, j.lock)
 	case "contended":
-		return runContended(ctx, e, cfg, lock)
+		return runContended(ctx, e, cfg, j.lock)
 	case "many-held":
-		if lock != "rlock" {
-			return skipped(scenario, lock, "the polling lock has no watchdog"), nil
+		if j.lock != "rlock" {
+			return skipped(j.scenario, j.lock, "the polling lock has no watchdog"), nil
 		}
 		return runManyHeld(ctx, e, cfg)
 	case "many-waiters":
-		if lock != "rlock" {
-			return skipped(scenario, lock, "the polling lock has no pub/sub"), nil
+		if j.lock != "rlock" {
+			return skipped(j.scenario, j.lock, "the polling lock has no pub/sub"), nil
 		}
 		return runManyWaiters(ctx, e, cfg)
+	case "mixed":
+		if j.lock != "rlock" {
+			return skipped(j.scenario, j.lock, "the polling lock does not speak Redisson's protocol"), nil
+		}
+		return runMixed(ctx, e, cfg, j.mix)
 	}
-	return nil, fmt.Errorf("unknown scenario %q", scenario)
+	return nil, fmt.Errorf("unknown scenario %q", j.scenario)
 }
 
 func cpuModel() string {

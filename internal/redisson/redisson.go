@@ -1,11 +1,3 @@
-// Package redisson speaks Redisson's RLock protocol from Go, for rlock's
-// tests and load tool: a Java service's lock, played on the wire, to check
-// that rlock and Redisson exclude and wake each other, and to measure what
-// Redisson's own scripts cost beside rlock's.
-//
-// The scripts follow Redisson's RLock as described in the seed documents
-// (4.x's one-branch acquire; the unlock with its latch that publishes "0" on
-// redisson_lock__channel:{name}). They are not rlock's scripts.
 package redisson
 
 import (
@@ -16,15 +8,21 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	acquireScript = redis.NewScript(`
+// acquireScriptSource is RedissonLock.tryLockInnerAsync's script: nil when
+// acquired or re-entered, else the holder's pttl.
+const acquireScriptSource = `
 if ((redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then
   redis.call('hincrby', KEYS[1], ARGV[2], 1);
   redis.call('pexpire', KEYS[1], ARGV[1]);
   return nil;
 end;
-return redis.call('pttl', KEYS[1]);`)
-	unlockScript = redis.NewScript(`
+return redis.call('pttl', KEYS[1]);`
+
+// Redisson's scripts, as RedissonLock.java sends them: unlockScript is
+// unlockInnerAsync's.
+var (
+	acquireScript = redis.NewScript(acquireScriptSource)
+	unlockScript  = redis.NewScript(`
 local val = redis.call('get', KEYS[3]);
 if val ~= false then return tonumber(val); end;
 if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end;
@@ -57,6 +55,30 @@ func TryAcquire(ctx context.Context, rdb redis.Scripter, name, field string, ttl
 // requestID: 1 when released, 0 when levels remain, redis.Nil when field did
 // not hold it. A released lock publishes "0" on Channel(name).
 func Unlock(ctx context.Context, rdb redis.Scripter, name, field, requestID string) (int64, error) {
-	keys := []string{name, Channel(name), "redisson_unlock_latch:{" + name + "}:" + requestID}
-	return unlockScript.Run(ctx, rdb, keys, 0, 30000, field, "publish", 3000).Int64()
+	args := unlockArgs(field, WatchdogTimeout, 3*time.Second)
+	return unlockScript.Run(ctx, rdb, unlockKeys(name, requestID), args...).Int64()
+}
+
+// WatchdogTimeout is Redisson's default lockWatchdogTimeout: the lease of a
+// lock taken without one, and the TTL an unlock that leaves levels sets.
+const WatchdogTimeout = 30 * time.Second
+
+// unlockLatchTTL is how long a [Lock.Unlock]'s latch may live (it deletes it
+// after the script): Redisson's (timeout + retry delay) × retry attempts,
+// with 4.x's defaults (3 s + 1 to 2 s) × 4.
+const unlockLatchTTL = 18 * time.Second
+
+// LatchKey is Redisson's unlock latch key of requestID (getUnlockLatchName).
+func LatchKey(name, requestID string) string {
+	return "redisson_unlock_latch:{" + name + "}:" + requestID
+}
+
+func unlockKeys(name, requestID string) []string {
+	return []string{name, Channel(name), LatchKey(name, requestID)}
+}
+
+// unlockArgs are the unlock script's ARGV: the message, the lease an unlock
+// that leaves levels sets, the field, the publish command, the latch's TTL.
+func unlockArgs(field string, lease, latchTTL time.Duration) []any {
+	return []any{0, lease.Milliseconds(), field, "publish", latchTTL.Milliseconds()}
 }

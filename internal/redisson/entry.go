@@ -1,0 +1,85 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// unlockMessage is LockPubSub.UNLOCK_MESSAGE, what an unlock publishes.
+const unlockMessage = "0"
+
+// entry is one process's subscription to one lock's channel, shared by the
+// threads waiting on that lock (RedissonLockEntry, with the listener that
+// PublishSubscribe.createListener adds and LockPubSub.onMessage runs).
+//
+// Its fields other than latch are guarded by the Client's mutex.
+type entry struct {
+	latch   *latch
+	threads int           // threads subscribed (RedissonLockEntry.counter)
+	ready   chan struct{} // closed once subscribed, or failing to
+	err     error         // why subscribing failed; set before ready closes
+	ps      *redis.PubSub // nil until subscribed
+	done    chan struct{} // closed when listen returns
+}
+
+func newEntry() *entry {
+	return &entry{latch: newLatch(), threads: 1, ready: make(chan struct{}), done: make(chan struct{})}
+}
+
+// subscribe subscribes to channel and waits for the server's confirmation,
+// as Redisson's subscribe future completes only then. It does not start
+// listening.
+func (e *entry) subscribe(ctx context.Context, rdb Redis, channel string) (*redis.PubSub, error) {
+	ps := rdb.Subscribe(ctx, channel)
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		return nil, err
+	}
+	return ps, nil
+}
+
+// listen releases one latch permit for each "0" on ps, until ps is closed
+// (LockPubSub.onMessage: one tryRunListener and one release per message).
+// After a network error go-redis reconnects and subscribes again, as
+// Redisson does; listen goes on.
+func (e *entry) listen(ps *redis.PubSub) {
+	defer close(e.done)
+	for {
+		msg, err := ps.ReceiveMessage(context.Background())
+		switch {
+		case errors.Is(err, redis.ErrClosed):
+			return // the last thread left, or the Client closed
+		case err != nil:
+			time.Sleep(reconnectPause)
+		case msg.Payload == unlockMessage:
+			e.latch.release()
+		}
+	}
+}
+
+// reconnectPause spaces listen's attempts while the server is unreachable.
+const reconnectPause = 10 * time.Millisecond
+
+// wait returns once the subscription is confirmed, with the error of
+// subscribing, or ctx's error.
+func (e *entry) wait(ctx context.Context) error {
+	select {
+	case <-e.ready:
+		return e.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close unsubscribes and waits for listen to return. Call it once ready is
+// closed, and once.
+func (e *entry) close() {
+	if e.ps == nil {
+		return // subscribing failed
+	}
+	_ = e.ps.Close()
+	<-e.done
+}

@@ -1,0 +1,38 @@
+package redisson_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-rlock/rlock/internal/redisson"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// Two Redisson processes take turns on one lock: the second waits until the
+// first's unlock publishes "0".
+func ExampleClient() {
+	srv, err := redistest.Launch(redistest.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	java1, java2 := redisson.NewClient(rdb), redisson.NewClient(rdb)
+	defer java1.Close()
+	defer java2.Close()
+
+	first, second := java1.GetLock("invoice:42"), java2.GetLock("invoice:42")
+	_ = first.Lock(ctx, 1, 0)
+	done := make(chan error)
+	go func() { done <- second.Lock(ctx, 1, 0) }() // waits for the "0"
+	_ = first.Unlock(ctx, 1)
+	fmt.Println("second holds it:", <-done == nil)
+	fmt.Println(second.Unlock(ctx, 1), second.Unlock(ctx, 1))
+	// Output:
+	// second holds it: true
+	// <nil> redisson: attempt to unlock lock, not locked by current thread
+}
