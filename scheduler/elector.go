@@ -30,8 +30,8 @@ var _ gocron.Elector = (*Elector)(nil)
 // An Elector is safe for concurrent use; concurrent IsLeader calls of a
 // non-leader make one acquisition attempt at a time.
 type Elector struct {
-	m    *lockmw.Mutex
-	opt  options
+	m   *lockmw.Mutex
+	opt options
 
 	mu        sync.Mutex
 	closed    bool
