@@ -48,13 +48,7 @@ func (o *callOptions) invalid(err error) {
 // negative d is call-time data, not configuration: the call returns an error
 // matching [ErrInvalidArgument] and fn is not run.
 func WithWait(d time.Duration) CallOption {
-	return func(o *callOptions) {
-		if d < 0 {
-			o.invalid(fmt.Errorf("%w: WithWait(%v): negative wait", ErrInvalidArgument, d))
-			return
-		}
-		o.wait = d
-	}
+	return durationOption("WithWait", "wait", d, func(o *callOptions) *time.Duration { return &o.wait })
 }
 
 // WithLease sets the lease of the lock, as the lease of [Mutex.TryLock]:
@@ -65,12 +59,18 @@ func WithWait(d time.Duration) CallOption {
 // returns. A negative d makes the call return an error matching
 // [ErrInvalidArgument] without running fn.
 func WithLease(d time.Duration) CallOption {
+	return durationOption("WithLease", "lease", d, func(o *callOptions) *time.Duration { return &o.lease })
+}
+
+// durationOption is the CallOption name(d): it sets the duration field
+// returns, or makes the call fail with ErrInvalidArgument when d is negative.
+func durationOption(name, what string, d time.Duration, field func(*callOptions) *time.Duration) CallOption {
 	return func(o *callOptions) {
 		if d < 0 {
-			o.invalid(fmt.Errorf("%w: WithLease(%v): negative lease", ErrInvalidArgument, d))
+			o.invalid(fmt.Errorf("%w: %s(%v): negative %s", ErrInvalidArgument, name, d, what))
 			return
 		}
-		o.lease = d
+		*field(o) = d
 	}
 }
 
@@ -108,13 +108,7 @@ func WithAcquireContext(actx context.Context) CallOption {
 // whose clocks differ. The default is 0: release at once. A negative d makes
 // the call return an error matching [ErrInvalidArgument] without running fn.
 func WithMinHold(d time.Duration) CallOption {
-	return func(o *callOptions) {
-		if d < 0 {
-			o.invalid(fmt.Errorf("%w: WithMinHold(%v): negative minimum hold", ErrInvalidArgument, d))
-			return
-		}
-		o.minHold = d
-	}
+	return durationOption("WithMinHold", "minimum hold", d, func(o *callOptions) *time.Duration { return &o.minHold })
 }
 
 // WithReleaseRetry retries, in the background, a release that failed for a
