@@ -8,7 +8,6 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/go-rlock/rlock/internal/unlockretry"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -64,16 +63,13 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 // the task is retried; with a dedup window the retry sees the mark and is
 // skipped.
 //
-// New panics if c is nil or an option is invalid.
+// New panics if c is nil, an option is nil or an option's value is invalid
+// (see [Option]).
 func New(c *lockmw.Client, opts ...Option) asynq.MiddlewareFunc {
 	if c == nil {
 		panic("asynqmw: New(nil): a lockmw.Client is required")
 	}
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
-	mw := &middleware{c: c, o: o}
+	mw := &middleware{c: c, o: newOptions(opts)}
 	return func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 			return mw.process(ctx, t, next)
@@ -86,81 +82,106 @@ type middleware struct {
 	o options
 }
 
-func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Handler) (err error) {
+// A run is one attempt of a task under its key's lock.
+type run struct {
+	mw         *middleware
+	t          *asynq.Task
+	next       asynq.Handler
+	key        string
+	locked     bool // the lock was taken
+	ran        bool // the handler ran
+	succeeded  bool // the handler succeeded and the dedup mark (when on) was written
+	lockedName string
+}
+
+// process runs the task's attempt through lockmw.WithLock, which releases the
+// lock also when the handler panics and retries a failed release in the
+// background (unlockRetry).
+func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Handler) error {
 	key := mw.o.key(ctx, t)
 	if key == "" {
 		return next.ProcessTask(ctx, t)
 	}
 	m := mw.c.Mutex(mw.o.prefix + "lock:" + key)
-	hctx, err := m.TryLock(ctx, mw.o.wait, 0)
-	if err != nil {
+	r := &run{mw: mw, t: t, next: next, key: key, lockedName: m.Name()}
+	err := lockmw.WithLock(ctx, m, r.work, lockmw.WithWait(mw.o.wait), unlockRetry)
+	if !r.locked {
 		return mw.lockFailed(ctx, t, m.Name(), err)
 	}
+	return r.result(err)
+}
 
-	lost := func() bool { return errors.Is(context.Cause(hctx), lockmw.ErrLockLost) }
-	ran, succeeded := false, false
-	defer func() {
-		uerr := unlock(m, hctx, mw.c.Done())
-		switch {
-		case uerr == nil:
-		case errors.Is(uerr, lockmw.ErrLockLost):
-			if ran && !errors.Is(err, lockmw.ErrLockLost) {
-				// The loss went unnoticed until now: the handler may have
-				// overlapped another run, so retry (a dedup mark, if set,
-				// makes the retry a no-op).
-				err = errors.Join(err, fmt.Errorf("asynqmw: task %q: %w", t.Type(), uerr))
-			}
-		case succeeded:
-			err = errors.Join(fmt.Errorf("asynqmw: task %q succeeded, but unlocking %q failed: %w", t.Type(), m.Name(), uerr), asynq.RevokeTask)
-		default:
-			err = errors.Join(err, fmt.Errorf("asynqmw: task %q: unlocking %q: %w", t.Type(), m.Name(), uerr))
-		}
-	}()
+// unlockRetry is the back-off of a release retried after a Redis error: 10
+// attempts over about 25s, until one succeeds, the hold is found lost (the
+// key expired meanwhile) or the lockmw.Client is closed.
+var unlockRetry = lockmw.WithReleaseRetry(100*time.Millisecond, 5*time.Second, 10)
 
-	doneKey := mw.o.prefix + "done:" + key
-	if mw.o.dedup > 0 {
-		n, xerr := mw.c.Redis().Exists(hctx, doneKey).Result()
-		if xerr != nil {
-			if lost() {
-				xerr = errors.Join(xerr, context.Cause(hctx))
-			}
-			return fmt.Errorf("asynqmw: task %q: checking dedup mark %q: %w", t.Type(), doneKey, xerr)
+// work is the work done under the lock: the dedup check, the handler and
+// the dedup mark.
+func (r *run) work(hctx context.Context) error {
+	r.locked = true
+	t, o := r.t, r.mw.o
+	doneKey := o.prefix + "done:" + r.key
+	if o.dedup > 0 {
+		n, err := r.mw.c.Redis().Exists(hctx, doneKey).Result()
+		if err != nil {
+			return fmt.Errorf("asynqmw: task %q: checking dedup mark %q: %w", t.Type(), doneKey, err)
 		}
 		if n > 0 {
 			return nil
 		}
 	}
-
-	ran = true
-	herr := next.ProcessTask(hctx, t)
-	if lost() {
-		if herr == nil {
-			herr = fmt.Errorf("asynqmw: task %q: handler returned after the lock was lost", t.Type())
-		}
-		if !errors.Is(herr, lockmw.ErrLockLost) {
-			herr = errors.Join(herr, context.Cause(hctx))
-		}
-		return herr
+	r.ran = true
+	if err := r.next.ProcessTask(hctx, t); err != nil {
+		return err
 	}
-	if herr != nil {
-		if cause := context.Cause(hctx); ctx.Err() == nil && cause != nil && !errors.Is(herr, cause) {
-			herr = errors.Join(herr, cause) // the hold ended under the handler: Client.Close
-		}
-		return herr
+	if errors.Is(context.Cause(hctx), lockmw.ErrLockLost) {
+		return fmt.Errorf("asynqmw: task %q: handler returned after the lock was lost", t.Type())
 	}
-	if mw.o.dedup > 0 {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
-		serr := mw.c.Redis().Set(sctx, doneKey, "1", mw.o.dedup).Err()
+	if o.dedup > 0 {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(hctx), bookkeepingTimeout)
+		err := r.mw.c.Redis().Set(sctx, doneKey, "1", o.dedup).Err()
 		cancel()
-		if serr != nil {
-			return errors.Join(fmt.Errorf("asynqmw: task %q succeeded, but writing dedup mark %q failed: %w", t.Type(), doneKey, serr), asynq.RevokeTask)
+		if err != nil {
+			return errors.Join(fmt.Errorf("asynqmw: task %q succeeded, but writing dedup mark %q failed: %w", t.Type(), doneKey, err), asynq.RevokeTask)
 		}
 	}
-	succeeded = true
+	r.succeeded = true
 	return nil
 }
 
-// lockFailed turns a failed TryLock into the task's result.
+// result turns WithLock's error, once the lock was taken, into the task's:
+// a loss is told with an error of the work (with none, the work was a dedup
+// skip or succeeded before Client.Close); a release that found the lock lost
+// after the handler ran makes asynq retry the task; a release that failed
+// after the handler succeeded revokes the task, so that it never runs twice.
+func (r *run) result(err error) error {
+	he, ok := errors.AsType[*lockmw.HoldError](err)
+	if !ok || he.Name != r.lockedName {
+		return err
+	}
+	res := he.Err
+	if he.Lost != nil && res != nil && !errors.Is(res, he.Lost) {
+		res = errors.Join(res, he.Lost)
+	}
+	switch rel := he.Release; {
+	case rel == nil:
+	case errors.Is(rel, lockmw.ErrLockLost):
+		if r.ran && !errors.Is(res, lockmw.ErrLockLost) {
+			// The loss went unnoticed until now: the handler may have
+			// overlapped another run, so retry (a dedup mark, if set, makes
+			// the retry a no-op).
+			res = errors.Join(res, fmt.Errorf("asynqmw: task %q: %w", r.t.Type(), rel))
+		}
+	case r.succeeded:
+		res = errors.Join(fmt.Errorf("asynqmw: task %q succeeded, but unlocking %q failed: %w", r.t.Type(), r.lockedName, rel), asynq.RevokeTask)
+	default:
+		res = errors.Join(res, fmt.Errorf("asynqmw: task %q: unlocking %q: %w", r.t.Type(), r.lockedName, rel))
+	}
+	return res
+}
+
+// lockFailed turns a failed acquisition into the task's result.
 func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, name string, err error) error {
 	switch {
 	case errors.Is(err, lockmw.ErrNotAcquired):
@@ -174,16 +195,3 @@ func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, name string
 		return fmt.Errorf("asynqmw: task %q: locking %q: %w", t.Type(), name, err)
 	}
 }
-
-// unlock releases the hold. When the release fails for a Redis error, lockmw
-// stops renewing the lock but leaves it in Redis until its TTL runs out, and
-// the next task of the key would wait that long: so unlock retries in the
-// background (unlockretry) until the release succeeds, the hold is found lost
-// (the key expired meanwhile), unlockRetry.Tries attempts have failed, or the
-// lockmw.Client is closed (done).
-func unlock(m *lockmw.Mutex, hctx context.Context, done <-chan struct{}) error {
-	return unlockretry.Do(hctx, func() error { return m.Unlock(hctx) }, done, unlockRetry, nil)
-}
-
-// unlockRetry is the back-off of an unlock retried after a Redis error.
-var unlockRetry = unlockretry.Policy{First: 100 * time.Millisecond, Max: 5 * time.Second, Tries: 10}

@@ -8,7 +8,10 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// Option configures the middleware made by [New].
+// Option configures the middleware made by [New]. New applies the options in
+// order, then checks the result once: an invalid value, or a nil Option,
+// makes it panic with one line naming the option and the value. Option
+// constructors never panic.
 type Option func(*options)
 
 // BusyPolicy says what the middleware does with a task whose key is held by
@@ -46,12 +49,40 @@ type options struct {
 	prefix string
 }
 
-func defaultOptions() options {
-	return options{
+// newOptions applies opts over the defaults, in order, then checks the
+// result once; it panics, with one line naming the option and the value, on
+// a nil Option or an invalid value.
+func newOptions(opts []Option) options {
+	o := options{
 		key:    DefaultKey,
 		onBusy: Retry,
 		prefix: DefaultKeyPrefix,
 	}
+	for _, opt := range opts {
+		if opt == nil {
+			panic("asynqmw: New: nil Option")
+		}
+		opt(&o)
+	}
+	if msg := o.invalid(); msg != "" {
+		panic("asynqmw: " + msg)
+	}
+	return o
+}
+
+// invalid describes the first invalid value of o, "" when there is none.
+func (o *options) invalid() string {
+	switch {
+	case o.key == nil:
+		return "WithKey(nil): a key function is required"
+	case o.wait < 0:
+		return fmt.Sprintf("WithWait(%v): must not be negative", o.wait)
+	case o.onBusy != Retry && o.onBusy != Skip:
+		return fmt.Sprintf("WithOnBusy(%v): must be Retry or Skip", o.onBusy)
+	case o.dedup < 0:
+		return fmt.Sprintf("WithDedupWindow(%v): must not be negative", o.dedup)
+	}
+	return ""
 }
 
 // WithKey sets the function that gives a task its key: tasks with the same
@@ -61,12 +92,7 @@ func defaultOptions() options {
 // de-duplication). The default is [DefaultKey]: the task type and a hash of
 // the payload. A nil f panics in New.
 func WithKey(f func(ctx context.Context, t *asynq.Task) string) Option {
-	return func(o *options) {
-		if f == nil {
-			panic("asynqmw: WithKey(nil): a key function is required")
-		}
-		o.key = f
-	}
+	return func(o *options) { o.key = f }
 }
 
 // WithWait sets how long a task waits for its key when another task holds
@@ -75,23 +101,13 @@ func WithKey(f func(ctx context.Context, t *asynq.Task) string) Option {
 // prefer a short wait and let Retry hand the task back to the queue. The
 // default is 0: a single attempt, no wait. A negative d panics in New.
 func WithWait(d time.Duration) Option {
-	return func(o *options) {
-		if d < 0 {
-			panic(fmt.Sprintf("asynqmw: WithWait(%v): must not be negative", d))
-		}
-		o.wait = d
-	}
+	return func(o *options) { o.wait = d }
 }
 
 // WithOnBusy sets what happens to a task whose key stayed busy for the whole
 // wait: [Retry] (the default) or [Skip]. Any other value panics in New.
 func WithOnBusy(p BusyPolicy) Option {
-	return func(o *options) {
-		if p != Retry && p != Skip {
-			panic(fmt.Sprintf("asynqmw: WithOnBusy(%v): must be Retry or Skip", p))
-		}
-		o.onBusy = p
-	}
+	return func(o *options) { o.onBusy = p }
 }
 
 // WithDedupWindow turns on de-duplication: after the handler succeeds for key
@@ -102,12 +118,7 @@ func WithOnBusy(p BusyPolicy) Option {
 // that fails, panics or loses its lock leaves no mark. The default is 0: off.
 // A negative d panics in New.
 func WithDedupWindow(d time.Duration) Option {
-	return func(o *options) {
-		if d < 0 {
-			panic(fmt.Sprintf("asynqmw: WithDedupWindow(%v): must not be negative", d))
-		}
-		o.dedup = d
-	}
+	return func(o *options) { o.dedup = d }
 }
 
 // WithKeyPrefix sets the prefix of the Redis keys the middleware uses: the

@@ -28,6 +28,7 @@ func TestNewPanicsOnBadConfiguration(t *testing.T) {
 		msg  string
 	}{
 		{"a nil client", func() { asynqmw.New(nil) }, "asynqmw: New(nil): a lockmw.Client is required"},
+		{"a nil Option", func() { asynqmw.New(c, nil) }, "asynqmw: New: nil Option"},
 		{"a negative wait", func() { asynqmw.New(c, asynqmw.WithWait(-time.Second)) }, "asynqmw: WithWait(-1s): must not be negative"},
 		{"a negative dedup window", func() { asynqmw.New(c, asynqmw.WithDedupWindow(-time.Second)) }, "asynqmw: WithDedupWindow(-1s): must not be negative"},
 		{"a nil key function", func() { asynqmw.New(c, asynqmw.WithKey(nil)) }, "asynqmw: WithKey(nil): a key function is required"},
@@ -39,6 +40,22 @@ func TestNewPanicsOnBadConfiguration(t *testing.T) {
 			require.False(t, strings.Contains(tc.msg, "\n"))
 		})
 	}
+}
+
+// Option constructors never panic: New checks the result of all options.
+func TestOptionsPanicInNewOnly(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer rdb.Close()
+	c := lockmw.New(rdb)
+	defer c.Close()
+	require.NotPanics(t, func() {
+		_ = asynqmw.WithWait(-time.Second)
+		_ = asynqmw.WithDedupWindow(-time.Second)
+		_ = asynqmw.WithKey(nil)
+		_ = asynqmw.WithOnBusy(7)
+	})
+	require.NotPanics(t, func() { asynqmw.New(c, asynqmw.WithWait(-1), asynqmw.WithWait(0)) }, "a later option overrides")
 }
 
 func TestIsBusy(t *testing.T) {

@@ -1,6 +1,7 @@
 package httpmw
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"reflect"
@@ -17,19 +18,13 @@ type Middleware struct {
 }
 
 // New returns a Middleware that takes its locks through c. It panics when c
-// is nil: that is configuration that can never be right.
+// is nil, an option is nil or an option's value is invalid (see [Option]):
+// that is configuration that can never be right.
 func New(c *lockmw.Client, opts ...Option) *Middleware {
 	if c == nil {
 		panic("httpmw: New(nil): a lockmw.Client is required")
 	}
-	cfg := defaultConfig()
-	for _, o := range opts {
-		if o == nil {
-			panic("httpmw: New: nil Option")
-		}
-		o(&cfg)
-	}
-	return &Middleware{c: c, cfg: cfg}
+	return &Middleware{c: c, cfg: newConfig(opts)}
 }
 
 // Key returns the name of the lock that a request served by [Middleware.Wrap]
@@ -129,13 +124,16 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handle
 		return
 	}
 	mu := m.c.Mutex(key)
-	hctx, err := mu.TryLock(r.Context(), m.cfg.wait, m.cfg.lease)
-	if err != nil {
+	// WithLock releases the lock also when h panics; the panic then goes on.
+	// Once h has run, the response is written: what happened to the lock
+	// meanwhile is the Client's hooks' to report.
+	ran := false
+	err = lockmw.WithLock(r.Context(), mu, func(hctx context.Context) error {
+		ran = true
+		h.ServeHTTP(w, r.WithContext(hctx))
+		return nil
+	}, lockmw.WithWait(m.cfg.wait), lockmw.WithLease(m.cfg.lease))
+	if !ran {
 		m.reject(w, r, mu, err)
-		return
 	}
-	// Deferred, so it also runs when h panics; the panic then goes on.
-	// Unlock works with a cancelled context and bounds itself.
-	defer func() { _ = mu.Unlock(hctx) }()
-	h.ServeHTTP(w, r.WithContext(hctx))
 }

@@ -23,8 +23,10 @@ const (
 	KeyPrefix = "http:"
 )
 
-// Option configures a [Middleware]. Options are applied in order; invalid
-// values panic when the option is created, with one line naming it.
+// Option configures a [Middleware]. [New] applies the options in order, then
+// checks the result once: an invalid value, or a nil Option, makes it panic
+// with one line naming the option and the value. Option constructors never
+// panic.
 type Option func(*config)
 
 type config struct {
@@ -35,6 +37,7 @@ type config struct {
 	busyStatus int
 	retryAfter time.Duration
 	bodyBuffer int64
+	noNames    bool // WithPathValues was given no names
 }
 
 func defaultConfig() config {
@@ -56,11 +59,8 @@ func defaultConfig() config {
 //
 // The default is [PatternKey]: [KeyPrefix] + the matched ServeMux pattern,
 // such as "http:POST /orders/{id}", or no lock when no pattern matched. A nil
-// f panics.
+// f makes New panic.
 func WithKey(f func(r *http.Request) string) Option {
-	if f == nil {
-		panic("httpmw: WithKey(nil): a key function is required")
-	}
 	return func(c *config) { c.key = f }
 }
 
@@ -78,29 +78,21 @@ func WithKey(f func(r *http.Request) string) Option {
 // Path values are only set by the time [Middleware.Wrap]'s handler runs
 // inside a ServeMux; [Middleware.WrapMux] panics on a Middleware with path
 // values. The default is no path values (one lock per route). Names must be
-// wildcard names (Go identifiers); others panic.
+// wildcard names (Go identifiers); others make New panic.
 func WithPathValues(names ...string) Option {
-	if len(names) == 0 {
-		panic("httpmw: WithPathValues(): at least one wildcard name is required")
-	}
-	for _, n := range names {
-		if !isWildcardName(n) {
-			panic(fmt.Sprintf("httpmw: WithPathValues(%q): not a wildcard name", n))
-		}
-	}
 	names = append([]string(nil), names...)
-	return func(c *config) { c.pathValues = append(c.pathValues, names...) }
+	return func(c *config) {
+		c.pathValues = append(c.pathValues, names...)
+		c.noNames = c.noNames || len(names) == 0
+	}
 }
 
 // WithWait sets how long a request waits for its turn before it gets the
 // busy status; 0 makes a single attempt and rejects at once, and
 // [lockmw.Forever] waits as long as the request lasts. A request never waits
 // past its own context: a client that goes away stops waiting at once. The
-// default is [DefaultWait] (10s). A negative d panics.
+// default is [DefaultWait] (10s). A negative d makes New panic.
 func WithWait(d time.Duration) Option {
-	if d < 0 {
-		panic(fmt.Sprintf("httpmw: WithWait(%v): must not be negative", d))
-	}
 	return func(c *config) { c.wait = d }
 }
 
@@ -112,33 +104,25 @@ func WithWait(d time.Duration) Option {
 // holder of these keys (every instance of the service) holds them with a
 // lease; a watchdog-renewed TTL says nothing about when the holder finishes.
 // The default is 0: the watchdog renews the lock for as long as the handler
-// runs, and Retry-After is the [WithRetryAfter] hint. A negative d panics.
+// runs, and Retry-After is the [WithRetryAfter] hint. A negative d makes New panic.
 func WithLease(d time.Duration) Option {
-	if d < 0 {
-		panic(fmt.Sprintf("httpmw: WithLease(%v): must not be negative", d))
-	}
 	return func(c *config) { c.lease = d }
 }
 
 // WithBusyStatus sets the status of a request that did not get its turn
 // within the wait, for example http.StatusTooManyRequests or
 // http.StatusServiceUnavailable. The default is [DefaultBusyStatus] (409
-// Conflict). A code outside 400–599 panics.
+// Conflict). A code outside 400–599 makes New
+// panic.
 func WithBusyStatus(code int) Option {
-	if code < 400 || code > 599 {
-		panic(fmt.Sprintf("httpmw: WithBusyStatus(%d): must be a 4xx or 5xx status", code))
-	}
 	return func(c *config) { c.busyStatus = code }
 }
 
 // WithRetryAfter sets the Retry-After hint of a busy answer when the holder's
 // remaining lease is unknown, which is always the case without [WithLease].
 // It is sent in whole seconds, rounded up, at least 1 (so 0 means 1s). The
-// default is [DefaultRetryAfter] (1s). A negative d panics.
+// default is [DefaultRetryAfter] (1s). A negative d makes New panic.
 func WithRetryAfter(d time.Duration) Option {
-	if d < 0 {
-		panic(fmt.Sprintf("httpmw: WithRetryAfter(%v): must not be negative", d))
-	}
 	return func(c *config) { c.retryAfter = d }
 }
 
@@ -151,12 +135,52 @@ func WithRetryAfter(d time.Duration) Option {
 // left unread (such a waiter stops at the end of its wait); a chunked body
 // longer than n is replayed from the n bytes read followed by the rest. The
 // handler reads the body as usual. The default is [DefaultBodyBuffer] (64
-// KiB); 0 reads nothing before the wait. A negative n panics.
+// KiB); 0 reads nothing before the wait. A negative n makes New panic.
 func WithBodyBuffer(n int64) Option {
-	if n < 0 {
-		panic(fmt.Sprintf("httpmw: WithBodyBuffer(%d): must not be negative", n))
-	}
 	return func(c *config) { c.bodyBuffer = n }
+}
+
+// newConfig applies opts over the defaults, in order, then checks the result
+// once; it panics, with one line naming the option and the value, on a nil
+// Option or an invalid value.
+func newConfig(opts []Option) config {
+	c := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			panic("httpmw: New: nil Option")
+		}
+		o(&c)
+	}
+	if msg := c.invalid(); msg != "" {
+		panic("httpmw: " + msg)
+	}
+	return c
+}
+
+// invalid describes the first invalid value of c, "" when there is none.
+func (c *config) invalid() string {
+	switch {
+	case c.key == nil:
+		return "WithKey(nil): a key function is required"
+	case c.noNames:
+		return "WithPathValues(): at least one wildcard name is required"
+	case c.wait < 0:
+		return fmt.Sprintf("WithWait(%v): must not be negative", c.wait)
+	case c.lease < 0:
+		return fmt.Sprintf("WithLease(%v): must not be negative", c.lease)
+	case c.busyStatus < 400 || c.busyStatus > 599:
+		return fmt.Sprintf("WithBusyStatus(%d): must be a 4xx or 5xx status", c.busyStatus)
+	case c.retryAfter < 0:
+		return fmt.Sprintf("WithRetryAfter(%v): must not be negative", c.retryAfter)
+	case c.bodyBuffer < 0:
+		return fmt.Sprintf("WithBodyBuffer(%d): must not be negative", c.bodyBuffer)
+	}
+	for _, n := range c.pathValues {
+		if !isWildcardName(n) {
+			return fmt.Sprintf("WithPathValues(%q): not a wildcard name", n)
+		}
+	}
+	return ""
 }
 
 // isWildcardName reports whether s can name a ServeMux wildcard: letters,

@@ -7,19 +7,25 @@ import (
 )
 
 // CallOption configures one call of [WithLock] or [Do], or every call of a
-// function made by [Wrap].
+// function made by [Wrap]. Options are applied in order; a nil CallOption is
+// ignored. An invalid value is call-time data: the call returns an error
+// matching [ErrInvalidArgument] and does not run fn.
 type CallOption func(*callOptions)
 
 type callOptions struct {
 	wait      time.Duration
 	lease     time.Duration
+	actx      context.Context // WithAcquireContext; nil: none
+	minHold   time.Duration
+	retry     *releaseRetry // WithReleaseRetry; nil: none
 	onAcquire func(ctx context.Context, name string)
 	onRelease func(ctx context.Context, name string, err error)
 	err       error // the first invalid option, returned by every call
 }
 
 // newCallOptions applies opts over the defaults: wait Forever, lease 0
-// (watchdog), no callbacks.
+// (watchdog), no acquisition context, no minimum hold, no release retry, no
+// callbacks.
 func newCallOptions(opts []CallOption) callOptions {
 	o := callOptions{wait: Forever}
 	for _, opt := range opts {
@@ -42,13 +48,7 @@ func (o *callOptions) invalid(err error) {
 // negative d is call-time data, not configuration: the call returns an error
 // matching [ErrInvalidArgument] and fn is not run.
 func WithWait(d time.Duration) CallOption {
-	return func(o *callOptions) {
-		if d < 0 {
-			o.invalid(fmt.Errorf("%w: WithWait(%v): negative wait", ErrInvalidArgument, d))
-			return
-		}
-		o.wait = d
-	}
+	return durationOption("WithWait", "wait", d, func(o *callOptions) *time.Duration { return &o.wait })
 }
 
 // WithLease sets the lease of the lock, as the lease of [Mutex.TryLock]:
@@ -59,12 +59,78 @@ func WithWait(d time.Duration) CallOption {
 // returns. A negative d makes the call return an error matching
 // [ErrInvalidArgument] without running fn.
 func WithLease(d time.Duration) CallOption {
+	return durationOption("WithLease", "lease", d, func(o *callOptions) *time.Duration { return &o.lease })
+}
+
+// durationOption is the CallOption name(d): it sets the duration field
+// returns, or makes the call fail with ErrInvalidArgument when d is negative.
+func durationOption(name, what string, d time.Duration, field func(*callOptions) *time.Duration) CallOption {
 	return func(o *callOptions) {
 		if d < 0 {
-			o.invalid(fmt.Errorf("%w: WithLease(%v): negative lease", ErrInvalidArgument, d))
+			o.invalid(fmt.Errorf("%w: %s(%v): negative %s", ErrInvalidArgument, name, d, what))
 			return
 		}
-		o.lease = d
+		*field(o) = d
+	}
+}
+
+// WithAcquireContext bounds the acquisition by actx as well as by the call's
+// context, and the acquisition only: when actx ends before the lock is taken,
+// the call returns at once, whatever Redis does (a reply still on its way is
+// abandoned, and a lock won late is given back in the background), with
+// actx's error joined with its cause, and fn is not run. Once the lock is
+// taken actx no longer matters: fn's hold context derives from the call's
+// context alone and ends only when the hold or that context does. While the
+// lock is being taken, its commands carry actx's deadline (go-redis uses it
+// as the socket deadline with ContextTimeoutEnabled).
+//
+// It is a deadline on getting the lock that does not end the work done
+// under it: pass context.WithTimeout(ctx, d), or a context that ends when the
+// caller gives up. The default is none: the acquisition is bounded by the
+// call's context and [WithWait] alone, and a Redis that does not answer
+// blocks it for the go-redis read timeout. A nil actx makes the call return
+// an error matching [ErrInvalidArgument] without running fn.
+func WithAcquireContext(actx context.Context) CallOption {
+	return func(o *callOptions) {
+		if actx == nil {
+			o.invalid(fmt.Errorf("%w: WithAcquireContext(nil): a context is required", ErrInvalidArgument))
+			return
+		}
+		o.actx = actx
+	}
+}
+
+// WithMinHold keeps the lock for at least d from the start of the call: when
+// fn returns sooner, the lock is released with [Mutex.UnlockAt] at the start
+// plus d (renewal stops when fn returns, and the key expires then), so that a
+// caller who comes a little later finds it busy. A call whose fn runs longer
+// releases at once. It stops twin runs of one scheduled tick on instances
+// whose clocks differ. The default is 0: release at once. A negative d makes
+// the call return an error matching [ErrInvalidArgument] without running fn.
+func WithMinHold(d time.Duration) CallOption {
+	return durationOption("WithMinHold", "minimum hold", d, func(o *callOptions) *time.Duration { return &o.minHold })
+}
+
+// WithReleaseRetry retries, in the background, a release that failed for a
+// Redis error. The call returns that error as it would without this option
+// (see [HoldError]); then a goroutine releases again after first, then after
+// twice the previous delay up to max, at most tries times (0: no limit),
+// until a release succeeds, one finds the lock lost or no longer held, or the
+// Client is closed ([Client.Done]). Without it a lock whose release failed is
+// no longer renewed and expires within its TTL; the retries give it back
+// sooner, so that the next holder does not wait for that. [OnRelease] gets
+// the first release's error only.
+//
+// The default is no retry. first must be positive, max at least first and
+// tries not negative: otherwise the call returns an error matching
+// [ErrInvalidArgument] without running fn.
+func WithReleaseRetry(first, max time.Duration, tries int) CallOption {
+	return func(o *callOptions) {
+		if first <= 0 || max < first || tries < 0 {
+			o.invalid(fmt.Errorf("%w: WithReleaseRetry(%v, %v, %d): want 0 < first <= max and tries >= 0", ErrInvalidArgument, first, max, tries))
+			return
+		}
+		o.retry = &releaseRetry{first: first, max: max, tries: tries}
 	}
 }
 

@@ -67,7 +67,8 @@ type Client struct {
 
 // New returns a Client that keeps its locks on rdb: a *redis.Client, a
 // failover (Sentinel) client or a *redis.ClusterClient. It panics when rdb is
-// nil or an option is invalid: that is configuration that can never be right.
+// nil, an option is nil or an option's value is invalid (see [Option]): that
+// is configuration that can never be right.
 func New(rdb redis.UniversalClient, opts ...Option) *Client {
 	if rdb == nil {
 		panic("lockmw: New(nil): a go-redis client is required")
@@ -76,16 +77,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Client {
 }
 
 func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts []Option) *Client {
-	o := options{
-		watchdog:       DefaultWatchdogTimeout,
-		logger:         slog.New(slog.DiscardHandler),
-		releaseTimeout: DefaultReleaseTimeout,
-	}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o := newOptions(opts)
 	if o.clientID == "" {
 		o.clientID = newUUID()
 	}

@@ -31,15 +31,24 @@ import (
 //     wait (joined with ctx's error when ctx ended first), [ErrClosed] after
 //     Close, [ErrInvalidName] for a mutex with a bad name;
 //   - an error matching [ErrInvalidArgument] when m or fn is nil or an option
-//     is out of range (a negative [WithWait] or [WithLease]); fn is not
-//     called;
+//     is out of range (a negative [WithWait], [WithLease] or [WithMinHold],
+//     a nil [WithAcquireContext], a [WithReleaseRetry] out of range); fn is
+//     not called;
+//   - when [WithAcquireContext]'s context, or ctx, ended before the lock was
+//     taken: that context's error joined with its cause; fn is not called;
 //   - otherwise fn's error, joined with an error matching [ErrLockLost] when
 //     the lock was lost while fn ran (renewal found it gone, it was force
 //     unlocked, or fn outlived its lease), even when fn returned nil: mutual
 //     exclusion may have been broken and the caller must know; joined with
 //     [ErrClosed] when the Client was closed while fn ran; and joined with
 //     the release's error when releasing failed (Redis down). The release's
-//     error is also handed to [OnRelease].
+//     error is also handed to [OnRelease]. When the lock was lost or its
+//     release failed, the error is a *[HoldError] that tells these apart;
+//     otherwise it is fn's error, unchanged.
+//
+// [WithAcquireContext] bounds the acquisition alone, [WithMinHold] keeps the
+// lock a while after a short fn, and [WithReleaseRetry] retries a failed
+// release in the background.
 //
 // WithLock is safe for concurrent use; concurrent calls on one lock name run
 // fn one at a time, across goroutines, Clients and processes.
@@ -152,7 +161,8 @@ func funcName(f any) string {
 // context, release (also on panic) and report what happened to the lock
 // meanwhile.
 func run[T any](ctx context.Context, m *Mutex, o *callOptions, fn func(ctx context.Context) (T, error)) (res T, err error) {
-	hctx, err := m.TryLock(ctx, o.wait, o.lease)
+	start := time.Now()
+	hctx, end, err := o.acquire(ctx, m)
 	if err != nil {
 		return res, err
 	}
@@ -160,12 +170,13 @@ func run[T any](ctx context.Context, m *Mutex, o *callOptions, fn func(ctx conte
 	returned := false
 	defer func() {
 		lost := lossOf(ctx, hctx, name)
-		relErr := m.Unlock(hctx)
+		relErr := o.release(m, hctx, start)
+		end()
 		if o.onRelease != nil {
 			o.onRelease(ctx, name, relErr)
 		}
-		if returned { // when fn panicked, the panic goes on
-			err = joinCallErrors(err, lost, relErr)
+		if returned && (lost != nil || relErr != nil) { // when fn panicked, the panic goes on
+			err = &HoldError{Name: name, Err: err, Lost: lost, Release: relErr}
 		}
 	}()
 	if o.onAcquire != nil {
@@ -174,6 +185,33 @@ func run[T any](ctx context.Context, m *Mutex, o *callOptions, fn func(ctx conte
 	res, err = fn(hctx)
 	returned = true
 	return res, err
+}
+
+// acquire takes m with the call's wait and lease, bounded by the
+// acquisition context when there is one. end is called once the hold is over.
+func (o *callOptions) acquire(ctx context.Context, m *Mutex) (hctx context.Context, end func(), err error) {
+	if o.actx != nil {
+		return acquireWithin(ctx, o.actx, m, o.wait, o.lease)
+	}
+	hctx, err = m.TryLock(ctx, o.wait, o.lease)
+	return hctx, func() {}, err
+}
+
+// release gives the hold up: at once, or with a minimum hold at start plus
+// that when it is still to come. A release that fails for a Redis error is
+// retried in the background with WithReleaseRetry.
+func (o *callOptions) release(m *Mutex, hctx context.Context, start time.Time) error {
+	rel := func() error {
+		if at := start.Add(o.minHold); o.minHold > 0 && time.Now().Before(at) {
+			return m.UnlockAt(hctx, at)
+		}
+		return m.Unlock(hctx)
+	}
+	err := rel()
+	if o.retry != nil && retryable(hctx, err) {
+		o.retry.start(hctx, rel, m.c.Done(), nil)
+	}
+	return err
 }
 
 // lossOf says whether the hold behind hctx ended, or outlived its lease,
@@ -193,17 +231,4 @@ func lossOf(ctx, hctx context.Context, name string) error {
 		}
 	}
 	return nil
-}
-
-// joinCallErrors joins fn's error, the loss and the release's error, leaving
-// out what an earlier one already says.
-func joinCallErrors(fnErr, lost, relErr error) error {
-	err := fnErr
-	if lost != nil && !errors.Is(err, lost) {
-		err = errors.Join(err, lost)
-	}
-	if relErr != nil && !errors.Is(err, relErr) && !(errors.Is(relErr, ErrLockLost) && errors.Is(err, ErrLockLost)) {
-		err = errors.Join(err, relErr)
-	}
-	return err
 }

@@ -63,3 +63,54 @@ func (e *BusyError) Error() string {
 
 // Is reports whether target is ErrNotAcquired.
 func (e *BusyError) Is(target error) bool { return target == ErrNotAcquired }
+
+// HoldError is the error of [WithLock], [Do] and a function made by [Wrap]
+// when something happened to the lock while fn held it: the lock was lost,
+// or releasing it failed. Find it with [errors.As]; [errors.Is] matches fn's
+// error, the loss and the release's error through it. When nothing happened
+// to the lock the error is fn's own, unchanged, and holds no HoldError of
+// this call (it may hold one of a nested call: compare Name).
+type HoldError struct {
+	// Name is the lock name.
+	Name string
+	// Err is fn's error; nil when fn returned nil.
+	Err error
+	// Lost says why the hold ended while fn ran, when it did not end by the
+	// caller's context: an error matching [ErrLockLost] (renewal found the
+	// lock gone, it was force-unlocked, or fn outlived its lease) or
+	// [ErrClosed] (the Client was closed). It is nil when the lock was held
+	// throughout.
+	Lost error
+	// Release is what releasing the lock returned (see [Mutex.Unlock]): an
+	// error matching [ErrLockLost] when the lock was found lost, or the Redis
+	// error. It is nil when the release succeeded.
+	Release error
+}
+
+// Error joins the messages of Err, Lost and Release, leaving out what an
+// earlier one already says.
+func (e *HoldError) Error() string { return e.joined().Error() }
+
+// Unwrap returns Err, Lost and Release, those that are not nil.
+func (e *HoldError) Unwrap() []error {
+	errs := make([]error, 0, 3)
+	for _, err := range []error{e.Err, e.Lost, e.Release} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// joined is Err joined with Lost and Release, leaving out what an earlier
+// one already says (a loss is told once).
+func (e *HoldError) joined() error {
+	err := e.Err
+	if e.Lost != nil && !errors.Is(err, e.Lost) {
+		err = errors.Join(err, e.Lost)
+	}
+	if rel := e.Release; rel != nil && !errors.Is(err, rel) && !(errors.Is(rel, ErrLockLost) && errors.Is(err, ErrLockLost)) {
+		err = errors.Join(err, rel)
+	}
+	return err
+}

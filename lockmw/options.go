@@ -3,6 +3,7 @@ package lockmw
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -15,7 +16,9 @@ const DefaultWatchdogTimeout = 30 * time.Second
 // context.
 const DefaultReleaseTimeout = 5 * time.Second
 
-// Option configures a [Client].
+// Option configures a [Client]. [New] and [NewQuorum] apply the options in
+// order, then check the result once: an invalid value, or a nil Option,
+// makes them panic with one line that names the option and the value.
 type Option func(*options)
 
 // MutexOption configures a [Mutex].
@@ -24,11 +27,13 @@ type MutexOption func(*mutexOptions)
 type options struct {
 	watchdog       time.Duration
 	clientID       string
+	clientIDSet    bool // WithClientID was given: "" is then an error, not the default
 	hooks          Hooks
 	logger         *slog.Logger
 	releaseTimeout time.Duration
 	replicas       int
 	replicaTimeout time.Duration
+	replicaSet     bool // WithReplicaSync was given
 }
 
 type mutexOptions struct {
@@ -41,12 +46,7 @@ type mutexOptions struct {
 // the last successful renewal was sent. d must be positive and at least 3ms
 // (New panics otherwise).
 func WithWatchdogTimeout(d time.Duration) Option {
-	return func(o *options) {
-		if d < 3*time.Millisecond {
-			panic(fmt.Sprintf("lockmw: WithWatchdogTimeout(%v): must be at least 3ms", d))
-		}
-		o.watchdog = d
-	}
+	return func(o *options) { o.watchdog = d }
 }
 
 // WithClientID sets the client's ID, the first half of every owner field
@@ -56,17 +56,7 @@ func WithWatchdogTimeout(d time.Duration) Option {
 // locks may still exist: otherwise one would re-enter the other's locks. The
 // ID must be non-empty and contain no '|' (New panics otherwise).
 func WithClientID(id string) Option {
-	return func(o *options) {
-		if id == "" {
-			panic("lockmw: WithClientID(\"\"): the client ID must not be empty")
-		}
-		for _, r := range id {
-			if r == '|' {
-				panic(fmt.Sprintf("lockmw: WithClientID(%q): the client ID must not contain '|'", id))
-			}
-		}
-		o.clientID = id
-	}
+	return func(o *options) { o.clientID, o.clientIDSet = id, true }
 }
 
 // WithHooks sets the event callbacks (see [Hooks]); several calls combine
@@ -77,14 +67,9 @@ func WithHooks(h Hooks) Option {
 
 // WithLogger sets the logger for background events: renewal failures, lost
 // locks, subscription errors. The default is silent (a discarding logger).
-// A nil logger panics.
+// A nil logger makes New panic.
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) {
-		if l == nil {
-			panic("lockmw: WithLogger(nil)")
-		}
-		o.logger = l
-	}
+	return func(o *options) { o.logger = l }
 }
 
 // WithReleaseTimeout bounds Unlock, UnlockAt and a waiter's clean-up, which
@@ -92,12 +77,7 @@ func WithLogger(l *slog.Logger) Option {
 // releases. The default is [DefaultReleaseTimeout] (5s). It must be positive
 // (New panics otherwise).
 func WithReleaseTimeout(d time.Duration) Option {
-	return func(o *options) {
-		if d <= 0 {
-			panic(fmt.Sprintf("lockmw: WithReleaseTimeout(%v): must be positive", d))
-		}
-		o.releaseTimeout = d
-	}
+	return func(o *options) { o.releaseTimeout = d }
 }
 
 // WithFencing makes the mutex hand out fencing tokens: every new hold (not a
@@ -119,13 +99,47 @@ func WithFencing() MutexOption {
 // default is off. replicas must be at least 1 and timeout positive (New
 // panics otherwise).
 func WithReplicaSync(replicas int, timeout time.Duration) Option {
-	return func(o *options) {
-		if replicas < 1 {
-			panic(fmt.Sprintf("lockmw: WithReplicaSync(%d, %v): replicas must be at least 1", replicas, timeout))
-		}
-		if timeout <= 0 {
-			panic(fmt.Sprintf("lockmw: WithReplicaSync(%d, %v): timeout must be positive", replicas, timeout))
-		}
-		o.replicas, o.replicaTimeout = replicas, timeout
+	return func(o *options) { o.replicas, o.replicaTimeout, o.replicaSet = replicas, timeout, true }
+}
+
+// newOptions applies opts over the defaults, in order, then checks the result
+// once; it panics, with one line naming the option and the value, on a nil
+// Option or an invalid value.
+func newOptions(opts []Option) options {
+	o := options{
+		watchdog:       DefaultWatchdogTimeout,
+		logger:         slog.New(slog.DiscardHandler),
+		releaseTimeout: DefaultReleaseTimeout,
 	}
+	for _, opt := range opts {
+		if opt == nil {
+			panic("lockmw: New: nil Option")
+		}
+		opt(&o)
+	}
+	if msg := o.invalid(); msg != "" {
+		panic("lockmw: " + msg)
+	}
+	return o
+}
+
+// invalid describes the first invalid value of o, "" when there is none.
+func (o *options) invalid() string {
+	switch {
+	case o.watchdog < 3*time.Millisecond:
+		return fmt.Sprintf("WithWatchdogTimeout(%v): must be at least 3ms", o.watchdog)
+	case o.clientIDSet && o.clientID == "":
+		return `WithClientID(""): the client ID must not be empty`
+	case strings.ContainsRune(o.clientID, '|'):
+		return fmt.Sprintf("WithClientID(%q): the client ID must not contain '|'", o.clientID)
+	case o.logger == nil:
+		return "WithLogger(nil): a logger is required"
+	case o.releaseTimeout <= 0:
+		return fmt.Sprintf("WithReleaseTimeout(%v): must be positive", o.releaseTimeout)
+	case o.replicaSet && o.replicas < 1:
+		return fmt.Sprintf("WithReplicaSync(%d, %v): replicas must be at least 1", o.replicas, o.replicaTimeout)
+	case o.replicaSet && o.replicaTimeout <= 0:
+		return fmt.Sprintf("WithReplicaSync(%d, %v): timeout must be positive", o.replicas, o.replicaTimeout)
+	}
+	return ""
 }

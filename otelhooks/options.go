@@ -6,22 +6,36 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Option configures the hooks made by [New].
+// Option configures the hooks made by [New]. New applies the options in
+// order, then checks the result once: an invalid value, or a nil Option,
+// makes it panic with one line naming the option and the value. Option
+// constructors never panic.
 type Option func(*config)
 
 type config struct {
-	tp       trace.TracerProvider
-	mp       metric.MeterProvider
-	nameAttr bool
-	nameFunc func(string) string
-	links    bool
+	tp          trace.TracerProvider
+	mp          metric.MeterProvider
+	nameAttr    bool
+	nameFunc    func(string) string
+	links       bool
+	tpSet       bool // WithTracerProvider was given: nil is then an error, not the default
+	mpSet       bool // WithMeterProvider was given
+	nameFuncSet bool // WithLockNameFunc was given
 }
 
-// newConfig applies opts over the defaults, in one place.
+// newConfig applies opts over the defaults, in order, then checks the result
+// once; it panics, with one line naming the option and the value, on a nil
+// Option or an invalid value.
 func newConfig(opts []Option) config {
 	c := config{nameAttr: true, links: true}
 	for _, opt := range opts {
+		if opt == nil {
+			panic("otelhooks: New: nil Option")
+		}
 		opt(&c)
+	}
+	if msg := c.invalid(); msg != "" {
+		panic("otelhooks: " + msg)
 	}
 	if c.tp == nil {
 		c.tp = otel.GetTracerProvider()
@@ -35,24 +49,19 @@ func newConfig(opts []Option) config {
 // WithTracerProvider sets the provider of the tracer that makes the lock.wait,
 // lock.hold and lock.renew spans. The default is the global provider,
 // [otel.GetTracerProvider], as it is when New is called (the global provider
-// delegates to one set later with otel.SetTracerProvider). A nil tp panics:
+// delegates to one set later with otel.SetTracerProvider). A nil tp makes New
+// panic:
 // omit the option to use the global one.
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	if tp == nil {
-		panic("otelhooks: WithTracerProvider(nil): a trace.TracerProvider is required (omit the option for the global one)")
-	}
-	return func(c *config) { c.tp = tp }
+	return func(c *config) { c.tp, c.tpSet = tp, true }
 }
 
 // WithMeterProvider sets the provider of the meter that records
 // lock.wait.duration, lock.hold.duration, lock.renewals and lock.lost. The
 // default is the global provider, [otel.GetMeterProvider], as it is when New is
-// called. A nil mp panics: omit the option to use the global one.
+// called. A nil mp makes New panic: omit the option to use the global one.
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	if mp == nil {
-		panic("otelhooks: WithMeterProvider(nil): a metric.MeterProvider is required (omit the option for the global one)")
-	}
-	return func(c *config) { c.mp = mp }
+	return func(c *config) { c.mp, c.mpSet = mp, true }
 }
 
 // WithLockNameAttribute sets whether the metrics carry the lock.name
@@ -75,12 +84,22 @@ func WithLockNameAttribute(on bool) Option {
 // as "orders". An empty result leaves the attribute off for that name. The
 // default is the name itself. It has no effect when
 // WithLockNameAttribute(false) is given, and does not change the spans. f must
-// be safe for concurrent use; a nil f panics.
+// be safe for concurrent use; a nil f makes New panic.
 func WithLockNameFunc(f func(name string) string) Option {
-	if f == nil {
-		panic("otelhooks: WithLockNameFunc(nil): a func is required (use WithLockNameAttribute(false) to drop the attribute)")
+	return func(c *config) { c.nameFunc, c.nameFuncSet = f, true }
+}
+
+// invalid describes the first invalid value of c, "" when there is none.
+func (c *config) invalid() string {
+	switch {
+	case c.tpSet && c.tp == nil:
+		return "WithTracerProvider(nil): a trace.TracerProvider is required (omit the option for the global one)"
+	case c.mpSet && c.mp == nil:
+		return "WithMeterProvider(nil): a metric.MeterProvider is required (omit the option for the global one)"
+	case c.nameFuncSet && c.nameFunc == nil:
+		return "WithLockNameFunc(nil): a func is required (use WithLockNameAttribute(false) to drop the attribute)"
 	}
-	return func(c *config) { c.nameFunc = f }
+	return ""
 }
 
 // WithHolderLinks sets whether holds store their lock.hold span context with

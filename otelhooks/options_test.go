@@ -48,12 +48,23 @@ func TestScopeNameAndVersion(t *testing.T) {
 
 func TestNilOptionsPanicNamingTheOption(t *testing.T) {
 	t.Parallel()
+	assert.PanicsWithValue(t, "otelhooks: New: nil Option", func() { otelhooks.New(nil) })
 	assert.PanicsWithValue(t, "otelhooks: WithTracerProvider(nil): a trace.TracerProvider is required (omit the option for the global one)",
 		func() { otelhooks.New(otelhooks.WithTracerProvider(nil)) })
 	assert.PanicsWithValue(t, "otelhooks: WithMeterProvider(nil): a metric.MeterProvider is required (omit the option for the global one)",
 		func() { otelhooks.New(otelhooks.WithMeterProvider(nil)) })
 	assert.PanicsWithValue(t, "otelhooks: WithLockNameFunc(nil): a func is required (use WithLockNameAttribute(false) to drop the attribute)",
 		func() { otelhooks.New(otelhooks.WithLockNameFunc(nil)) })
+}
+
+// Option constructors never panic: New checks the result of all options.
+func TestOptionsPanicInNewOnly(t *testing.T) {
+	t.Parallel()
+	assert.NotPanics(t, func() {
+		_ = otelhooks.WithTracerProvider(nil)
+		_ = otelhooks.WithMeterProvider(nil)
+		_ = otelhooks.WithLockNameFunc(nil)
+	})
 }
 
 func TestNewFillsEveryHook(t *testing.T) {

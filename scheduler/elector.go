@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/go-rlock/rlock/lockmw"
@@ -31,14 +30,12 @@ var _ gocron.Elector = (*Elector)(nil)
 // An Elector is safe for concurrent use; concurrent IsLeader calls of a
 // non-leader make one acquisition attempt at a time.
 type Elector struct {
-	m    *lockmw.Mutex
-	opt  options
-	done <-chan struct{} // the lockmw.Client's: closed by its Close
+	m   *lockmw.Mutex
+	opt options
 
 	mu        sync.Mutex
 	closed    bool
-	hold      context.Context // the leader hold; nil when not the leader
-	end       func()
+	leader    *held // the leader lock; nil when not the leader
 	stopWatch func() bool
 }
 
@@ -54,14 +51,14 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 	if name == "" {
 		panic(`scheduler: NewElector(c, ""): the elector name must not be empty`)
 	}
-	o := newOptions(opts)
+	o := newOptions("NewElector", opts)
 	m := c.Mutex(o.prefix + name)
 	// A context that carries no hold answers without a round trip, so this
 	// only checks the name.
 	if _, err := m.HoldCount(context.Background()); errors.Is(err, lockmw.ErrInvalidName) {
 		panic(fmt.Sprintf("scheduler: NewElector(c, %q): %v", name, err))
 	}
-	return &Elector{m: m, opt: o, done: c.Done()}
+	return &Elector{m: m, opt: o}
 }
 
 // IsLeader returns nil when this instance is the leader, and an error
@@ -85,28 +82,25 @@ func (e *Elector) IsLeader(ctx context.Context) error {
 	if e.closed {
 		return fmt.Errorf("%w: elector %q is closed", ErrNotLeader, e.m.Name())
 	}
-	if e.hold != nil {
-		if e.hold.Err() == nil {
+	if e.leader != nil {
+		if e.leader.hold.Err() == nil {
 			return nil
 		}
-		cause := context.Cause(e.hold)
-		// Ends the level: after a loss this touches nothing in Redis; after
+		cause := context.Cause(e.leader.hold)
+		// Ends the hold: after a loss this touches nothing in Redis; after
 		// the client's Close it releases the lock if it is still ours.
-		_ = e.m.Unlock(e.hold)
-		e.end()
-		e.hold, e.end, e.stopWatch = nil, nil, nil
+		_ = e.leader.Release()
+		e.leader, e.stopWatch = nil, nil
 		return fmt.Errorf("%w: %q: leadership lost: %w", ErrNotLeader, e.m.Name(), cause)
 	}
-	hold, end, err := tryOnce(ctx, context.Background(), e.m, e.opt.lockTimeout)
+	h, err := take(ctx, context.Background(), e.m, e.opt.lockTimeout, 0)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotLeader, classify(fmt.Sprintf("elector %q", e.m.Name()), err))
 	}
-	e.hold, e.end = hold, end
 	log, name := e.opt.logger, e.m.Name()
-	e.stopWatch = context.AfterFunc(hold, func() {
-		if cause := context.Cause(hold); errors.Is(cause, lockmw.ErrLockLost) || errors.Is(cause, lockmw.ErrClosed) {
-			log.Warn("scheduler: leadership lost", "elector", name, "cause", cause)
-		}
+	e.leader = h
+	e.stopWatch = h.watchLoss(func(cause error) {
+		log.Warn("scheduler: leadership lost", "elector", name, "cause", cause)
 	})
 	return nil
 }
@@ -124,13 +118,13 @@ func (e *Elector) Close() error {
 		return nil
 	}
 	e.closed = true
-	if e.hold == nil {
+	if e.leader == nil {
 		return nil
 	}
-	hold, end := e.hold, e.end
+	leader := e.leader
 	e.stopWatch()
-	e.hold, e.end, e.stopWatch = nil, nil, nil
-	err := release(e.m, hold, time.Time{}, end, e.done)
+	e.leader, e.stopWatch = nil, nil
+	err := leader.Release()
 	if err != nil && !errors.Is(err, lockmw.ErrLockLost) {
 		return fmt.Errorf("scheduler: closing elector %q: %w", e.m.Name(), err)
 	}

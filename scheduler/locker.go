@@ -2,9 +2,7 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/go-rlock/rlock/lockmw"
@@ -36,7 +34,7 @@ func NewLocker(c *lockmw.Client, opts ...Option) *Locker {
 	if c == nil {
 		panic("scheduler: NewLocker(nil): a lockmw.Client is required")
 	}
-	return &Locker{c: c, opt: newOptions(opts)}
+	return &Locker{c: c, opt: newOptions("NewLocker", opts)}
 }
 
 // Lock makes one attempt to take the lock of the job called key (gocron's
@@ -63,32 +61,23 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 		return nil, fmt.Errorf("scheduler: %s: %w: empty job name", what, lockmw.ErrInvalidName)
 	}
 	m := l.c.Mutex(l.opt.prefix + key)
-	start := time.Now()
-	hold, end, err := tryOnce(ctx, ctx, m, l.opt.lockTimeout)
+	h, err := take(ctx, ctx, m, l.opt.lockTimeout, l.opt.minHold)
 	if err != nil {
 		return nil, classify(what, err)
 	}
-	lk := &Lock{m: m, job: key, hold: hold, end: end, done: l.c.Done(), at: start, minHold: l.opt.minHold}
 	log := l.opt.logger
-	lk.stopWatch = context.AfterFunc(hold, func() {
-		if cause := context.Cause(hold); errors.Is(cause, lockmw.ErrLockLost) || errors.Is(cause, lockmw.ErrClosed) {
-			log.Warn("scheduler: job lost its lock and runs on unprotected", "job", key, "lock", m.Name(), "cause", cause)
-		}
+	stop := h.watchLoss(func(cause error) {
+		log.Warn("scheduler: job lost its lock and runs on unprotected", "job", key, "lock", m.Name(), "cause", cause)
 	})
-	return lk, nil
+	return &Lock{job: key, h: h, stopWatch: stop}, nil
 }
 
 // Lock is a job's lock, returned by [Locker.Lock]; gocron unlocks it when the
 // run ends.
 type Lock struct {
-	m         *lockmw.Mutex
 	job       string
-	hold      context.Context
-	end       func()
-	done      <-chan struct{} // the lockmw.Client's: closed by its Close
+	h         *held
 	stopWatch func() bool
-	at        time.Time // when the attempt that took it began
-	minHold   time.Duration
 }
 
 // Unlock gives the lock up: at once, or, with a minimum hold d
@@ -105,11 +94,7 @@ type Lock struct {
 // succeeds, the key is found expired, or the lockmw.Client is closed.
 func (lk *Lock) Unlock(_ context.Context) error {
 	lk.stopWatch()
-	var at time.Time
-	if lk.minHold > 0 {
-		at = lk.at.Add(lk.minHold)
-	}
-	if err := release(lk.m, lk.hold, at, lk.end, lk.done); err != nil {
+	if err := lk.h.Release(); err != nil {
 		return fmt.Errorf("scheduler: job %q: %w", lk.job, err)
 	}
 	return nil

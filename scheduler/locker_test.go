@@ -404,35 +404,6 @@ func TestLockerReportsALostLock(t *testing.T) {
 	require.NoError(t, other.Unlock(hold))
 }
 
-// failingHook makes every command fail while on is set.
-type failingHook struct{ on atomic.Bool }
-
-var errInjected = errors.New("injected failure")
-
-func (h *failingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *failingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if h.on.Load() {
-			cmd.SetErr(errInjected)
-			return errInjected
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (h *failingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if h.on.Load() {
-			for _, cmd := range cmds {
-				cmd.SetErr(errInjected)
-			}
-			return errInjected
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // A release that fails would leave the lock renewed for ever: it is retried
 // until it succeeds.
 func TestLockUnlockRetriesAFailedRelease(t *testing.T) {
@@ -440,21 +411,21 @@ func TestLockUnlockRetriesAFailedRelease(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
 	rdb := srv.NewClient()
-	hook := &failingHook{}
+	hook := &locktest.FailHook{}
 	rdb.AddHook(hook)
 	c := locktest.New(t, rdb, lockmw.WithWatchdogTimeout(3*time.Second))
 	l := scheduler.NewLocker(c, scheduler.WithMinHold(0))
 	lk, err := l.Lock(ctx, "retry")
 	require.NoError(t, err)
 
-	hook.on.Store(true)
+	hook.On.Store(true)
 	err = lk.Unlock(ctx)
-	require.ErrorIs(t, err, errInjected, "the first release failed")
+	require.ErrorIs(t, err, locktest.ErrInjected, "the first release failed")
 	n, err := srv.Client().Exists(ctx, "gocron:retry").Result()
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n, "still locked")
 
-	hook.on.Store(false)
+	hook.On.Store(false)
 	testsupport.Eventually(t, 2*time.Second, "the retried release deletes the lock", func() bool {
 		n, err := srv.Client().Exists(ctx, "gocron:retry").Result()
 		return err == nil && n == 0

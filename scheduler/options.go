@@ -26,7 +26,10 @@ const DefaultMinHold = 500 * time.Millisecond
 // [WithLockTimeout]).
 const DefaultLockTimeout = 500 * time.Millisecond
 
-// Option configures a [Locker] or an [Elector].
+// Option configures a [Locker] or an [Elector]. [NewLocker] and [NewElector]
+// apply the options in order, then check the result once: an invalid value,
+// or a nil Option, makes them panic with one line naming the option and the
+// value. Option constructors never panic.
 type Option func(*options)
 
 type options struct {
@@ -36,7 +39,10 @@ type options struct {
 	logger      *slog.Logger
 }
 
-func newOptions(opts []Option) options {
+// newOptions applies opts over the defaults, in order, then checks the
+// result once; it panics, with one line naming the option and the value, on
+// a nil Option or an invalid value. constructor names the caller.
+func newOptions(constructor string, opts []Option) options {
 	o := options{
 		prefix:      DefaultKeyPrefix,
 		minHold:     DefaultMinHold,
@@ -44,9 +50,28 @@ func newOptions(opts []Option) options {
 		logger:      slog.New(slog.DiscardHandler),
 	}
 	for _, opt := range opts {
+		if opt == nil {
+			panic("scheduler: " + constructor + ": nil Option")
+		}
 		opt(&o)
 	}
+	if msg := o.invalid(); msg != "" {
+		panic("scheduler: " + msg)
+	}
 	return o
+}
+
+// invalid describes the first invalid value of o, "" when there is none.
+func (o *options) invalid() string {
+	switch {
+	case o.minHold < 0:
+		return fmt.Sprintf("WithMinHold(%v): must not be negative", o.minHold)
+	case o.lockTimeout <= 0:
+		return fmt.Sprintf("WithLockTimeout(%v): must be positive", o.lockTimeout)
+	case o.logger == nil:
+		return "WithLogger(nil): a logger is required"
+	}
+	return ""
 }
 
 // WithKeyPrefix sets the prefix of lock names. The default is
@@ -67,14 +92,9 @@ func WithKeyPrefix(p string) Option {
 // shortest interval of the jobs (lower it for sub-second jobs) and longer
 // than the instances' clock skew. To give jobs different values, give them
 // different Lockers with gocron.WithDistributedJobLocker. An [Elector]
-// ignores it. d must not be negative (the constructor panics otherwise).
+// ignores it. d must not be negative (NewLocker and NewElector panic otherwise).
 func WithMinHold(d time.Duration) Option {
-	return func(o *options) {
-		if d < 0 {
-			panic(fmt.Sprintf("scheduler: WithMinHold(%v): must not be negative", d))
-		}
-		o.minHold = d
-	}
+	return func(o *options) { o.minHold = d }
 }
 
 // WithLockTimeout bounds one acquisition attempt, of [Locker.Lock] and of
@@ -82,25 +102,16 @@ func WithMinHold(d time.Duration) Option {
 // within d the call returns an error matching [ErrUnavailable], so a slow or
 // paused Redis delays a job by at most d rather than by the go-redis read
 // timeout. The default is [DefaultLockTimeout] (500ms). d must be positive
-// (the constructor panics otherwise).
+// (NewLocker and NewElector panic otherwise).
 func WithLockTimeout(d time.Duration) Option {
-	return func(o *options) {
-		if d <= 0 {
-			panic(fmt.Sprintf("scheduler: WithLockTimeout(%v): must be positive", d))
-		}
-		o.lockTimeout = d
-	}
+	return func(o *options) { o.lockTimeout = d }
 }
 
 // WithLogger sets the logger that reports a job that lost its lock while it
 // ran, and an elector that lost its leadership, with the job or elector name
 // (the lockmw.Client's own logger and hooks report the lost lock too). The
-// default is silent (a discarding logger). A nil logger panics.
+// default is silent (a discarding logger). A nil logger makes
+// NewLocker and NewElector panic.
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) {
-		if l == nil {
-			panic("scheduler: WithLogger(nil)")
-		}
-		o.logger = l
-	}
+	return func(o *options) { o.logger = l }
 }

@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,38 @@ func TestConstructorsPanicOnConfigurationThatCanNeverBeRight(t *testing.T) {
 			tc.f()
 		})
 	}
+}
+
+// The options convention: option constructors never panic; NewLocker and
+// NewElector apply the options, then panic on a nil Option or an invalid
+// value with one line naming the option and the value.
+func TestInvalidOptionsPanicInTheConstructorWithOneLine(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := locktest.NewOn(t, srv)
+	for _, tc := range []struct {
+		name, want string
+		opt        scheduler.Option
+	}{
+		{"a nil Option", "scheduler: %s: nil Option", nil},
+		{"a negative minimum hold", "scheduler: WithMinHold(-1s): must not be negative", scheduler.WithMinHold(-time.Second)},
+		{"a zero lock timeout", "scheduler: WithLockTimeout(0s): must be positive", scheduler.WithLockTimeout(0)},
+		{"a negative lock timeout", "scheduler: WithLockTimeout(-1ms): must be positive", scheduler.WithLockTimeout(-time.Millisecond)},
+		{"a nil logger", "scheduler: WithLogger(nil): a logger is required", scheduler.WithLogger(nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := func(constructor string) string {
+				if strings.Contains(tc.want, "%s") {
+					return fmt.Sprintf(tc.want, constructor)
+				}
+				return tc.want
+			}
+			assert.PanicsWithValue(t, want("NewLocker"), func() { scheduler.NewLocker(c, tc.opt) })
+			assert.PanicsWithValue(t, want("NewElector"), func() { scheduler.NewElector(c, "x", tc.opt) })
+		})
+	}
+	assert.NotPanics(t, func() { scheduler.NewLocker(c, scheduler.WithLockTimeout(0), scheduler.WithLockTimeout(time.Second)) },
+		"the result is checked, not each option")
 }
 
 func TestConstructorsAcceptValidConfiguration(t *testing.T) {
