@@ -2,7 +2,6 @@ package lockmw
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"time"
 )
@@ -125,11 +124,3 @@ func earliestDeadline(a, b context.Context) time.Time {
 	return time.Time{}
 }
 
-// ctxErr is ctx's error joined with its cause when that says more.
-func ctxErr(ctx context.Context) error {
-	err := ctx.Err()
-	if cause := context.Cause(ctx); cause != nil && cause != err {
-		return errors.Join(err, cause)
-	}
-	return err
-}

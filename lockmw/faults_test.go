@@ -2,6 +2,7 @@ package lockmw_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,4 +72,53 @@ func TestMutexErr(t *testing.T) {
 	c := locktest.NewOn(t, srv)
 	assert.NoError(t, c.Mutex("fine").Err())
 	assert.ErrorIs(t, c.Mutex("").Err(), lockmw.ErrInvalidName)
+}
+
+// cancelHook cancels a context as the next command is sent and fails that
+// command with the context's error: the caller's context ending while the
+// first attempt is on the wire.
+type cancelHook struct {
+	armed  atomic.Bool
+	cancel context.CancelFunc
+}
+
+func (h *cancelHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *cancelHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.armed.CompareAndSwap(true, false) {
+			h.cancel()
+			cmd.SetErr(context.Canceled)
+			return context.Canceled
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *cancelHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A context that ends during the first attempt gives the same answer as
+// one that ends while waiting: not acquired, and why.
+func TestContextEndsDuringFirstAttempt(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	hook := &cancelHook{}
+	rdb := srv.NewClient()
+	rdb.AddHook(hook)
+	m := locktest.New(t, rdb).Mutex("cancelled-first")
+	h := locktest.MustLock(t, m, testsupport.Ctx(t)) // past the Client's RESTORE probe
+	require.NoError(t, m.Unlock(h))
+	for _, wait := range []time.Duration{0, time.Second, lockmw.Forever} {
+		ctx, cancel := context.WithCancel(context.Background())
+		hook.cancel = cancel
+		hook.armed.Store(true)
+		_, err := m.TryLock(ctx, wait, 0)
+		assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "wait %v", wait)
+		assert.ErrorIs(t, err, context.Canceled, "wait %v", wait)
+	}
+	locked, err := m.IsLocked(testsupport.Ctx(t))
+	require.NoError(t, err)
+	assert.False(t, locked)
 }

@@ -282,7 +282,10 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 	r, err := m.firstTry(ctx, field, fieldArg, ttl, wait > 0)
 	if err != nil {
 		m.abandon(ctx, field)
-		return ctx, withCtxErr(ctx, err)
+		if ctxErr(ctx) != nil { // ctx ended the attempt: not acquired, as a wait that ctx ends
+			return ctx, errors.Join(ErrNotAcquired, withCtxErr(ctx, err))
+		}
+		return ctx, err
 	}
 	if r.won {
 		if err := m.syncReplicas(ctx, field); err != nil {
