@@ -142,12 +142,14 @@ func TestElectorLosesLeadershipAtOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
+	// A lock timeout short against the test, long against a loaded machine.
+	const lockTimeout = time.Second
 	e := scheduler.NewElector(locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond)), "lose",
-		scheduler.WithLockTimeout(50*time.Millisecond), scheduler.WithKeyPrefix("p:"))
+		scheduler.WithLockTimeout(lockTimeout), scheduler.WithKeyPrefix("p:"))
 	t.Cleanup(func() { _ = e.Close() })
 	require.NoError(t, e.IsLeader(ctx))
 	// The leader leads past the lock timeout: the hold outlives the attempt.
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(lockTimeout + lockTimeout/5)
 	require.NoError(t, e.IsLeader(ctx))
 
 	other := locktest.NewOn(t, srv).Mutex("p:lose")
