@@ -3,7 +3,6 @@ package lockmw
 import (
 	"context"
 	_ "embed"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -84,11 +83,6 @@ func runScript(ctx context.Context, rdb redis.UniversalClient, src any, args []a
 		_ = rdb.Process(ctx, cmd)
 	}
 	return cmd
-}
-
-// isNoScript reports whether err is the server's NOSCRIPT reply.
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
 // runPipelinedScripts runs each batch of script through one pipeline, and
