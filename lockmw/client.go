@@ -53,13 +53,9 @@ type Client struct {
 	mu    sync.Mutex
 	holds map[*hold]struct{} // every hold not yet ended
 
-	wd   *watchdog
-	hubs []*hub // one per member: the pub/sub side
-
-	// members are the independent masters of a quorum client (NewQuorum),
-	// need how many of them make a majority; nil for a Client on one Redis.
-	members []redis.UniversalClient
-	need    int
+	store   store    // where the locks live: one Redis or a quorum (store.go)
+	renewer *renewer // renews the holds and runs the background chores
+	hubs    []*hub   // one per node of the store: the pub/sub side
 
 	replicas       int           // WithReplicaSync: replicas that must acknowledge an acquisition
 	replicaTimeout time.Duration // and how long WAIT waits for them
@@ -103,8 +99,6 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		closed:      make(chan struct{}),
 		holds:       make(map[*hold]struct{}),
 
-		members:        members,
-		need:           len(members)/2 + 1,
 		replicas:       o.replicas,
 		replicaTimeout: o.replicaTimeout,
 	}
@@ -114,16 +108,13 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 	}
 	c.latchArg = c.latchMS
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
-	c.wd = newWatchdog(c)
-	if members == nil {
-		c.hubs = []*hub{newHub(c, rdb)}
-	} else {
-		for _, r := range members {
-			c.hubs = append(c.hubs, newHub(c, r))
-		}
+	c.store = newStore(c, rdb, members)
+	c.renewer = newRenewer(c)
+	for _, r := range c.store.nodes() {
+		c.hubs = append(c.hubs, newHub(c, r))
 	}
 	c.wg.Add(1)
-	go c.wd.run()
+	go c.renewer.run()
 	return c
 }
 

@@ -2,7 +2,6 @@ package lockmw
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,23 +22,6 @@ import (
 // RESTORE is an ordinary write (ACL category @dangerous, though): a server
 // that refuses it (a missing permission, an unknown payload version) turns
 // the fast acquisition off for the Client, which then uses the scripts.
-
-// firstTry is a new acquisition's first attempt: RESTORE when the fast path
-// may be taken, the acquire script otherwise or when RESTORE did not win (the
-// lock exists; a re-sent RESTORE of this field won: the script tells which).
-// A win by RESTORE has no token: fenced mutexes never take the fast path.
-func (m *Mutex) firstTry(ctx context.Context, field string, fieldArg any, ttl time.Duration, enqueue bool) (acquireReply, error) {
-	if m.useFastAcquire() {
-		won, err := m.fastAcquire(ctx, field, ttl)
-		if err != nil {
-			return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
-		}
-		if won {
-			return acquireReply{won: true}, nil
-		}
-	}
-	return m.try(ctx, field, fieldArg, ttl, enqueue, false)
-}
 
 // fastAcquire tries the lock with RESTORE. won is false when the lock
 // exists (or the fast path is off): the caller then runs the acquire script,
@@ -131,7 +113,8 @@ func (c *Client) turnFastOff(why string) {
 	}
 }
 
-// useFastAcquire reports whether a new acquisition tries RESTORE first.
+// useFastAcquire reports whether a new acquisition on a single Redis tries
+// RESTORE first (singleStore.acquireFirst).
 func (m *Mutex) useFastAcquire() bool {
-	return !m.fenced && !m.c.isQuorum() && !m.c.fastOff.Load() && !m.c.contention.recent(m.hot)
+	return !m.fenced && !m.c.fastOff.Load() && !m.c.contention.recent(m.hot)
 }

@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -115,7 +116,7 @@ func (h *hold) end(kind endKind, cause error) bool {
 
 	c := h.m.c
 	if h.lease == 0 {
-		c.wd.remove(h)
+		c.renewer.remove(h)
 	}
 	if kind != endClosed {
 		c.removeHold(h)
@@ -177,5 +178,58 @@ func (h *hold) renewed(sent time.Time) {
 	defer h.mu.Unlock()
 	if h.state == holdActive && h.lossTime != nil {
 		h.lossTime.Reset(time.Until(h.m.c.expiryBound(sent, h.m.c.opts.watchdog)))
+	}
+}
+
+// startHold creates the hold of a new acquisition a, won with t (waited
+// says after a wait). A non-zero t.claimBy says the hold was handed over and
+// not claimed yet: it is lost then unless the renewer's claim succeeds
+// first.
+func (m *Mutex) startHold(ctx context.Context, a attempt, lease time.Duration, t turn, waited bool) context.Context {
+	c := m.c
+	h := &hold{m: m, field: a.field, fieldArg: a.fieldArg, token: t.token, lease: lease, start: time.Now(), levels: 1}
+	h.hookCtx = ctx
+	if f := c.opts.hooks.HoldStart; f != nil {
+		if x := f(ctx, HoldStartEvent{Name: m.name, Field: a.field, Token: t.token, Lease: lease, Waited: waited}); x != nil {
+			h.hookCtx = x
+		}
+	}
+	hctx, cancel := context.WithCancelCause(h.hookCtx)
+	h.cancel = cancel
+	if lease > 0 {
+		hctx, h.stopDL = context.WithDeadline(hctx, c.expiryBound(t.base, lease))
+	}
+	hctx = context.WithValue(hctx, levelKey{}, &level{h: h, parent: topLevel(ctx)})
+	c.addHold(h)
+	if lease == 0 {
+		h.watch(t)
+	}
+	if f := c.opts.hooks.Metadata; f != nil {
+		if s := f(h.hookCtx, m.name); s != "" && len(s) <= MaxMetadataLen {
+			c.renewer.setMeta(h, s)
+		}
+	}
+	if c.isClosed() { // Close ran while we acquired
+		h.end(endClosed, ErrClosed)
+	}
+	return hctx
+}
+
+// watch hands a watchdog hold won with t to the renewer, with a timer that
+// ends it as lost when the key could have expired unrenewed.
+func (h *hold) watch(t turn) {
+	c := h.m.c
+	lossAt := c.expiryBound(t.base, c.opts.watchdog)
+	if !t.claimBy.IsZero() {
+		lossAt = t.claimBy
+	}
+	h.mu.Lock()
+	h.lossTime = time.AfterFunc(time.Until(lossAt), func() {
+		h.end(endLost, fmt.Errorf("%w: renewals of %q failed until the key could have expired", ErrLockLost, h.m.name))
+	})
+	h.mu.Unlock()
+	c.renewer.add(h)
+	if !t.claimBy.IsZero() {
+		c.renewer.claimSoon(h)
 	}
 }

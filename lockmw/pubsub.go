@@ -2,7 +2,6 @@ package lockmw
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -73,37 +72,6 @@ type pendingHandoff struct {
 	at time.Time
 }
 
-// handoff is what the hand-off message tells the waiter it names.
-type handoff struct {
-	token        int64
-	holder, meta string // the previous holder's field and metadata
-}
-
-type waiter struct {
-	field  string
-	wake   chan struct{} // retry now
-	handed chan handoff  // the lock was handed over
-}
-
-func newWaiter(field string) *waiter {
-	return &waiter{field: field, wake: make(chan struct{}, 1), handed: make(chan handoff, 1)}
-}
-
-// parseHandoff splits "<field>|<token>|<previous holder>|<metadata>"; the
-// fields contain no '|' (client IDs may not), the metadata may.
-func parseHandoff(payload string) (string, handoff, bool) {
-	parts := strings.SplitN(payload, "|", 4)
-	if len(parts) < 2 {
-		return "", handoff{}, false
-	}
-	var ho handoff
-	ho.token, _ = strconv.ParseInt(parts[1], 10, 64)
-	if len(parts) == 4 {
-		ho.holder, ho.meta = parts[2], parts[3]
-	}
-	return parts[0], ho, true
-}
-
 func newHub(c *Client, rdb redis.UniversalClient) *hub {
 	return &hub{
 		c:         c,
@@ -115,12 +83,12 @@ func newHub(c *Client, rdb redis.UniversalClient) *hub {
 	}
 }
 
-// join registers w as a waiter on m's name, subscribing when needed. It
+// join registers w as a waiter on the name of k, subscribing when needed. It
 // reports whether the subscription has been in place, without a break,
 // since before the waiter's first attempt was sent: otherwise a message for
 // it may have been missed, and it must try once more.
 // ready is nil when the subscription is confirmed, else closed when it is.
-func (h *hub) join(ctx context.Context, m *Mutex, w *waiter, sent time.Time) (ns *nameSub, ok bool, ready <-chan struct{}, err error) {
+func (h *hub) join(ctx context.Context, k *keys, w *waiter, sent time.Time) (ns *nameSub, ok bool, ready <-chan struct{}, err error) {
 	c := h.c
 	pub := c.publishCmd(ctx)
 	h.mu.Lock()
@@ -128,14 +96,14 @@ func (h *hub) join(ctx context.Context, m *Mutex, w *waiter, sent time.Time) (ns
 	if h.closed {
 		return nil, false, nil, ErrClosed
 	}
-	ns = h.names[m.name]
+	ns = h.names[k.lock]
 	if ns == nil {
-		ns = &nameSub{name: m.name, k: &m.k, handoff: m.k.handoff + ":" + c.id, byField: make(map[string]*waiter), ready: make(chan struct{})}
+		ns = &nameSub{name: k.lock, k: k, handoff: k.handoff + ":" + c.id, byField: make(map[string]*waiter), ready: make(chan struct{})}
 		if err := h.subscribe(ctx, ns, pub == "spublish", 0); err != nil {
 			return nil, false, nil, err
 		}
-		h.names[m.name] = ns
-		h.byChannel[m.k.channel] = ns
+		h.names[k.lock] = ns
+		h.byChannel[k.channel] = ns
 		h.byChannel[ns.handoff] = ns
 	}
 	ok = ns.confirmed && !ns.missed && ns.confirmedAt.Before(sent)
