@@ -39,6 +39,7 @@ type Client struct {
 	graceArg    any // how long a queue entry outlives the holder's TTL: the watchdog timeout, in ms
 	watchdogArg any // the watchdog timeout in ms
 	claimWDArg  any // claimWindow of the watchdog timeout
+	tokenTTLArg any // the fencing counter's TTL in ms (fencing.go)
 
 	contention  *contention // where contention was seen lately (fastpath.go)
 	fastOff     atomic.Bool // the server refused RESTORE: acquire with scripts only
@@ -95,6 +96,7 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		graceArg:    o.watchdog.Milliseconds(),
 		watchdogArg: msCeil(o.watchdog),
 		claimWDArg:  claimWindow(o.watchdog),
+		tokenTTLArg: msCeil(fenceCounterTTL),
 		contention:  newContention(),
 		closed:      make(chan struct{}),
 		holds:       make(map[*hold]struct{}),

@@ -98,7 +98,7 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 	start := time.Now()
 	replies := make([]acquireReply, len(q.members))
 	errs := q.fanout(func(i int, r redis.UniversalClient) error {
-		res, err := acquireScript.Run(ctx, r, m.akeys, c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse).Slice()
+		res, err := acquireScript.Run(ctx, r, m.akeys, c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg).Slice()
 		if err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ func tally(replies []acquireReply, errs []error) (won, answered int, token int64
 func (q *quorumStore) fence(ctx context.Context, m *Mutex, field string, token int64) (acquireReply, error) {
 	acks := 0
 	ferrs := q.fanout(func(i int, r redis.UniversalClient) error {
-		return fenceScript.Run(ctx, r, m.akeys, token, field).Err()
+		return fenceScript.Run(ctx, r, m.akeys, token, field, q.c.tokenTTLArg).Err()
 	})
 	for _, err := range ferrs {
 		if err == nil {
@@ -236,7 +236,7 @@ func (q *quorumStore) undoReenter(ctx context.Context, m *Mutex, field, reqID st
 func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int64, error) {
 	c := q.c
 	out, _, err := q.vote(func(r redis.UniversalClient) (int64, error) {
-		return releaseScript.Run(ctx, r, m.fullKeys(rr.lvl.reqID), rr.h.field, "publish", c.latchArg, rr.expireMS, flag(rr.last)).Int64()
+		return releaseScript.Run(ctx, r, m.fullKeys(rr.lvl.reqID), rr.h.field, "publish", c.latchArg, rr.expireMS, flag(rr.last), c.tokenTTLArg).Int64()
 	})
 	switch out {
 	case Renewed:
@@ -253,7 +253,7 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 // leave runs leave.lua on every master; a quorum is never handed a lock.
 func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool, ttl time.Duration) (int64, bool, error) {
 	errs := q.fanout(func(i int, r redis.UniversalClient) error {
-		return leaveScript.Run(ctx, r, m.fullKeys("leave"), field, "publish", argFalse, q.c.ttlArg(ttl)).Err()
+		return leaveScript.Run(ctx, r, m.fullKeys("leave"), field, "publish", argFalse, q.c.ttlArg(ttl), q.c.tokenTTLArg).Err()
 	})
 	return 0, false, errors.Join(errs...)
 }
@@ -261,7 +261,7 @@ func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool,
 // forceUnlock runs forceunlock.lua on every master: true when any had the lock.
 func (q *quorumStore) forceUnlock(ctx context.Context, m *Mutex) (bool, error) {
 	vals, err := quorumRead(q, func(r redis.UniversalClient) (int64, error) {
-		return forceUnlockScript.Run(ctx, r, m.fullKeys("force"), "publish").Int64()
+		return forceUnlockScript.Run(ctx, r, m.fullKeys("force"), "publish", q.c.tokenTTLArg).Int64()
 	})
 	return slices.Contains(vals, 1), err
 }

@@ -43,9 +43,9 @@ func (s *singleStore) acquireFirst(ctx context.Context, m *Mutex, a attempt) (ac
 // tryAcquire runs acquire.lua from a command line of boxed arguments.
 func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acquireReply, error) {
 	c := s.c
-	args := append(make([]any, 0, 15), "evalsha", acquireSHA, len(m.keyArgs))
+	args := append(make([]any, 0, 16), "evalsha", acquireSHA, len(m.keyArgs))
 	args = append(args, m.keyArgs...)
-	args = append(args, c.ttlArg(a.ttl), a.fieldArg, flag(a.enqueue), c.graceArg, flag(m.fenced), flag(a.queued), c.claimArg(a.ttl))
+	args = append(args, c.ttlArg(a.ttl), a.fieldArg, flag(a.enqueue), c.graceArg, flag(m.fenced), flag(a.queued), c.claimArg(a.ttl), c.tokenTTLArg)
 	res, err := runScript(ctx, s.rdb, acquireSrc, args).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
@@ -91,14 +91,14 @@ func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int6
 	}
 	args := append(make([]any, 0, 17), "evalsha", releaseSHA, len(m.keyArgs)+2)
 	args = append(args, m.keyArgs...)
-	args = append(args, r.lvl.latchArg, m.k.handoff, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last))
+	args = append(args, r.lvl.latchArg, m.k.handoff, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg)
 	return runScript(ctx, s.rdb, releaseSrc, args).Int64()
 }
 
 // leave runs leave.lua, which publishes a hand-off it passes on.
 func (s *singleStore) leave(ctx context.Context, m *Mutex, field string, keep bool, ttl time.Duration) (int64, bool, error) {
 	c := s.c
-	res, err := leaveScript.Run(ctx, s.rdb, m.fullKeys("leave"), field, c.publishCmd(ctx), flag(keep), c.ttlArg(ttl)).Slice()
+	res, err := leaveScript.Run(ctx, s.rdb, m.fullKeys("leave"), field, c.publishCmd(ctx), flag(keep), c.ttlArg(ttl), c.tokenTTLArg).Slice()
 	if err != nil {
 		c.log.Warn("lockmw: leaving the wait queue failed", "name", m.name, "field", field, "err", err)
 		return 0, false, err
@@ -111,7 +111,7 @@ func (s *singleStore) leave(ctx context.Context, m *Mutex, field string, keep bo
 
 // forceUnlock runs forceunlock.lua.
 func (s *singleStore) forceUnlock(ctx context.Context, m *Mutex) (bool, error) {
-	n, err := forceUnlockScript.Run(ctx, s.rdb, m.fullKeys("force"), s.c.publishCmd(ctx)).Int64()
+	n, err := forceUnlockScript.Run(ctx, s.rdb, m.fullKeys("force"), s.c.publishCmd(ctx), s.c.tokenTTLArg).Int64()
 	if err != nil {
 		return false, fmt.Errorf("lockmw: force unlock %q: %w", m.name, err)
 	}
