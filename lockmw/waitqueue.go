@@ -2,27 +2,13 @@ package lockmw
 
 // The wait queue and the hand-off: how a busy acquisition waits for its turn
 // without polling, for any lock kind that keeps its waiters in the queue (the
-// Mutex is the first). The protocol — the keys and their lifetimes, the
-// messages, the claim window, the clean-up of abandoned attempts — is
-// described once, in docs/waiting.md; in short:
-//
-//   - the acquire script queues a busy waiter (rlock_queue:{name}, and its
-//     deadline, TTL, fencing flag and claim window in rlock_waiters:{name});
-//   - the waiter subscribes (hub.join) to Redisson's unlock channel and its
-//     Client's hand-off channel for the name, and tries once more when the
-//     subscription is new;
-//   - the release that frees the lock (lib.lua's rlock_handoff) gives it to
-//     the first live waiter with a TTL of only its claim window and
-//     publishes "<field>|<token>|<previous holder>|<metadata>" to that
-//     waiter's Client;
-//   - the waiter claims the lock (its full TTL): at once, or in the
-//     background through the renewer when most of the window is left;
-//   - a waiter that gives up leaves the queue (leave.lua), handing on a lock
-//     that reached it meanwhile; when its context ended the clean-up runs in
-//     the background (the renewer's undo chore).
-//
-// waitTurn runs one waiter's side of it through a queuer, the lock kind's
-// scripts.
+// Mutex is the first; it implements queuer). The protocol — the keys and
+// their lifetimes, the messages, the claim window, the clean-up of abandoned
+// attempts — is described once, in docs/waiting.md. Here is a waiter's side
+// of it (waitTurn); the scripts are the lock kind's (for the mutex:
+// acquire.lua queues, lib.lua's rlock_handoff hands over, claim.lua and
+// leave.lua), the delivery of messages is the hub's (pubsub.go), and the
+// background claim and clean-ups are the renewer's chores (chores.go).
 
 import (
 	"context"
