@@ -43,9 +43,16 @@ func (s *singleStore) acquireFirst(ctx context.Context, m *Mutex, a attempt) (ac
 // tryAcquire runs acquire.lua from a command line of boxed arguments.
 func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acquireReply, error) {
 	c := s.c
-	args := append(make([]any, 0, 16), "evalsha", acquireSHA, len(m.keyArgs))
+	n := 15 // the counter's TTL only for a fenced mutex: 15 make a smaller size class
+	if m.fenced {
+		n = 16
+	}
+	args := append(make([]any, 0, n), "evalsha", acquireSHA, len(m.keyArgs))
 	args = append(args, m.keyArgs...)
-	args = append(args, c.ttlArg(a.ttl), a.fieldArg, flag(a.enqueue), c.graceArg, flag(m.fenced), flag(a.queued), c.claimArg(a.ttl), c.tokenTTLArg)
+	args = append(args, c.ttlArg(a.ttl), a.fieldArg, flag(a.enqueue), c.graceArg, flag(m.fenced), flag(a.queued), c.claimArg(a.ttl))
+	if m.fenced {
+		args = append(args, c.tokenTTLArg)
+	}
 	res, err := runScript(ctx, s.rdb, acquireSrc, args).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
