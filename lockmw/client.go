@@ -159,6 +159,7 @@ func (c *Client) Close() error {
 // failed Unlock in the background) stop on it.
 func (c *Client) Done() <-chan struct{} { return c.closed }
 
+// isClosed reports whether Close was called.
 func (c *Client) isClosed() bool {
 	select {
 	case <-c.closed:
@@ -199,6 +200,8 @@ func (c *Client) publishArg(ctx context.Context) any {
 	return c.publishCmd(ctx)
 }
 
+// sharded reports whether the scripts publish with SPUBLISH (a Redis 7
+// cluster), so that subscriptions are sharded.
 func (c *Client) sharded() bool {
 	v, _ := c.pubCmd.Load().(string)
 	return v == "spublish"
@@ -212,12 +215,14 @@ func (c *Client) requestID() string {
 	return c.nonce + ":" + formatUint(c.reqSeq.Add(1))
 }
 
+// addHold records h until it ends, for Close.
 func (c *Client) addHold(h *hold) {
 	c.mu.Lock()
 	c.holds[h] = struct{}{}
 	c.mu.Unlock()
 }
 
+// removeHold forgets an ended hold.
 func (c *Client) removeHold(h *hold) {
 	c.mu.Lock()
 	delete(c.holds, h)
@@ -249,6 +254,7 @@ func latchTTL(rdb redis.UniversalClient) time.Duration {
 	return min(max(d, time.Second), time.Minute)
 }
 
+// newUUID returns a random (version 4) UUID.
 func newUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])

@@ -21,6 +21,7 @@ type contention struct {
 	last  [256]atomic.Int64 // ns since start, + 1; 0: never
 }
 
+// newContention returns an empty contention memory.
 func newContention() *contention {
 	return &contention{seed: maphash.MakeSeed(), start: time.Now()}
 }
@@ -30,8 +31,10 @@ func (c *contention) slot(name string) *atomic.Int64 {
 	return &c.last[maphash.String(c.seed, name)&255]
 }
 
+// seen records contention on the group s now.
 func (c *contention) seen(s *atomic.Int64) { s.Store(int64(time.Since(c.start)) + 1) }
 
+// recent reports whether the group s saw contention within contentionMemory.
 func (c *contention) recent(s *atomic.Int64) bool {
 	t := s.Load()
 	return t != 0 && time.Since(c.start)-time.Duration(t-1) < contentionMemory

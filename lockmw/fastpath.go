@@ -107,6 +107,7 @@ func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
 	return true, nil
 }
 
+// turnFastOff makes the Client acquire with the scripts only, logging why once.
 func (c *Client) turnFastOff(why string) {
 	if c.fastOff.CompareAndSwap(false, true) {
 		c.log.Info("lockmw: acquiring with scripts only", "why", why)

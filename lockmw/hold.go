@@ -28,6 +28,7 @@ type hold struct {
 	levels    int         // levels not yet unlocked (authoritative for a quorum client)
 }
 
+// holdState is where a hold is in its life.
 type holdState int
 
 const (
@@ -37,6 +38,7 @@ const (
 	holdClosed             // Client.Close: renewal stopped, Unlock still releases
 )
 
+// endKind is how a hold ends (see hold.end).
 type endKind int
 
 const (
@@ -57,6 +59,7 @@ type level struct {
 	released bool
 }
 
+// levelKey is the context key of the innermost level a context carries.
 type levelKey struct{}
 
 // topLevel returns the innermost level ctx carries, of any lock.
@@ -159,12 +162,14 @@ func (h *hold) releasing() bool {
 	return h.inRelease > 0
 }
 
+// beginRelease marks an Unlock of the hold as under way.
 func (h *hold) beginRelease() {
 	h.mu.Lock()
 	h.inRelease++
 	h.mu.Unlock()
 }
 
+// endRelease marks an Unlock of the hold as done.
 func (h *hold) endRelease() {
 	h.mu.Lock()
 	h.inRelease--

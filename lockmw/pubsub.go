@@ -42,6 +42,7 @@ type hub struct {
 	closed    bool
 }
 
+// nameSub is one name's subscription and its waiters in a hub.
 type nameSub struct {
 	name        string
 	k           *keys
@@ -60,6 +61,7 @@ type nameSub struct {
 // SUBSCRIBE (single node, Sentinel, clusters before Redis 7).
 const unsharded = ""
 
+// shard is one subscription connection of a hub and its receiver.
 type shard struct {
 	node    string // the node's address, or unsharded
 	ps      *redis.PubSub
@@ -67,11 +69,13 @@ type shard struct {
 	backoff time.Duration // before rebuilding after an error; grows while rebuilds fail
 }
 
+// pendingHandoff is a hand-off that arrived before its waiter registered.
 type pendingHandoff struct {
 	handoff
 	at time.Time
 }
 
+// newHub returns the pub/sub side of c on rdb.
 func newHub(c *Client, rdb redis.UniversalClient) *hub {
 	return &hub{
 		c:         c,
@@ -239,6 +243,7 @@ func (h *hub) sweep() {
 	}
 }
 
+// close closes every subscription connection; their receivers end.
 func (h *hub) close() {
 	h.mu.Lock()
 	h.closed = true
@@ -291,6 +296,7 @@ func (h *hub) receive(sh *shard) {
 	}
 }
 
+// shardClosed reports whether sh was closed or replaced.
 func (h *hub) shardClosed(sh *shard) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -362,6 +368,8 @@ func (h *hub) reloadClusterState() {
 	}
 }
 
+// confirm records a (re)confirmed subscription of channel: waiters that
+// may have missed a message retry.
 func (h *hub) confirm(channel string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -382,6 +390,8 @@ func (h *hub) confirm(channel string) {
 	}
 }
 
+// dispatch delivers a message: a hand-off to its waiter, Redisson's unlock
+// message as a wake-up.
 func (h *hub) dispatch(channel, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -423,6 +433,7 @@ func (h *hub) dispatch(channel, payload string) {
 	}
 }
 
+// wakeUp has w retry now, unless a wake-up is already pending.
 func wakeUp(w *waiter) {
 	select {
 	case w.wake <- struct{}{}:

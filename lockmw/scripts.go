@@ -112,6 +112,7 @@ func runPipelinedScripts(ctx context.Context, rdb redis.UniversalClient, s *redi
 	return cmds
 }
 
+// scriptCall is one run of a script in a pipeline: its keys and arguments.
 type scriptCall struct {
 	keys []string
 	args []any
