@@ -13,7 +13,7 @@ const (
 	attemptAbandoned              // the caller gave up (actx or ctx ended)
 )
 
-// An attempt is one TryLock run on a goroutine of its own for a call with
+// A boundedAttempt is one TryLock run on a goroutine of its own for a call with
 // [WithAcquireContext], so that the call can give up when the acquisition
 // context ends, whatever Redis does.
 //
@@ -31,7 +31,7 @@ const (
 //
 // The embedded context is a *cancelCtx's, so the contexts TryLock derives
 // from an attempt attach to it directly, without a goroutine.
-type attempt struct {
+type boundedAttempt struct {
 	context.Context                         // the call's, cancelled by the caller giving up
 	cancel          context.CancelCauseFunc // cancels the embedded context
 	deadline        time.Time               // zero: none to report while pending
@@ -46,7 +46,7 @@ type attemptResult struct {
 
 // Deadline reports the attempt's deadline while it is pending or abandoned,
 // and the call's once taken.
-func (a *attempt) Deadline() (time.Time, bool) {
+func (a *boundedAttempt) Deadline() (time.Time, bool) {
 	if a.state.Load() == attemptTaken || a.deadline.IsZero() {
 		return a.Context.Deadline()
 	}
@@ -66,7 +66,7 @@ func acquireWithin(ctx, actx context.Context, m *Mutex, wait, lease time.Duratio
 		}
 	}
 	hctx, cancel := context.WithCancelCause(ctx)
-	a := &attempt{Context: hctx, cancel: cancel, result: make(chan attemptResult, 1)}
+	a := &boundedAttempt{Context: hctx, cancel: cancel, result: make(chan attemptResult, 1)}
 	if lease == 0 {
 		a.deadline = earliestDeadline(ctx, actx)
 	}
@@ -90,7 +90,7 @@ func acquireWithin(ctx, actx context.Context, m *Mutex, wait, lease time.Duratio
 
 // run calls TryLock and hands the result to the caller, or gives a lock won
 // after the caller gave up back.
-func (a *attempt) run(m *Mutex, wait, lease time.Duration) {
+func (a *boundedAttempt) run(m *Mutex, wait, lease time.Duration) {
 	hold, err := m.TryLock(a, wait, lease)
 	if a.state.CompareAndSwap(attemptPending, attemptTaken) {
 		a.result <- attemptResult{hold, err}
@@ -102,7 +102,7 @@ func (a *attempt) run(m *Mutex, wait, lease time.Duration) {
 	a.cancel(nil)
 }
 
-func (a *attempt) finish(r attemptResult) (context.Context, func(), error) {
+func (a *boundedAttempt) finish(r attemptResult) (context.Context, func(), error) {
 	if r.err != nil {
 		a.cancel(nil)
 		return nil, nil, r.err

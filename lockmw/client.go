@@ -39,6 +39,7 @@ type Client struct {
 	graceArg    any // how long a queue entry outlives the holder's TTL: the watchdog timeout, in ms
 	watchdogArg any // the watchdog timeout in ms
 	claimWDArg  any // claimWindow of the watchdog timeout
+	tokenTTLArg any // the fencing counter's TTL in ms (fencing.go)
 
 	contention  *contention // where contention was seen lately (fastpath.go)
 	fastOff     atomic.Bool // the server refused RESTORE: acquire with scripts only
@@ -53,13 +54,9 @@ type Client struct {
 	mu    sync.Mutex
 	holds map[*hold]struct{} // every hold not yet ended
 
-	wd   *watchdog
-	hubs []*hub // one per member: the pub/sub side
-
-	// members are the independent masters of a quorum client (NewQuorum),
-	// need how many of them make a majority; nil for a Client on one Redis.
-	members []redis.UniversalClient
-	need    int
+	store   store    // where the locks live: one Redis or a quorum (store.go)
+	renewer *renewer // renews the holds and runs the background chores
+	hubs    []*hub   // one per node of the store: the pub/sub side
 
 	replicas       int           // WithReplicaSync: replicas that must acknowledge an acquisition
 	replicaTimeout time.Duration // and how long WAIT waits for them
@@ -91,12 +88,11 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		graceArg:    o.watchdog.Milliseconds(),
 		watchdogArg: msCeil(o.watchdog),
 		claimWDArg:  claimWindow(o.watchdog),
+		tokenTTLArg: msCeil(fenceCounterTTL),
 		contention:  newContention(),
 		closed:      make(chan struct{}),
 		holds:       make(map[*hold]struct{}),
 
-		members:        members,
-		need:           len(members)/2 + 1,
 		replicas:       o.replicas,
 		replicaTimeout: o.replicaTimeout,
 	}
@@ -106,16 +102,13 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 	}
 	c.latchArg = c.latchMS
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
-	c.wd = newWatchdog(c)
-	if members == nil {
-		c.hubs = []*hub{newHub(c, rdb)}
-	} else {
-		for _, r := range members {
-			c.hubs = append(c.hubs, newHub(c, r))
-		}
+	c.store = newStore(c, rdb, members)
+	c.renewer = newRenewer(c)
+	for _, r := range c.store.nodes() {
+		c.hubs = append(c.hubs, newHub(c, r))
 	}
 	c.wg.Add(1)
-	go c.wd.run()
+	go c.renewer.run()
 	return c
 }
 
@@ -158,6 +151,7 @@ func (c *Client) Close() error {
 // failed Unlock in the background) stop on it.
 func (c *Client) Done() <-chan struct{} { return c.closed }
 
+// isClosed reports whether Close was called.
 func (c *Client) isClosed() bool {
 	select {
 	case <-c.closed:
@@ -198,6 +192,8 @@ func (c *Client) publishArg(ctx context.Context) any {
 	return c.publishCmd(ctx)
 }
 
+// sharded reports whether the scripts publish with SPUBLISH (a Redis 7
+// cluster), so that subscriptions are sharded.
 func (c *Client) sharded() bool {
 	v, _ := c.pubCmd.Load().(string)
 	return v == "spublish"
@@ -211,12 +207,14 @@ func (c *Client) requestID() string {
 	return c.nonce + ":" + formatUint(c.reqSeq.Add(1))
 }
 
+// addHold records h until it ends, for Close.
 func (c *Client) addHold(h *hold) {
 	c.mu.Lock()
 	c.holds[h] = struct{}{}
 	c.mu.Unlock()
 }
 
+// removeHold forgets an ended hold.
 func (c *Client) removeHold(h *hold) {
 	c.mu.Lock()
 	delete(c.holds, h)
@@ -248,6 +246,7 @@ func latchTTL(rdb redis.UniversalClient) time.Duration {
 	return min(max(d, time.Second), time.Minute)
 }
 
+// newUUID returns a random (version 4) UUID.
 func newUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])

@@ -76,7 +76,9 @@
 //
 // With WithFencing each new hold takes a token from INCR
 // redisson_lock_token:{name} inside the acquire script; Token reads it from the
-// hold context without a round trip. Pass it to the resource you protect and
+// hold context without a round trip. The counter expires a day after its last
+// token; a new one starts from the server's clock in microseconds, so tokens
+// are large and strictly increasing per name, not consecutive. Pass it to the resource you protect and
 // have it reject writes with a token lower than one it has seen: a paused or
 // partitioned holder may still believe it holds the lock after it expired.
 //

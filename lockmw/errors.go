@@ -57,6 +57,7 @@ type BusyError struct {
 	Metadata string
 }
 
+// Error describes the holder and its TTL.
 func (e *BusyError) Error() string {
 	return fmt.Sprintf("lockmw: lock %q not acquired: held by %q for another %v", e.Name, e.Holder, e.TTL)
 }

@@ -2,12 +2,6 @@ package lockmw
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"hash/crc64"
-	"hash/maphash"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,54 +22,6 @@ import (
 // RESTORE is an ordinary write (ACL category @dangerous, though): a server
 // that refuses it (a missing permission, an unknown payload version) turns
 // the fast acquisition off for the Client, which then uses the scripts.
-
-// contentionMemory is how long a name stays on the acquire and release
-// scripts after contention was seen on it (a busy attempt, or waiters found
-// by the short release).
-const contentionMemory = 10 * time.Second
-
-// contention remembers, per group of names (a hash of the name picks one of
-// 256), when this Client last saw contention on one of them. A name whose
-// group saw none for contentionMemory takes the fast path. Two names that
-// share a group only lose the fast path together.
-type contention struct {
-	seed  maphash.Seed
-	start time.Time
-	last  [256]atomic.Int64 // ns since start, + 1; 0: never
-}
-
-func newContention() *contention {
-	return &contention{seed: maphash.MakeSeed(), start: time.Now()}
-}
-
-// slot is the group of name.
-func (c *contention) slot(name string) *atomic.Int64 {
-	return &c.last[maphash.String(c.seed, name)&255]
-}
-
-func (c *contention) seen(s *atomic.Int64) { s.Store(int64(time.Since(c.start)) + 1) }
-
-func (c *contention) recent(s *atomic.Int64) bool {
-	t := s.Load()
-	return t != 0 && time.Since(c.start)-time.Duration(t-1) < contentionMemory
-}
-
-// firstTry is a new acquisition's first attempt: RESTORE when the fast path
-// may be taken, the acquire script otherwise or when RESTORE did not win (the
-// lock exists; a re-sent RESTORE of this field won: the script tells which).
-// A win by RESTORE has no token: fenced mutexes never take the fast path.
-func (m *Mutex) firstTry(ctx context.Context, field string, fieldArg any, ttl time.Duration, enqueue bool) (acquireReply, error) {
-	if m.useFastAcquire() {
-		won, err := m.fastAcquire(ctx, field, ttl)
-		if err != nil {
-			return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
-		}
-		if won {
-			return acquireReply{won: true}, nil
-		}
-	}
-	return m.try(ctx, field, fieldArg, ttl, enqueue, false)
-}
 
 // fastAcquire tries the lock with RESTORE. won is false when the lock
 // exists (or the fast path is off): the caller then runs the acquire script,
@@ -131,29 +77,6 @@ func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool
 	return true, nil
 }
 
-// isTransient reports whether err is a server error that passes (a
-// loading or read-only server, memory, a busy script, a cluster or
-// fail-over state).
-func isTransient(err error) bool {
-	for _, p := range []string{"LOADING", "READONLY", "OOM", "BUSY ", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF"} {
-		if redis.HasErrorPrefix(err, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// refusesRestore reports whether err says the server will never run our
-// RESTORE.
-func refusesRestore(err error) bool {
-	for _, p := range []string{"NOPERM", "unknown command", "unknown or disabled command", "DUMP payload", "Bad data format"} {
-		if redis.HasErrorPrefix(err, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // probeRestore checks, once per Client, that the server makes a hash of
 // lockDump's payload: it restores one on a key of its own, reads its type and
 // deletes it, in one pipeline. A server that refuses RESTORE, or stores the
@@ -184,61 +107,15 @@ func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
 	return true, nil
 }
 
+// turnFastOff makes the Client acquire with the scripts only, logging why once.
 func (c *Client) turnFastOff(why string) {
 	if c.fastOff.CompareAndSwap(false, true) {
 		c.log.Info("lockmw: acquiring with scripts only", "why", why)
 	}
 }
 
-// useFastAcquire reports whether a new acquisition tries RESTORE first.
+// useFastAcquire reports whether a new acquisition on a single Redis tries
+// RESTORE first (singleStore.acquireFirst).
 func (m *Mutex) useFastAcquire() bool {
-	return !m.fenced && !m.c.isQuorum() && !m.c.fastOff.Load() && !m.c.contention.recent(m.hot)
-}
-
-// lockDump is the DUMP payload of a lock hash holding field with count 1,
-// for RESTORE: the value type (a plain hash), the hash as RDB writes it,
-// the RDB version (9: Redis 5 and later read it) and Redis's CRC-64 of all
-// that.
-func lockDump(field string) []byte {
-	b := make([]byte, 0, 1+5+5+len(field)+2+2+8)
-	b = append(b, rdbTypeHash)
-	b = appendRDBLen(b, 1) // one field
-	b = appendRDBLen(b, len(field))
-	b = append(b, field...)
-	b = appendRDBLen(b, 1)
-	b = append(b, '1')
-	b = binary.LittleEndian.AppendUint16(b, dumpRDBVersion)
-	return binary.LittleEndian.AppendUint64(b, redisCRC64(b))
-}
-
-const (
-	rdbTypeHash    = 4
-	dumpRDBVersion = 9
-)
-
-// appendRDBLen appends n in RDB's length encoding.
-func appendRDBLen(b []byte, n int) []byte {
-	switch {
-	case n < 1<<6:
-		return append(b, byte(n))
-	case n < 1<<14:
-		return append(b, byte(0x40|n>>8), byte(n))
-	default:
-		return binary.BigEndian.AppendUint32(append(b, 0x80), uint32(n))
-	}
-}
-
-// crcJones is Redis's CRC-64 (Jones polynomial, reflected), the checksum of
-// DUMP payloads.
-var crcJones = crc64.MakeTable(0x95ac9329ac4bc9b5)
-
-// redisCRC64 is Redis's crc64(0, p): hash/crc64 starts from and ends with
-// the complement, Redis from 0 and as is.
-func redisCRC64(p []byte) uint64 { return ^crc64.Update(^uint64(0), crcJones, p) }
-
-// isServerError reports whether err is an error reply of the server (not a
-// network or context error).
-func isServerError(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
+	return !m.fenced && !m.c.fastOff.Load() && !m.c.contention.recent(m.hot)
 }

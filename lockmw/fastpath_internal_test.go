@@ -47,7 +47,7 @@ func TestResentRestoreWins(t *testing.T) {
 	won, err = m.fastAcquire(ctx, field, time.Minute)
 	require.NoError(t, err)
 	require.False(t, won, "the re-send finds the lock")
-	r, err := m.try(ctx, field, field, time.Minute, false, false)
+	r, err := m.try(ctx, attempt{field: field, fieldArg: field, ttl: time.Minute})
 	require.NoError(t, err)
 	assert.True(t, r.won, "the script finds our field")
 	n, err := srv.Client().HGet(ctx, "resent-restore", field).Int()

@@ -2,7 +2,7 @@ package lockmw
 
 import (
 	"context"
-	"strconv"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -28,6 +28,7 @@ type hold struct {
 	levels    int         // levels not yet unlocked (authoritative for a quorum client)
 }
 
+// holdState is where a hold is in its life.
 type holdState int
 
 const (
@@ -37,6 +38,7 @@ const (
 	holdClosed             // Client.Close: renewal stopped, Unlock still releases
 )
 
+// endKind is how a hold ends (see hold.end).
 type endKind int
 
 const (
@@ -57,6 +59,7 @@ type level struct {
 	released bool
 }
 
+// levelKey is the context key of the innermost level a context carries.
 type levelKey struct{}
 
 // topLevel returns the innermost level ctx carries, of any lock.
@@ -116,7 +119,7 @@ func (h *hold) end(kind endKind, cause error) bool {
 
 	c := h.m.c
 	if h.lease == 0 {
-		c.wd.remove(h)
+		c.renewer.remove(h)
 	}
 	if kind != endClosed {
 		c.removeHold(h)
@@ -159,12 +162,14 @@ func (h *hold) releasing() bool {
 	return h.inRelease > 0
 }
 
+// beginRelease marks an Unlock of the hold as under way.
 func (h *hold) beginRelease() {
 	h.mu.Lock()
 	h.inRelease++
 	h.mu.Unlock()
 }
 
+// endRelease marks an Unlock of the hold as done.
 func (h *hold) endRelease() {
 	h.mu.Lock()
 	h.inRelease--
@@ -181,26 +186,55 @@ func (h *hold) renewed(sent time.Time) {
 	}
 }
 
-// expiryBound is the last moment a key given ttl by a request sent at sent is
-// surely still there: sent + ttl, minus a margin for clock drift between this
-// process and Redis (1% of ttl + 2ms, as Redlock's drift factor).
-func (c *Client) expiryBound(sent time.Time, ttl time.Duration) time.Time {
-	return sent.Add(ttl - ttl/100 - 2*time.Millisecond)
+// startHold creates the hold of a new acquisition a, won with t (waited
+// says after a wait). A non-zero t.claimBy says the hold was handed over and
+// not claimed yet: it is lost then unless the renewer's claim succeeds
+// first.
+func (m *Mutex) startHold(ctx context.Context, a attempt, lease time.Duration, t turn, waited bool) context.Context {
+	c := m.c
+	h := &hold{m: m, field: a.field, fieldArg: a.fieldArg, token: t.token, lease: lease, start: time.Now(), levels: 1}
+	h.hookCtx = ctx
+	if f := c.opts.hooks.HoldStart; f != nil {
+		if x := f(ctx, HoldStartEvent{Name: m.name, Field: a.field, Token: t.token, Lease: lease, Waited: waited}); x != nil {
+			h.hookCtx = x
+		}
+	}
+	hctx, cancel := context.WithCancelCause(h.hookCtx)
+	h.cancel = cancel
+	if lease > 0 {
+		hctx, h.stopDL = context.WithDeadline(hctx, c.expiryBound(t.base, lease))
+	}
+	hctx = context.WithValue(hctx, levelKey{}, &level{h: h, parent: topLevel(ctx)})
+	c.addHold(h)
+	if lease == 0 {
+		h.watch(t)
+	}
+	if f := c.opts.hooks.Metadata; f != nil {
+		if s := f(h.hookCtx, m.name); s != "" && len(s) <= MaxMetadataLen {
+			c.renewer.setMeta(h, s)
+		}
+	}
+	if c.isClosed() { // Close ran while we acquired
+		h.end(endClosed, ErrClosed)
+	}
+	return hctx
 }
 
-func formatUint(n uint64) string { return strconv.FormatUint(n, 10) }
-
-// maxTTLms is the longest TTL rlock gives a key, 100 years: far enough to
-// mean "never", small enough that the TTL still fits a time.Duration (the
-// one PTTL returns) and Redis can add it to the current time.
-const maxTTLms = int64(100 * 365 * 24 * time.Hour / time.Millisecond)
-
-// msCeil converts d to whole milliseconds, rounding up, at least 1 and at
-// most maxTTLms.
-func msCeil(d time.Duration) int64 {
-	ms := int64(d / time.Millisecond)
-	if d%time.Millisecond != 0 {
-		ms++
+// watch hands a watchdog hold won with t to the renewer, with a timer that
+// ends it as lost when the key could have expired unrenewed.
+func (h *hold) watch(t turn) {
+	c := h.m.c
+	lossAt := c.expiryBound(t.base, c.opts.watchdog)
+	if !t.claimBy.IsZero() {
+		lossAt = t.claimBy
 	}
-	return min(max(ms, 1), maxTTLms)
+	h.mu.Lock()
+	h.lossTime = time.AfterFunc(time.Until(lossAt), func() {
+		h.end(endLost, fmt.Errorf("%w: renewals of %q failed until the key could have expired", ErrLockLost, h.m.name))
+	})
+	h.mu.Unlock()
+	c.renewer.add(h)
+	if !t.claimBy.IsZero() {
+		c.renewer.claimSoon(h)
+	}
 }

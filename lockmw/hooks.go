@@ -59,6 +59,7 @@ const (
 	Failed                  // Redis or argument error
 )
 
+// String names the outcome.
 func (o Outcome) String() string {
 	switch o {
 	case Acquired:
@@ -121,6 +122,7 @@ const (
 	RenewFailed                       // the script failed (network, Redis down)
 )
 
+// String names the outcome.
 func (o RenewalOutcome) String() string {
 	switch o {
 	case Renewed:
@@ -162,6 +164,7 @@ func CombineHooks(hs ...Hooks) Hooks {
 	return out
 }
 
+// chainCtx runs a, then b with the context a returned (nil: unchanged).
 func chainCtx[E any](a, b func(context.Context, E) context.Context) func(context.Context, E) context.Context {
 	if a == nil {
 		return b
@@ -180,6 +183,7 @@ func chainCtx[E any](a, b func(context.Context, E) context.Context) func(context
 	}
 }
 
+// chainEnd runs a, then b.
 func chainEnd[E any](a, b func(context.Context, E)) func(context.Context, E) {
 	if a == nil {
 		return b
@@ -190,6 +194,7 @@ func chainEnd[E any](a, b func(context.Context, E)) func(context.Context, E) {
 	return func(ctx context.Context, e E) { a(ctx, e); b(ctx, e) }
 }
 
+// chainRenewal runs a, then b.
 func chainRenewal(a, b func(RenewalEvent)) func(RenewalEvent) {
 	if a == nil {
 		return b
@@ -200,6 +205,7 @@ func chainRenewal(a, b func(RenewalEvent)) func(RenewalEvent) {
 	return func(e RenewalEvent) { a(e); b(e) }
 }
 
+// chainMeta returns the first non-empty metadata of a and b.
 func chainMeta(a, b func(context.Context, string) string) func(context.Context, string) string {
 	if a == nil {
 		return b

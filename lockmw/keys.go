@@ -46,6 +46,7 @@ func ownName(prefix, name string) string {
 	return prefix + ":{" + name + "}"
 }
 
+// newKeys returns the keys of the lock name.
 func newKeys(name string) keys {
 	return keys{
 		lock:      name,
@@ -58,6 +59,7 @@ func newKeys(name string) keys {
 	}
 }
 
+// all returns the keys and channels that must share the lock's hash slot.
 func (k *keys) all() []string {
 	return []string{k.lock, k.channel, k.queue, k.waiters, k.token, k.handoff}
 }

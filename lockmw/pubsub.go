@@ -2,7 +2,6 @@ package lockmw
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +42,7 @@ type hub struct {
 	closed    bool
 }
 
+// nameSub is one name's subscription and its waiters in a hub.
 type nameSub struct {
 	name        string
 	k           *keys
@@ -61,6 +61,7 @@ type nameSub struct {
 // SUBSCRIBE (single node, Sentinel, clusters before Redis 7).
 const unsharded = ""
 
+// shard is one subscription connection of a hub and its receiver.
 type shard struct {
 	node    string // the node's address, or unsharded
 	ps      *redis.PubSub
@@ -68,42 +69,13 @@ type shard struct {
 	backoff time.Duration // before rebuilding after an error; grows while rebuilds fail
 }
 
+// pendingHandoff is a hand-off that arrived before its waiter registered.
 type pendingHandoff struct {
 	handoff
 	at time.Time
 }
 
-// handoff is what the hand-off message tells the waiter it names.
-type handoff struct {
-	token        int64
-	holder, meta string // the previous holder's field and metadata
-}
-
-type waiter struct {
-	field  string
-	wake   chan struct{} // retry now
-	handed chan handoff  // the lock was handed over
-}
-
-func newWaiter(field string) *waiter {
-	return &waiter{field: field, wake: make(chan struct{}, 1), handed: make(chan handoff, 1)}
-}
-
-// parseHandoff splits "<field>|<token>|<previous holder>|<metadata>"; the
-// fields contain no '|' (client IDs may not), the metadata may.
-func parseHandoff(payload string) (string, handoff, bool) {
-	parts := strings.SplitN(payload, "|", 4)
-	if len(parts) < 2 {
-		return "", handoff{}, false
-	}
-	var ho handoff
-	ho.token, _ = strconv.ParseInt(parts[1], 10, 64)
-	if len(parts) == 4 {
-		ho.holder, ho.meta = parts[2], parts[3]
-	}
-	return parts[0], ho, true
-}
-
+// newHub returns the pub/sub side of c on rdb.
 func newHub(c *Client, rdb redis.UniversalClient) *hub {
 	return &hub{
 		c:         c,
@@ -115,12 +87,12 @@ func newHub(c *Client, rdb redis.UniversalClient) *hub {
 	}
 }
 
-// join registers w as a waiter on m's name, subscribing when needed. It
+// join registers w as a waiter on the name of k, subscribing when needed. It
 // reports whether the subscription has been in place, without a break,
 // since before the waiter's first attempt was sent: otherwise a message for
 // it may have been missed, and it must try once more.
 // ready is nil when the subscription is confirmed, else closed when it is.
-func (h *hub) join(ctx context.Context, m *Mutex, w *waiter, sent time.Time) (ns *nameSub, ok bool, ready <-chan struct{}, err error) {
+func (h *hub) join(ctx context.Context, k *keys, w *waiter, sent time.Time) (ns *nameSub, ok bool, ready <-chan struct{}, err error) {
 	c := h.c
 	pub := c.publishCmd(ctx)
 	h.mu.Lock()
@@ -128,14 +100,14 @@ func (h *hub) join(ctx context.Context, m *Mutex, w *waiter, sent time.Time) (ns
 	if h.closed {
 		return nil, false, nil, ErrClosed
 	}
-	ns = h.names[m.name]
+	ns = h.names[k.lock]
 	if ns == nil {
-		ns = &nameSub{name: m.name, k: &m.k, handoff: m.k.handoff + ":" + c.id, byField: make(map[string]*waiter), ready: make(chan struct{})}
+		ns = &nameSub{name: k.lock, k: k, handoff: k.handoff + ":" + c.id, byField: make(map[string]*waiter), ready: make(chan struct{})}
 		if err := h.subscribe(ctx, ns, pub == "spublish", 0); err != nil {
 			return nil, false, nil, err
 		}
-		h.names[m.name] = ns
-		h.byChannel[m.k.channel] = ns
+		h.names[k.lock] = ns
+		h.byChannel[k.channel] = ns
 		h.byChannel[ns.handoff] = ns
 	}
 	ok = ns.confirmed && !ns.missed && ns.confirmedAt.Before(sent)
@@ -271,6 +243,7 @@ func (h *hub) sweep() {
 	}
 }
 
+// close closes every subscription connection; their receivers end.
 func (h *hub) close() {
 	h.mu.Lock()
 	h.closed = true
@@ -323,6 +296,7 @@ func (h *hub) receive(sh *shard) {
 	}
 }
 
+// shardClosed reports whether sh was closed or replaced.
 func (h *hub) shardClosed(sh *shard) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -394,6 +368,8 @@ func (h *hub) reloadClusterState() {
 	}
 }
 
+// confirm records a (re)confirmed subscription of channel: waiters that
+// may have missed a message retry.
 func (h *hub) confirm(channel string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -414,6 +390,8 @@ func (h *hub) confirm(channel string) {
 	}
 }
 
+// dispatch delivers a message: a hand-off to its waiter, Redisson's unlock
+// message as a wake-up.
 func (h *hub) dispatch(channel, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -455,6 +433,7 @@ func (h *hub) dispatch(channel, payload string) {
 	}
 }
 
+// wakeUp has w retry now, unless a wake-up is already pending.
 func wakeUp(w *waiter) {
 	select {
 	case w.wake <- struct{}{}:

@@ -54,13 +54,27 @@ func NewQuorum(clients []redis.UniversalClient, opts ...Option) *Client {
 	return newClient(members[0], members, opts)
 }
 
-func (c *Client) isQuorum() bool { return c.members != nil }
+// quorumStore keeps the locks on a majority of independent masters (the
+// Redlock algorithm; see NewQuorum): each operation runs on every master at
+// once and counts the answers. It never queues waiters, so it is never
+// handed a lock.
+type quorumStore struct {
+	c       *Client
+	members []redis.UniversalClient
+	need    int // how many members make a majority
+}
+
+// nodes returns the masters.
+func (q *quorumStore) nodes() []redis.UniversalClient { return q.members }
+
+// majority is how many masters make one.
+func (q *quorumStore) majority() int { return q.need }
 
 // fanout runs f for every member at once and returns their errors.
-func (c *Client) fanout(f func(i int, rdb redis.UniversalClient) error) []error {
-	errs := make([]error, len(c.members))
+func (q *quorumStore) fanout(f func(i int, rdb redis.UniversalClient) error) []error {
+	errs := make([]error, len(q.members))
 	var wg sync.WaitGroup
-	for i, r := range c.members {
+	for i, r := range q.members {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -71,40 +85,47 @@ func (c *Client) fanout(f func(i int, rdb redis.UniversalClient) error) []error 
 	return errs
 }
 
-func parseAcquire(res []any) (acquireReply, error) {
-	var r acquireReply
-	if len(res) >= 2 && asInt(res[0]) == 1 {
-		r.won, r.token = true, asInt(res[1])
-		return r, nil
-	}
-	if len(res) < 4 {
-		return r, fmt.Errorf("unexpected reply %v", res)
-	}
-	r.pttl = time.Duration(asInt(res[1])) * time.Millisecond
-	if r.pttl < 0 {
-		r.pttl = -1
-	}
-	r.holder, _ = res[2].(string)
-	r.meta, _ = res[3].(string)
-	return r, nil
+// acquireFirst is tryAcquire: a quorum never takes the fast path.
+func (q *quorumStore) acquireFirst(ctx context.Context, m *Mutex, a attempt) (acquireReply, error) {
+	return q.tryAcquire(ctx, m, a)
 }
 
-// tryQuorum is try on a quorum client: never queued.
-func (m *Mutex) tryQuorum(ctx context.Context, field string, ttl time.Duration) (acquireReply, error) {
-	c := m.c
+// tryAcquire runs the acquire script on every master, never queued, and wins
+// when a majority took the lock within the validity time. A fenced win
+// writes its token (the largest of the majority) back to every master.
+func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acquireReply, error) {
+	c := q.c
 	start := time.Now()
-	replies := make([]acquireReply, len(c.members))
-	errs := c.fanout(func(i int, r redis.UniversalClient) error {
-		res, err := acquireScript.Run(ctx, r, m.akeys, c.ttlArg(ttl), field, argFalse, c.graceArg, flag(m.fenced), argFalse).Slice()
+	replies := make([]acquireReply, len(q.members))
+	errs := q.fanout(func(i int, r redis.UniversalClient) error {
+		res, err := acquireScript.Run(ctx, r, m.akeys, c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg).Slice()
 		if err != nil {
 			return err
 		}
 		replies[i], err = parseAcquire(res)
 		return err
 	})
-	won, answered := 0, 0
-	var token int64
-	var busy *acquireReply
+	won, answered, token, busy := tally(replies, errs)
+	validity := a.ttl - time.Since(start) - a.ttl/100 - 2*time.Millisecond
+	if won >= q.need && validity > 0 {
+		if !m.fenced {
+			return acquireReply{won: true}, nil
+		}
+		return q.fence(ctx, m, a.field, token)
+	}
+	if won > 0 {
+		m.abandon(a.field)
+	}
+	if answered < q.need || busy == nil {
+		return acquireReply{}, errors.Join(ErrNotAcquired,
+			fmt.Errorf("lockmw: acquire %q: %d of %d masters answered, %d needed: %w", m.name, answered, len(q.members), q.need, errors.Join(errs...)))
+	}
+	return *busy, nil
+}
+
+// tally counts the masters' acquire replies: how many won and answered, the
+// largest token, and the busy reply with the shortest TTL.
+func tally(replies []acquireReply, errs []error) (won, answered int, token int64, busy *acquireReply) {
 	for i, r := range replies {
 		if errs[i] != nil {
 			continue
@@ -117,39 +138,39 @@ func (m *Mutex) tryQuorum(ctx context.Context, field string, ttl time.Duration) 
 			busy = &replies[i]
 		}
 	}
-	validity := ttl - time.Since(start) - ttl/100 - 2*time.Millisecond
-	if won >= c.need && validity > 0 {
-		if !m.fenced {
-			return acquireReply{won: true}, nil
-		}
-		acks := 0
-		ferrs := c.fanout(func(i int, r redis.UniversalClient) error {
-			return fenceScript.Run(ctx, r, m.akeys, token, field).Err()
-		})
-		for _, err := range ferrs {
-			if err == nil {
-				acks++
-			}
-		}
-		if acks >= c.need {
-			return acquireReply{won: true, token: token}, nil
-		}
-		m.abandon(ctx, field)
-		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: fencing token reached %d of %d masters: %w", m.name, acks, len(c.members), errors.Join(ferrs...))
-	}
-	if won > 0 {
-		m.abandon(ctx, field)
-	}
-	if answered < c.need || busy == nil {
-		return acquireReply{}, errors.Join(ErrNotAcquired,
-			fmt.Errorf("lockmw: acquire %q: %d of %d masters answered, %d needed: %w", m.name, answered, len(c.members), c.need, errors.Join(errs...)))
-	}
-	return *busy, nil
+	return won, answered, token, busy
 }
+
+// fence writes token to every master's counter (fence.lua); the acquisition
+// fails unless a majority took it.
+func (q *quorumStore) fence(ctx context.Context, m *Mutex, field string, token int64) (acquireReply, error) {
+	acks := 0
+	ferrs := q.fanout(func(i int, r redis.UniversalClient) error {
+		return fenceScript.Run(ctx, r, m.akeys, token, field, q.c.tokenTTLArg).Err()
+	})
+	for _, err := range ferrs {
+		if err == nil {
+			acks++
+		}
+	}
+	if acks >= q.need {
+		return acquireReply{won: true, token: token}, nil
+	}
+	m.abandon(field)
+	return acquireReply{}, fmt.Errorf("lockmw: acquire %q: fencing token reached %d of %d masters: %w", m.name, acks, len(q.members), errors.Join(ferrs...))
+}
+
+// claim never succeeds: a quorum waiter is never queued, so never handed
+// the lock.
+func (q *quorumStore) claim(context.Context, *Mutex, attempt) (int64, bool) { return 0, false }
+
+// syncReplicas does nothing: the majority of masters is the redundancy.
+func (q *quorumStore) syncReplicas(context.Context, *Mutex, string) error { return nil }
 
 // quorumVotes counts the members' answers to a per-hold script.
 type quorumVotes struct{ ok, gone, failed int }
 
+// outcome is what n members' votes say when need make a majority.
 func (v quorumVotes) outcome(n, need int) RenewalOutcome {
 	switch {
 	case v.ok >= need:
@@ -164,11 +185,11 @@ func (v quorumVotes) outcome(n, need int) RenewalOutcome {
 // vote runs a per-hold script on every master and counts the answers: a
 // negative result means the hold is gone there. It returns the outcome and
 // the largest result of the masters that have the hold.
-func (c *Client) vote(run func(r redis.UniversalClient) (int64, error)) (RenewalOutcome, int64, error) {
+func (q *quorumStore) vote(run func(r redis.UniversalClient) (int64, error)) (RenewalOutcome, int64, error) {
 	var mu sync.Mutex
 	var v quorumVotes
 	var top int64
-	errs := c.fanout(func(_ int, r redis.UniversalClient) error {
+	errs := q.fanout(func(_ int, r redis.UniversalClient) error {
 		got, err := run(r)
 		mu.Lock()
 		defer mu.Unlock()
@@ -183,15 +204,15 @@ func (c *Client) vote(run func(r redis.UniversalClient) (int64, error)) (Renewal
 		}
 		return err
 	})
-	return v.outcome(len(c.members), c.need), top, errors.Join(errs...)
+	return v.outcome(len(q.members), q.need), top, errors.Join(errs...)
 }
 
-// reenterQuorum adds a level on every master that has the hold.
-func (m *Mutex) reenterQuorum(ctx context.Context, h *hold, reqID string) (int64, error) {
-	c := m.c
+// reenter adds a level on every master that has the hold.
+func (q *quorumStore) reenter(ctx context.Context, m *Mutex, field, reqID string) (int64, error) {
+	c := q.c
 	keys := []string{m.k.lock, m.k.latchBase + reqID}
-	out, n, err := c.vote(func(r redis.UniversalClient) (int64, error) {
-		return reenterScript.Run(ctx, r, keys, h.field, c.latchArg).Int64()
+	out, n, err := q.vote(func(r redis.UniversalClient) (int64, error) {
+		return reenterScript.Run(ctx, r, keys, field, c.latchArg).Int64()
 	})
 	switch out {
 	case Renewed:
@@ -202,16 +223,24 @@ func (m *Mutex) reenterQuorum(ctx context.Context, h *hold, reqID string) (int64
 	return 0, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err)
 }
 
-// releaseQuorum releases one level on every master. last says it is the
-// owner's last level, which deletes the lock whatever a master counted.
-func (m *Mutex) releaseQuorum(ctx context.Context, h *hold, reqID string, expireMS int64, last bool) (int64, error) {
-	c := m.c
-	out, _, err := c.vote(func(r redis.UniversalClient) (int64, error) {
-		return releaseScript.Run(ctx, r, m.fullKeys(reqID), h.field, "publish", c.latchArg, expireMS, flag(last)).Int64()
+// undoReenter runs unreenter.lua on every master.
+func (q *quorumStore) undoReenter(ctx context.Context, m *Mutex, field, reqID string) error {
+	keys := []string{m.k.lock, m.k.latchBase + reqID}
+	return errors.Join(q.fanout(func(_ int, r redis.UniversalClient) error {
+		return unreenterScript.Run(ctx, r, keys, field, q.c.latchArg).Err()
+	})...)
+}
+
+// release releases one level on every master. The owner's last level
+// deletes the lock whatever a master counted.
+func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int64, error) {
+	c := q.c
+	out, _, err := q.vote(func(r redis.UniversalClient) (int64, error) {
+		return releaseScript.Run(ctx, r, m.fullKeys(rr.lvl.reqID), rr.h.field, "publish", c.latchArg, rr.expireMS, flag(rr.last), c.tokenTTLArg).Int64()
 	})
 	switch out {
 	case Renewed:
-		if last {
+		if rr.last {
 			return 1, nil
 		}
 		return 0, nil
@@ -219,6 +248,56 @@ func (m *Mutex) releaseQuorum(ctx context.Context, h *hold, reqID string, expire
 		return -1, nil
 	}
 	return 0, err
+}
+
+// leave runs leave.lua on every master; a quorum is never handed a lock.
+func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool, ttl time.Duration) (int64, bool, error) {
+	errs := q.fanout(func(i int, r redis.UniversalClient) error {
+		return leaveScript.Run(ctx, r, m.fullKeys("leave"), field, "publish", argFalse, q.c.ttlArg(ttl), q.c.tokenTTLArg).Err()
+	})
+	return 0, false, errors.Join(errs...)
+}
+
+// forceUnlock runs forceunlock.lua on every master: true when any had the lock.
+func (q *quorumStore) forceUnlock(ctx context.Context, m *Mutex) (bool, error) {
+	vals, err := quorumRead(q, func(r redis.UniversalClient) (int64, error) {
+		return forceUnlockScript.Run(ctx, r, m.fullKeys("force"), "publish", q.c.tokenTTLArg).Int64()
+	})
+	return slices.Contains(vals, 1), err
+}
+
+// isLocked is true when a majority has the lock.
+func (q *quorumStore) isLocked(ctx context.Context, m *Mutex) (bool, error) {
+	vals, err := quorumRead(q, func(r redis.UniversalClient) (int64, error) { return r.Exists(ctx, m.k.lock).Result() })
+	return kthLargest(vals, q.need) == 1, err
+}
+
+// holdCount is the count a majority has at least.
+func (q *quorumStore) holdCount(ctx context.Context, m *Mutex, field string) (int, error) {
+	vals, err := quorumRead(q, func(r redis.UniversalClient) (int64, error) { return readCount(ctx, r, m.k.lock, field) })
+	return int(kthLargest(vals, q.need)), err
+}
+
+// pttl is the TTL a majority has at least.
+func (q *quorumStore) pttl(ctx context.Context, m *Mutex) (time.Duration, error) {
+	vals, err := quorumRead(q, func(r redis.UniversalClient) (time.Duration, error) {
+		d, err := r.PTTL(ctx, m.k.lock).Result()
+		if d == -2 {
+			d = 0
+		}
+		return d, err
+	})
+	return kthLargest(vals, q.need), err
+}
+
+// runBatches runs the calls in one pipeline per master, all at once.
+func (q *quorumStore) runBatches(ctx context.Context, s *redis.Script, calls []scriptCall) [][]*redis.Cmd {
+	perMember := make([][]*redis.Cmd, len(q.members))
+	q.fanout(func(i int, r redis.UniversalClient) error {
+		perMember[i] = runPipelinedScripts(ctx, r, s, calls)
+		return nil
+	})
+	return perMember
 }
 
 // kthLargest returns the k-th largest of vs (1-based), or zero when there are
@@ -235,10 +314,10 @@ func kthLargest[T int64 | time.Duration](vs []T, k int) T {
 
 // quorumRead runs read on every master and returns the values of those that
 // answered; it fails when fewer than a majority did.
-func quorumRead[T any](c *Client, read func(r redis.UniversalClient) (T, error)) ([]T, error) {
+func quorumRead[T any](q *quorumStore, read func(r redis.UniversalClient) (T, error)) ([]T, error) {
 	var mu sync.Mutex
 	var vals []T
-	errs := c.fanout(func(i int, r redis.UniversalClient) error {
+	errs := q.fanout(func(i int, r redis.UniversalClient) error {
 		v, err := read(r)
 		if err == nil {
 			mu.Lock()
@@ -247,8 +326,8 @@ func quorumRead[T any](c *Client, read func(r redis.UniversalClient) (T, error))
 		}
 		return err
 	})
-	if len(vals) < c.need {
-		return nil, fmt.Errorf("lockmw: %d of %d masters answered, %d needed: %w", len(vals), len(c.members), c.need, errors.Join(errs...))
+	if len(vals) < q.need {
+		return nil, fmt.Errorf("lockmw: %d of %d masters answered, %d needed: %w", len(vals), len(q.members), q.need, errors.Join(errs...))
 	}
 	return vals, nil
 }

@@ -13,17 +13,17 @@ import (
 // in one pipeline (one connection) right after a no-op write to the lock
 // (touch): the replication stream is ordered, so a replica that has the touch
 // has the acquisition too, also when a hand-off wrote it.
-func (m *Mutex) syncReplicas(ctx context.Context, field string) error {
-	c := m.c
-	if c.replicas == 0 || c.isQuorum() {
+func (s *singleStore) syncReplicas(ctx context.Context, m *Mutex, field string) error {
+	c := s.c
+	if c.replicas == 0 {
 		return nil
 	}
-	var node redis.Cmdable = c.rdb
-	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+	var node redis.Cmdable = s.rdb
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
 		// A keyless WAIT would go to any node: use the lock's master.
 		n, err := cc.MasterForKey(ctx, m.k.lock)
 		if err != nil {
-			m.abandon(ctx, field)
+			m.abandon(field)
 			return fmt.Errorf("lockmw: replica sync for %q: %w", m.name, err)
 		}
 		node = n

@@ -22,10 +22,10 @@ func TestResentAcquireCountsOnce(t *testing.T) {
 	defer c.Close()
 	m := c.Mutex("resent-acquire", WithFencing())
 	field := c.id + ":1000"
-	r1, err := m.try(ctx, field, field, time.Minute, false, false)
+	r1, err := m.try(ctx, attempt{field: field, fieldArg: field, ttl: time.Minute})
 	require.NoError(t, err)
 	require.True(t, r1.won)
-	r2, err := m.try(ctx, field, field, time.Minute, false, false)
+	r2, err := m.try(ctx, attempt{field: field, fieldArg: field, ttl: time.Minute})
 	require.NoError(t, err)
 	require.True(t, r2.won, "the re-send finds its own win")
 	assert.Equal(t, r1.token, r2.token, "no second token")
@@ -98,12 +98,12 @@ func TestResentFastReleaseIsFound(t *testing.T) {
 	done, err = m.fastRelease(ctx, lvl.h, lvl)
 	require.NoError(t, err)
 	assert.False(t, done, "a re-send of the short script changes nothing")
-	r, err := m.releaseOne(ctx, lvl.h, lvl, 0, true)
+	r, err := m.c.store.release(ctx, m, releaseReq{h: lvl.h, lvl: lvl, last: true})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), r, "release.lua finds the latch: released, not lost")
 
 	other := &level{h: lvl.h, reqID: "req-45", latchArg: m.k.latchBase + "req-45"}
-	r, err = m.releaseOne(ctx, lvl.h, other, 0, true)
+	r, err = m.c.store.release(ctx, m, releaseReq{h: lvl.h, lvl: other, last: true})
 	require.NoError(t, err)
 	assert.Equal(t, int64(-1), r, "without that latch the field is just gone")
 	lvl.h.end(endReleased, nil)
@@ -135,7 +135,7 @@ func TestDeadWaiterBlocksOnlyItsClaimWindow(t *testing.T) {
 	require.NoError(t, err)
 	// The "dead" waiter: queued with a 30s TTL, then never heard of again.
 	dead := b.Mutex("dead-waiter")
-	r, err := dead.try(ctx, b.id+":999", b.id+":999", 30*time.Second, true, false)
+	r, err := dead.try(ctx, attempt{field: b.id + ":999", fieldArg: b.id + ":999", ttl: 30 * time.Second, enqueue: true})
 	require.NoError(t, err)
 	require.False(t, r.won)
 	require.NoError(t, a.Mutex("dead-waiter").Unlock(h))

@@ -3,7 +3,6 @@ package lockmw
 import (
 	"context"
 	_ "embed"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -86,11 +85,6 @@ func runScript(ctx context.Context, rdb redis.UniversalClient, src any, args []a
 	return cmd
 }
 
-// isNoScript reports whether err is the server's NOSCRIPT reply.
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
-}
-
 // runPipelinedScripts runs each batch of script through one pipeline, and
 // once more with EVAL for the batches that found the script missing.
 func runPipelinedScripts(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, batches []scriptCall) []*redis.Cmd {
@@ -118,6 +112,7 @@ func runPipelinedScripts(ctx context.Context, rdb redis.UniversalClient, s *redi
 	return cmds
 }
 
+// scriptCall is one run of a script in a pipeline: its keys and arguments.
 type scriptCall struct {
 	keys []string
 	args []any

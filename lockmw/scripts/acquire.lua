@@ -11,6 +11,7 @@
 -- ARGV[5] "1" when the mutex hands out fencing tokens
 -- ARGV[6] "1" when this owner may be queued (an earlier attempt joined the queue)
 -- ARGV[7] how long, in ms, a hand-off waits for this waiter to claim the lock
+-- ARGV[8] the fencing counter's TTL in ms
 --
 -- Returns {1, token} when we hold the lock (this very request set its TTL),
 --         {0, pttl, holder field, holder metadata} when it is busy.
@@ -28,7 +29,7 @@ if redis.call('exists', KEYS[1]) == 0 then
   redis.call('pexpire', KEYS[1], ARGV[1])
   local token = 0
   if ARGV[5] == '1' then
-    token = redis.call('incr', KEYS[5])
+    token = rlock_next_token(ARGV[8])
     redis.call('hset', KEYS[1], 'rlock:token', token)
   end
   return won(token)

@@ -10,7 +10,9 @@
 --   KEYS[3] the waiter queue: a sorted set, member = waiter field, score = arrival.
 --   KEYS[4] the waiter table: a hash, waiter field -> "deadline|ttl|fenced|claim",
 --           plus the arrival counter "rlock:seq".
---   KEYS[5] the fencing counter (Redisson's "redisson_lock_token:{name}").
+--   KEYS[5] the fencing counter (Redisson's "redisson_lock_token:{name}"); it
+--           expires after the counter TTL its scripts pass (a day by default),
+--           refreshed by every token (see rlock_next_token).
 --   KEYS[6] an idempotency latch for this one request.
 --   KEYS[7] the prefix of the hand-off channels, one per client: ":<clientID>"
 --           appended; "<field>|<token>|<previous holder>|<its metadata>" tells
@@ -23,6 +25,24 @@ end
 
 -- Numbers passed to redis.call are written as string literals ('1', not 1):
 -- Redis formats a Lua number with snprintf, a few thousand instructions each.
+
+-- rlock_next_token takes the next fencing token from the counter KEYS[5] and
+-- keeps the counter ttl ms from now (so that a name's counter does not
+-- outlive its use by more than that). A counter that does not exist (never
+-- used, or expired) starts from the server's clock in microseconds: a
+-- counter lives at least ttl after its last token and hands out tokens one
+-- at a time, so as long as it handed out fewer tokens than the microseconds
+-- it lived (plus ttl), the new start is above every token the old one gave.
+-- See docs/waiting.md, The keys.
+local function rlock_next_token(ttl)
+  if redis.call('exists', KEYS[5]) == 0 then
+    local t = redis.call('time')
+    redis.call('set', KEYS[5], t[1] .. string.format('%06d', tonumber(t[2])))
+  end
+  local token = redis.call('incr', KEYS[5])
+  redis.call('pexpire', KEYS[5], ttl or '86400000')
+  return token
+end
 
 -- rlock_tidy deletes the waiter table once the queue is empty (it holds the
 -- arrival counter), so that no key outlives the last waiter.
@@ -38,8 +58,9 @@ end
 -- metadata. Waiters whose deadline has passed are dropped on the way. When
 -- nobody is queued it publishes Redisson's unlock message instead, so that
 -- Redisson waiters and rlock clients that are not queued wake up. pub is
--- 'publish' or 'spublish'; prev the releasing field ('' when unknown).
-local function rlock_handoff(pub, prev)
+-- 'publish' or 'spublish'; prev the releasing field ('' when unknown);
+-- tokenTTL the fencing counter's TTL in ms.
+local function rlock_handoff(pub, prev, tokenTTL)
   local now = nil
   local meta = nil
   for _ = 1, 100 do
@@ -65,11 +86,13 @@ local function rlock_handoff(pub, prev)
         redis.call('pexpire', KEYS[1], ttl)
         local token = 0
         if fenced == '1' then
-          token = redis.call('incr', KEYS[5])
+          token = rlock_next_token(tokenTTL)
           redis.call('hset', KEYS[1], 'rlock:token', token)
         end
         local client = string.match(f, '^(.*):[^:]*$') or f
-        redis.call(pub, KEYS[7] .. ':' .. client, f .. '|' .. token .. '|' .. prev .. '|' .. meta)
+        -- '%d': a token from the clock has 16 digits, which Lua's own
+        -- number to string (%.14g) would write with an exponent.
+        redis.call(pub, KEYS[7] .. ':' .. client, f .. '|' .. string.format('%d', token) .. '|' .. prev .. '|' .. meta)
         rlock_tidy()
         return 1
       end

@@ -8,7 +8,7 @@
 -- ARGV[4] expire-in ms for the last level (0: release now),
 -- ARGV[5] "1" when the caller knows this is its last level whatever the count
 -- (its local count says so; a quorum client's members may differ after a
--- partial failure)
+-- partial failure), ARGV[6] the fencing counter's TTL in ms (for a hand-off)
 -- Returns 0 when levels remain, 1 when released, 2 when left to expire,
 -- -1 when the field is not in the lock (gone, or someone else's).
 local n = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
@@ -30,7 +30,7 @@ elseif ARGV[4] ~= '0' then
   redis.call('pexpire', KEYS[1], ARGV[4])
   r = '2'
 else
-  rlock_handoff(ARGV[2], ARGV[1])
+  rlock_handoff(ARGV[2], ARGV[1], ARGV[6])
   r = '1'
 end
 redis.call('set', KEYS[6], r, 'px', ARGV[3])

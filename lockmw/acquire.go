@@ -1,0 +1,135 @@
+package lockmw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// attempt is one owner field's acquisition as the acquire script sees it.
+type attempt struct {
+	field    string
+	fieldArg any           // field, boxed once for the scripts
+	ttl      time.Duration // the lease, or the watchdog timeout
+	enqueue  bool          // join the waiter queue when busy
+	queued   bool          // an earlier attempt may have joined it
+}
+
+// acquireReply is the acquire script's answer.
+type acquireReply struct {
+	won    bool
+	token  int64
+	pttl   time.Duration
+	holder string
+	meta   string
+}
+
+// busy is the error of an attempt that found the lock held.
+func (r *acquireReply) busy(name string) *BusyError {
+	return &BusyError{Name: name, TTL: r.pttl, Holder: r.holder, Metadata: r.meta}
+}
+
+// parseAcquire reads acquire.lua's reply: {1, token} or {0, pttl, holder, meta}.
+func parseAcquire(res []any) (acquireReply, error) {
+	var r acquireReply
+	if len(res) >= 2 && asInt(res[0]) == 1 {
+		r.won, r.token = true, asInt(res[1])
+		return r, nil
+	}
+	if len(res) < 4 {
+		return r, fmt.Errorf("unexpected reply %v", res)
+	}
+	r.pttl = time.Duration(asInt(res[1])) * time.Millisecond
+	if r.pttl < 0 {
+		r.pttl = -1
+	}
+	r.holder, _ = res[2].(string)
+	r.meta, _ = res[3].(string)
+	return r, nil
+}
+
+// try runs the acquire script once for a.
+func (m *Mutex) try(ctx context.Context, a attempt) (acquireReply, error) {
+	return m.c.store.tryAcquire(ctx, m, a)
+}
+
+// acquire runs a new acquisition: one attempt, then the wait.
+func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *AcquireEndEvent) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return ctx, errors.Join(ErrNotAcquired, err)
+	}
+	c := m.c
+	a := attempt{field: c.id + ":" + formatUint(c.ownerSeq.Add(1)), ttl: lease, enqueue: wait > 0}
+	a.fieldArg = a.field
+	if a.ttl == 0 {
+		a.ttl = c.opts.watchdog
+	}
+	sent := time.Now()
+	r, err := c.store.acquireFirst(ctx, m, a)
+	if err != nil {
+		m.abandon(a.field)
+		if ctxErr(ctx) != nil { // ctx ended the attempt: not acquired, as a wait that ctx ends
+			return ctx, errors.Join(ErrNotAcquired, withCtxErr(ctx, err))
+		}
+		return ctx, err
+	}
+	t := turn{token: r.token, base: sent}
+	if !r.won {
+		m.c.contention.seen(m.hot)
+		if ev != nil {
+			ev.Waited, ev.Holder, ev.HolderMetadata = true, r.holder, r.meta
+		}
+		if wait == 0 {
+			return ctx, r.busy(m.name)
+		}
+		wt := &waitTurn{c: c, q: m, name: m.name, k: &m.k, a: a, lease: lease, ev: ev, busy: r, lastBusy: sent}
+		if t, err = wt.run(ctx, wait, sent); err != nil {
+			return ctx, err
+		}
+	}
+	if err := c.store.syncReplicas(ctx, m, a.field); err != nil {
+		return ctx, err
+	}
+	return m.startHold(ctx, a, lease, t, !r.won), nil
+}
+
+// retry is a queued waiter's next attempt (queuer).
+func (m *Mutex) retry(ctx context.Context, a attempt) (acquireReply, error) {
+	a.enqueue, a.queued = true, true
+	return m.try(ctx, a)
+}
+
+// claim gives a lock handed to a.field its full TTL (queuer).
+func (m *Mutex) claim(ctx context.Context, a attempt) (int64, bool) {
+	return m.c.store.claim(ctx, m, a)
+}
+
+// leave takes a waiter whose wait ran out out of the queue, keeping a lock
+// handed to it just then (queuer).
+func (m *Mutex) leave(ctx context.Context, a attempt) (int64, bool, error) {
+	return m.leaveQueue(ctx, a.field, true, a.ttl)
+}
+
+// leaveQueue takes field out of the queue. When the lock was handed to it
+// meanwhile, it keeps it (keep) and reports the token, or passes it on.
+func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.c.opts.releaseTimeout)
+	defer cancel()
+	return m.c.store.leave(lctx, m, field, keep, ttl)
+}
+
+// abandon undoes an acquisition that failed or gave up: it takes field out
+// of the queue and releases the lock if field got it after all (a reply that
+// was lost, a hand-off that came as the waiter left). It runs on the
+// renewer's goroutine, so that the caller returns on time even when Redis
+// does not answer (queuer).
+func (m *Mutex) abandon(field string) {
+	m.c.renewer.abandon(m, field)
+}
+
+// fullKeys are the keys of the scripts that may hand the lock over, with
+// the latch of reqID (lib.lua's layout).
+func (m *Mutex) fullKeys(reqID string) []string {
+	return []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token, m.k.latchBase + reqID, m.k.handoff}
+}

@@ -1,0 +1,52 @@
+package lockmw
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// tryLockHooked is TryLock's work (a re-entry of outer, or a new
+// acquisition) between the AcquireStart and AcquireEnd hooks.
+func (m *Mutex) tryLockHooked(ctx context.Context, outer *level, wait, lease time.Duration) (context.Context, error) {
+	hooks := &m.c.opts.hooks
+	start := time.Now()
+	actx := ctx
+	if hooks.AcquireStart != nil {
+		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: m.name, Reentrant: outer != nil, Wait: wait, Lease: lease}); x != nil {
+			actx = x
+		}
+	}
+	ev := AcquireEndEvent{Name: m.name, Reentrant: outer != nil}
+	var hctx context.Context
+	var err error
+	if outer != nil {
+		hctx, err = m.reenter(ctx, outer)
+	} else {
+		hctx, err = m.acquire(ctx, wait, lease, &ev)
+	}
+	if hooks.AcquireEnd != nil {
+		ev.Duration = time.Since(start)
+		ev.Err = err
+		ev.Outcome = outcomeOf(err)
+		if err == nil {
+			ev.Token, _ = m.Token(hctx)
+		}
+		hooks.AcquireEnd(actx, ev)
+	}
+	return hctx, err
+}
+
+// outcomeOf is the Outcome that AcquireEnd reports for TryLock's error.
+func outcomeOf(err error) Outcome {
+	switch {
+	case err == nil:
+		return Acquired
+	case errors.Is(err, context.Canceled), errors.Is(err, ErrClosed):
+		return Canceled
+	case errors.Is(err, ErrNotAcquired), errors.Is(err, context.DeadlineExceeded):
+		return TimedOut
+	default:
+		return Failed
+	}
+}

@@ -1,0 +1,48 @@
+package lockmw
+
+import "time"
+
+// Script arguments boxed once: a flag or a number passed as an interface
+// value would otherwise allocate on every call.
+var argTrue, argFalse any = "1", "0"
+
+// flag is b as a script argument, "1" or "0".
+func flag(b bool) any {
+	if b {
+		return argTrue
+	}
+	return argFalse
+}
+
+// ttlArg is the script argument for ttl in ms; the watchdog timeout's is
+// boxed once per Client.
+func (c *Client) ttlArg(ttl time.Duration) any {
+	if ttl == c.opts.watchdog {
+		return c.watchdogArg
+	}
+	return msCeil(ttl)
+}
+
+// claimArg is the script argument for claimWindow(ttl); the watchdog
+// timeout's is boxed once per Client.
+func (c *Client) claimArg(ttl time.Duration) any {
+	if ttl == c.opts.watchdog {
+		return c.claimWDArg
+	}
+	return claimWindow(ttl)
+}
+
+// expireArg boxes UnlockAt's expiry for the release script; 0 (release
+// now) without an allocation.
+func expireArg(ms int64) any {
+	if ms == 0 {
+		return argFalse
+	}
+	return ms
+}
+
+// asInt reads an integer of a script's reply; 0 when it is not one.
+func asInt(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}

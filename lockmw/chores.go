@@ -1,0 +1,170 @@
+package lockmw
+
+import (
+	"context"
+	"time"
+)
+
+// chores are the background tasks the renewer runs between renewals, each
+// queued by the code that needs it and run on the renewer's goroutine so
+// that no caller waits on Redis for them:
+//
+//   - undo: take back an acquisition that did not complete (it left the
+//     queue, or a reply was lost: abandon) or a re-entry whose reply was
+//     lost (undoReentry), retried at each tick while a late request of it
+//     may still run;
+//   - claim: give a hold that was handed over with a short claim window its
+//     full TTL at once (claimSoon);
+//   - meta: write the Metadata hook's string into new holds (setMeta);
+//   - sweep: drop pub/sub subscriptions idle for an interval (every tick).
+type chores struct {
+	undos   []undo           // abandoned acquisitions and re-entries to undo
+	claims  []*hold          // holds handed over, to renew (claim) at once
+	metas   map[*hold]string // metadata to write
+	stopped bool             // the goroutine has ended: undo on the caller's goroutine
+}
+
+// undo is one undo chore.
+type undo struct {
+	m     *Mutex
+	field string
+	reqID string    // a re-entry to undo; "" for an acquisition
+	until time.Time // retried at each renewer tick until then
+}
+
+// undoReentry queues the undoing of a re-entry whose reply was lost.
+func (r *renewer) undoReentry(m *Mutex, field, reqID string) {
+	r.queueUndo(undo{m: m, field: field, reqID: reqID})
+}
+
+// abandon queues the clean-up of an acquisition that did not complete.
+func (r *renewer) abandon(m *Mutex, field string) {
+	r.queueUndo(undo{m: m, field: field})
+}
+
+// queueUndo queues u, or runs it now when the renewer has stopped.
+func (r *renewer) queueUndo(u undo) {
+	// As long as a late request may still run: the latch's life.
+	u.until = time.Now().Add(time.Duration(r.c.latchMS) * time.Millisecond)
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		u.run(context.Background())
+		return
+	}
+	r.undos = append(r.undos, u)
+	r.mu.Unlock()
+	r.wake()
+}
+
+// runUndos runs the queued undo chores; stop says the renewer is stopping.
+func (r *renewer) runUndos(stop bool) {
+	r.mu.Lock()
+	us := r.undos
+	r.undos = nil
+	r.stopped = r.stopped || stop
+	r.mu.Unlock()
+	// Bounded by a renewal interval so that renewals are not held up.
+	ctx, cancel := context.WithTimeout(context.Background(), min(r.c.opts.releaseTimeout, r.c.opts.watchdog/3))
+	defer cancel()
+	var again []undo
+	for _, u := range us {
+		if err := u.run(ctx); err != nil && !stop && time.Now().Before(u.until) {
+			again = append(again, u)
+		}
+	}
+	if len(again) > 0 { // at the next tick
+		r.mu.Lock()
+		r.undos = append(r.undos, again...)
+		r.mu.Unlock()
+	}
+}
+
+// run undoes u once.
+func (u undo) run(ctx context.Context) error {
+	m, c := u.m, u.m.c
+	if u.reqID == "" {
+		_, _, err := m.leaveQueue(ctx, u.field, false, 0)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.releaseTimeout)
+	defer cancel()
+	err := c.store.undoReenter(ctx, m, u.field, u.reqID)
+	if err != nil {
+		c.log.Warn("lockmw: undoing a re-entry failed", "name", m.name, "err", err)
+	}
+	return err
+}
+
+// claimSoon renews h at once: it was handed over with a short claim window.
+func (r *renewer) claimSoon(h *hold) {
+	r.mu.Lock()
+	r.claims = append(r.claims, h)
+	r.mu.Unlock()
+	r.wake()
+}
+
+// claimPending renews the holds handed over since the last call.
+func (r *renewer) claimPending() {
+	r.mu.Lock()
+	hs := make([]*hold, 0, len(r.claims))
+	for _, h := range r.claims {
+		if _, ok := r.holds[h]; ok {
+			hs = append(hs, h)
+		}
+	}
+	r.claims = r.claims[:0]
+	r.mu.Unlock()
+	r.renewHolds(hs)
+}
+
+// setMeta queues the writing of h's metadata s.
+func (r *renewer) setMeta(h *hold, s string) {
+	r.mu.Lock()
+	r.metas[h] = s
+	r.mu.Unlock()
+	r.wake()
+}
+
+// writeMetas writes the metadata of new holds, conditioned on still holding.
+func (r *renewer) writeMetas() {
+	c := r.c
+	r.mu.Lock()
+	metas := r.metas
+	r.metas = make(map[*hold]string)
+	r.mu.Unlock()
+	if len(metas) == 0 {
+		return
+	}
+	hs := make([]*hold, 0, len(metas))
+	for h := range metas {
+		hs = append(hs, h)
+	}
+	batches := r.batchesOf(hs)
+	calls := make([]scriptCall, len(batches))
+	for i, b := range batches {
+		keys := make([]string, len(b))
+		args := make([]any, 0, 2*len(b))
+		for j, h := range b {
+			keys[j] = h.m.k.lock
+			args = append(args, h.field, metas[h])
+		}
+		calls[i] = scriptCall{keys: keys, args: args}
+	}
+	ctx, cancel := context.WithTimeout(c.bgCtx, c.opts.releaseTimeout)
+	defer cancel()
+	for _, cmds := range c.store.runBatches(ctx, setMetaScript, calls) {
+		for _, cmd := range cmds {
+			if err := cmd.Err(); err != nil {
+				c.log.Warn("lockmw: storing hold metadata failed", "err", err)
+			}
+		}
+	}
+}
+
+// sweepHubs drops idle subscriptions and stale pending hand-offs.
+func (r *renewer) sweepHubs() {
+	for _, h := range r.c.hubs {
+		h.sweep()
+	}
+}

@@ -1,0 +1,43 @@
+package lockmw
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// isTransient reports whether err is a server error that passes (a
+// loading or read-only server, memory, a busy script, a cluster or
+// fail-over state).
+func isTransient(err error) bool {
+	for _, p := range []string{"LOADING", "READONLY", "OOM", "BUSY ", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF"} {
+		if redis.HasErrorPrefix(err, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusesRestore reports whether err says the server will never run our
+// RESTORE.
+func refusesRestore(err error) bool {
+	for _, p := range []string{"NOPERM", "unknown command", "unknown or disabled command", "DUMP payload", "Bad data format"} {
+		if redis.HasErrorPrefix(err, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isServerError reports whether err is an error reply of the server (not a
+// network or context error).
+func isServerError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
+}
+
+// isNoScript reports whether err is the server's NOSCRIPT reply.
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}

@@ -1,0 +1,117 @@
+package lockmw
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Unlock releases the level of the lock that ctx was returned for (by Lock or
+// TryLock, or any context derived from that one). The last level deletes the
+// key, hands the lock to the next queued waiter (or publishes Redisson's
+// unlock message), stops renewal and cancels the hold context.
+//
+// It works with a cancelled ctx: it takes the owner from ctx and runs the
+// release detached from ctx, bounded by the release timeout. It returns
+// ErrNotHeld when ctx holds no unreleased level of this lock, ErrLockLost when
+// the hold was lost (then nothing in Redis is touched) or when Redis no longer
+// has it, or the Redis error. After a Redis error the level stays held and
+// Unlock may be called again (a retry cannot count twice); if it was the
+// owner's last level, renewal stops and the hold context ends, so that the
+// lock expires within the watchdog timeout even without a retry.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	return m.release(ctx, 0)
+}
+
+// UnlockAt gives the lock up at at: renewal stops now and the key expires at
+// at (at once when at has passed). On an inner re-entry level it is a plain
+// Unlock. The hold context is cancelled now, and the lock stays owned until it
+// expires: even this Client cannot take it again before.
+func (m *Mutex) UnlockAt(ctx context.Context, at time.Time) error {
+	d := time.Until(at)
+	if d <= 0 {
+		return m.release(ctx, 0)
+	}
+	return m.release(ctx, msCeil(d))
+}
+
+// release releases the level ctx carries; with expireMS > 0 the last level
+// lets the key expire in that many ms (UnlockAt).
+func (m *Mutex) release(ctx context.Context, expireMS int64) error {
+	if m.err != nil {
+		return m.err
+	}
+	lvl := m.findLevel(ctx)
+	if lvl == nil {
+		return ErrNotHeld
+	}
+	lvl.mu.Lock()
+	defer lvl.mu.Unlock()
+	if lvl.released {
+		return ErrNotHeld
+	}
+	h, c := lvl.h, m.c
+	if h.getState() == holdLost {
+		lvl.released = true
+		lvl.cancelLevel(ErrLockLost)
+		return ErrLockLost
+	}
+	if lvl.reqID == "" {
+		lvl.reqID = c.requestID()
+		lvl.latchArg = m.k.latchBase + lvl.reqID
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
+	defer cancel()
+	h.beginRelease()
+	defer h.endRelease()
+	var n int64
+	var err error
+	// The local count of levels decides the last one: Redis may count one
+	// more while a re-entry whose reply was lost waits to be undone.
+	last := h.addLevels(0) == 1
+	n, err = c.store.release(rctx, m, releaseReq{h: h, lvl: lvl, expireMS: expireMS, last: last})
+	if err != nil {
+		if h.addLevels(0) == 1 {
+			// The owner's last level: stop renewing, so that the lock
+			// expires within the watchdog timeout even if Unlock is never
+			// called again. A retry still releases it at once.
+			h.end(endReleased, nil)
+		}
+		return withCtxErr(rctx, fmt.Errorf("lockmw: unlock %q: %w", m.name, err))
+	}
+	lvl.released = true
+	h.addLevels(-1)
+	switch n {
+	case 0: // other levels remain
+		lvl.cancelLevel(nil)
+		return nil
+	case 1, 2:
+		h.end(endReleased, nil)
+		lvl.cancelLevel(nil)
+		return nil
+	default:
+		cause := fmt.Errorf("%w: %q was gone or someone else's at unlock", ErrLockLost, m.name)
+		h.end(endLost, cause)
+		lvl.cancelLevel(cause)
+		return cause
+	}
+}
+
+// cancelLevel cancels a re-entry's own context with cause.
+func (l *level) cancelLevel(cause error) {
+	if l.cancel != nil {
+		l.cancel(cause)
+	}
+}
+
+// ForceUnlock deletes the lock whoever holds it, hands it to the next queued
+// waiter (or publishes Redisson's unlock message) and reports whether a lock
+// existed. A holder renewed by the watchdog learns of it at its next renewal:
+// its hold context is cancelled with ErrLockLost.
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	if m.err != nil {
+		return false, m.err
+	}
+	ok, err := m.c.store.forceUnlock(ctx, m)
+	return ok, withCtxErr(ctx, err)
+}

@@ -1,0 +1,168 @@
+package lockmw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// singleStore keeps the locks on one Redis: a single node, a failover
+// (Sentinel) client or a cluster. Its hot paths (the acquire and release
+// scripts) send command lines of arguments boxed once (see runScript).
+type singleStore struct {
+	c   *Client
+	rdb redis.UniversalClient
+}
+
+// nodes returns the one Redis.
+func (s *singleStore) nodes() []redis.UniversalClient { return []redis.UniversalClient{s.rdb} }
+
+// majority is 1: the one Redis decides.
+func (s *singleStore) majority() int { return 1 }
+
+// acquireFirst tries RESTORE first when the fast path may be taken, and the
+// acquire script otherwise or when RESTORE did not win (the lock exists; a
+// re-sent RESTORE of this field won: the script tells which). A win by
+// RESTORE has no token: fenced mutexes never take the fast path.
+func (s *singleStore) acquireFirst(ctx context.Context, m *Mutex, a attempt) (acquireReply, error) {
+	if m.useFastAcquire() {
+		won, err := m.fastAcquire(ctx, a.field, a.ttl)
+		if err != nil {
+			return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
+		}
+		if won {
+			return acquireReply{won: true}, nil
+		}
+	}
+	return s.tryAcquire(ctx, m, a)
+}
+
+// tryAcquire runs acquire.lua from a command line of boxed arguments.
+func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acquireReply, error) {
+	c := s.c
+	n := 15 // the counter's TTL only for a fenced mutex: 15 make a smaller size class
+	if m.fenced {
+		n = 16
+	}
+	args := append(make([]any, 0, n), "evalsha", acquireSHA, len(m.keyArgs))
+	args = append(args, m.keyArgs...)
+	args = append(args, c.ttlArg(a.ttl), a.fieldArg, flag(a.enqueue), c.graceArg, flag(m.fenced), flag(a.queued), c.claimArg(a.ttl))
+	if m.fenced {
+		args = append(args, c.tokenTTLArg)
+	}
+	res, err := runScript(ctx, s.rdb, acquireSrc, args).Slice()
+	if err != nil {
+		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
+	}
+	r, err := parseAcquire(res)
+	if err != nil {
+		return r, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
+	}
+	return r, nil
+}
+
+// claim runs claim.lua.
+func (s *singleStore) claim(ctx context.Context, m *Mutex, a attempt) (int64, bool) {
+	res, err := claimScript.Run(ctx, s.rdb, []string{m.k.lock}, a.field, s.c.ttlArg(a.ttl)).Slice()
+	if err != nil || len(res) < 2 || asInt(res[0]) != 1 {
+		return 0, false
+	}
+	return asInt(res[1]), true
+}
+
+// reenter runs reenter.lua.
+func (s *singleStore) reenter(ctx context.Context, m *Mutex, field, reqID string) (int64, error) {
+	return reenterScript.Run(ctx, s.rdb, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Int64()
+}
+
+// undoReenter runs unreenter.lua.
+func (s *singleStore) undoReenter(ctx context.Context, m *Mutex, field, reqID string) error {
+	return unreenterScript.Run(ctx, s.rdb, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Err()
+}
+
+// release runs the short script first for an uncontended last level (see
+// fastRelease), release.lua otherwise.
+func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int64, error) {
+	c := s.c
+	if r.expireMS == 0 && r.last && !c.contention.recent(m.hot) {
+		done, err := m.fastRelease(ctx, r.h, r.lvl)
+		if err != nil {
+			return 0, err
+		}
+		if done {
+			return 1, nil
+		}
+	}
+	args := append(make([]any, 0, 17), "evalsha", releaseSHA, len(m.keyArgs)+2)
+	args = append(args, m.keyArgs...)
+	args = append(args, r.lvl.latchArg, m.k.handoff, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg)
+	return runScript(ctx, s.rdb, releaseSrc, args).Int64()
+}
+
+// leave runs leave.lua, which publishes a hand-off it passes on.
+func (s *singleStore) leave(ctx context.Context, m *Mutex, field string, keep bool, ttl time.Duration) (int64, bool, error) {
+	c := s.c
+	res, err := leaveScript.Run(ctx, s.rdb, m.fullKeys("leave"), field, c.publishCmd(ctx), flag(keep), c.ttlArg(ttl), c.tokenTTLArg).Slice()
+	if err != nil {
+		c.log.Warn("lockmw: leaving the wait queue failed", "name", m.name, "field", field, "err", err)
+		return 0, false, err
+	}
+	if len(res) >= 2 && asInt(res[0]) == 1 {
+		return asInt(res[1]), true, nil
+	}
+	return 0, false, nil
+}
+
+// forceUnlock runs forceunlock.lua.
+func (s *singleStore) forceUnlock(ctx context.Context, m *Mutex) (bool, error) {
+	n, err := forceUnlockScript.Run(ctx, s.rdb, m.fullKeys("force"), s.c.publishCmd(ctx), s.c.tokenTTLArg).Int64()
+	if err != nil {
+		return false, fmt.Errorf("lockmw: force unlock %q: %w", m.name, err)
+	}
+	return n == 1, nil
+}
+
+// isLocked asks EXISTS.
+func (s *singleStore) isLocked(ctx context.Context, m *Mutex) (bool, error) {
+	n, err := s.rdb.Exists(ctx, m.k.lock).Result()
+	return n == 1, err
+}
+
+// holdCount reads field's count.
+func (s *singleStore) holdCount(ctx context.Context, m *Mutex, field string) (int, error) {
+	n, err := readCount(ctx, s.rdb, m.k.lock, field)
+	return int(n), err
+}
+
+// pttl asks PTTL: 0 when there is no key, -1 when it has no expiry.
+func (s *singleStore) pttl(ctx context.Context, m *Mutex) (time.Duration, error) {
+	d, err := s.rdb.PTTL(ctx, m.k.lock).Result()
+	if err != nil {
+		return 0, err
+	}
+	switch d {
+	case -2: // no key
+		return 0, nil
+	case -1: // no expiry
+		return -1, nil
+	}
+	return d, nil
+}
+
+// runBatches runs the calls in one pipeline.
+func (s *singleStore) runBatches(ctx context.Context, sc *redis.Script, calls []scriptCall) [][]*redis.Cmd {
+	return [][]*redis.Cmd{runPipelinedScripts(ctx, s.rdb, sc, calls)}
+}
+
+// readCount reads field's reentrancy count in the lock hash key: 0 when
+// there is none.
+func readCount(ctx context.Context, r redis.UniversalClient, key, field string) (int64, error) {
+	n, err := r.HGet(ctx, key, field).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, err
+}

@@ -1,0 +1,295 @@
+package lockmw
+
+// The wait queue and the hand-off: how a busy acquisition waits for its turn
+// without polling, for any lock kind that keeps its waiters in the queue (the
+// Mutex is the first; it implements queuer). The protocol — the keys and
+// their lifetimes, the messages, the claim window, the clean-up of abandoned
+// attempts — is described once, in docs/waiting.md. Here is a waiter's side
+// of it (waitTurn); the scripts are the lock kind's (for the mutex:
+// acquire.lua queues, lib.lua's rlock_handoff hands over, claim.lua and
+// leave.lua), the delivery of messages is the hub's (pubsub.go), and the
+// background claim and clean-ups are the renewer's chores (chores.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// queuer is a lock kind that waits in the queue: what a waitTurn needs of it.
+type queuer interface {
+	// retry runs one more attempt of a, queued.
+	retry(ctx context.Context, a attempt) (acquireReply, error)
+	// claim gives a lock handed to a.field its full TTL: the token, false
+	// when the claim window passed or Redis failed.
+	claim(ctx context.Context, a attempt) (int64, bool)
+	// leave takes a.field out of the queue, keeping a lock handed to it
+	// meanwhile (with its full TTL): the token and true then.
+	leave(ctx context.Context, a attempt) (int64, bool, error)
+	// abandon undoes field's acquisition in the background.
+	abandon(field string)
+}
+
+// claimWindow is how long a lock handed to a waiter of this TTL waits for its
+// client to claim it (claim.lua gives it the full TTL): a tenth of the TTL,
+// at least 200ms. A waiter that died just before its turn blocks the name
+// that long instead of a whole TTL.
+func claimWindow(ttl time.Duration) int64 {
+	return min(msCeil(ttl), max(msCeil(ttl/10), 200))
+}
+
+// handoff is what the hand-off message tells the waiter it names.
+type handoff struct {
+	token        int64
+	holder, meta string // the previous holder's field and metadata
+}
+
+// waiter is one waiting acquisition as the hub sees it: the channels its
+// messages arrive on.
+type waiter struct {
+	field  string
+	wake   chan struct{} // retry now
+	handed chan handoff  // the lock was handed over
+}
+
+// newWaiter returns the waiter of field.
+func newWaiter(field string) *waiter {
+	return &waiter{field: field, wake: make(chan struct{}, 1), handed: make(chan handoff, 1)}
+}
+
+// parseHandoff splits "<field>|<token>|<previous holder>|<metadata>"; the
+// fields contain no '|' (client IDs may not), the metadata may.
+func parseHandoff(payload string) (string, handoff, bool) {
+	parts := strings.SplitN(payload, "|", 4)
+	if len(parts) < 2 {
+		return "", handoff{}, false
+	}
+	var ho handoff
+	ho.token, _ = strconv.ParseInt(parts[1], 10, 64)
+	if len(parts) == 4 {
+		ho.holder, ho.meta = parts[2], parts[3]
+	}
+	return parts[0], ho, true
+}
+
+// turn is how a wait won the lock.
+type turn struct {
+	token   int64
+	base    time.Time // the earliest time the lock's TTL may have been set
+	claimBy time.Time // non-zero: handed over, not claimed yet, lost after this
+}
+
+// waitTurn is one acquisition's wait, queued in Redis, until the lock is
+// handed to it or a retry wins it. Fill it in and call run once.
+//
+// A lock handed over arrives with only a claim window (claimWindow) of TTL.
+// A watchdog hold with most of that window left is returned at once, with
+// claimBy set to the window's end: the renewer claims it in the background
+// and the hold is lost if that fails. Otherwise (a lease, or a window mostly
+// gone) the claim is made before returning.
+type waitTurn struct {
+	c     *Client
+	q     queuer
+	name  string
+	k     *keys
+	a     attempt
+	lease time.Duration
+	ev    *AcquireEndEvent // filled with the holder met; nil without hooks
+
+	busy     acquireReply // the last busy reply
+	lastBusy time.Time    // when it was asked for: a hand-off cannot be earlier
+	lastErr  error        // the last attempt's error, while Redis fails
+	backoff  time.Duration
+
+	w        *waiter
+	joined   []joinedHub
+	deadline <-chan time.Time
+	timer    *time.Timer
+}
+
+// joinedHub is a hub the waiter joined, to leave at the end.
+type joinedHub struct {
+	h  *hub
+	ns *nameSub
+}
+
+// run waits at most wait from sent, the first attempt's time.
+func (wt *waitTurn) run(ctx context.Context, wait time.Duration, sent time.Time) (turn, error) {
+	if wait != Forever {
+		t := time.NewTimer(time.Until(sent.Add(wait)))
+		defer t.Stop()
+		wt.deadline = t.C
+	}
+	defer wt.leaveHubs()
+	ready, confirmed, err := wt.joinHubs(ctx, sent)
+	if err != nil {
+		wt.q.abandon(wt.a.field)
+		return turn{}, withCtxErr(ctx, fmt.Errorf("lockmw: subscribe for %q: %w", wt.name, err))
+	}
+	// A new subscription: wait for the server to confirm it, then try once
+	// more, for the lock may have been freed before it was in place.
+	for _, rc := range ready {
+		if t, done, err := wt.await(ctx, rc, nil); done {
+			return t, err
+		}
+	}
+	wt.timer = time.NewTimer(time.Hour)
+	defer wt.timer.Stop()
+	for retryNow := !confirmed; ; retryNow = false {
+		if !retryNow {
+			wt.timer.Reset(wt.sleep())
+			if t, done, err := wt.await(ctx, wt.w.wake, wt.timer.C); done {
+				return t, err
+			}
+			wt.timer.Stop()
+		}
+		if t, done, err := wt.retry(ctx); done {
+			return t, err
+		}
+	}
+}
+
+// joinHubs registers the waiter with every hub (one per node). confirmed
+// says every subscription was in place, unbroken, before the first attempt;
+// ready are the channels of those not confirmed yet.
+func (wt *waitTurn) joinHubs(ctx context.Context, sent time.Time) (ready []<-chan struct{}, confirmed bool, err error) {
+	wt.w = newWaiter(wt.a.field)
+	confirmed = true
+	for _, hb := range wt.c.hubs {
+		ns, ok, rc, err := hb.join(ctx, wt.k, wt.w, sent)
+		if err != nil {
+			return nil, false, err
+		}
+		wt.joined = append(wt.joined, joinedHub{hb, ns})
+		confirmed = confirmed && ok
+		if rc != nil {
+			ready = append(ready, rc)
+		}
+	}
+	return ready, confirmed, nil
+}
+
+// leaveHubs unregisters the waiter.
+func (wt *waitTurn) leaveHubs() {
+	for _, j := range wt.joined {
+		j.h.leave(j.ns, wt.w)
+	}
+}
+
+// sleep is how long to wait before the next attempt: until the holder's TTL
+// runs out, at most a third of our TTL (which keeps our queue entry alive),
+// or the back-off while Redis fails.
+func (wt *waitTurn) sleep() time.Duration {
+	d := wt.sleepCap()
+	if wt.busy.pttl >= 0 && wt.busy.pttl < d {
+		d = wt.busy.pttl
+	}
+	if wt.backoff > 0 {
+		d = wt.backoff
+	}
+	return d
+}
+
+// sleepCap is the longest sleep between attempts.
+func (wt *waitTurn) sleepCap() time.Duration { return max(wt.a.ttl/3, time.Millisecond) }
+
+// await waits for signal (a subscription confirmed, or a wake-up) or tick, a
+// hand-off, or the end of the wait. done says the wait is over: with the
+// lock when err is nil.
+func (wt *waitTurn) await(ctx context.Context, signal <-chan struct{}, tick <-chan time.Time) (t turn, done bool, err error) {
+	select {
+	case ho := <-wt.w.handed:
+		return wt.claim(ctx, ho)
+	case <-signal:
+	case <-tick:
+	case <-ctx.Done():
+		return wt.giveUp(ctx, errors.Join(wt.busyErr(), context.Cause(ctx)), false)
+	case <-wt.c.closed:
+		return wt.giveUp(ctx, fmt.Errorf("%w while waiting for %q", ErrClosed, wt.name), false)
+	case <-wt.deadline:
+		return wt.giveUp(ctx, wt.busyErr(), true)
+	}
+	return turn{}, false, nil
+}
+
+// claim takes over a lock handed to us; not done when the claim window
+// passed (we go on waiting) or Redis failed (the next attempt claims it).
+func (wt *waitTurn) claim(ctx context.Context, ho handoff) (t turn, done bool, err error) {
+	window := time.Duration(claimWindow(wt.a.ttl)) * time.Millisecond
+	if by := wt.c.expiryBound(wt.lastBusy, window); wt.lease == 0 && time.Until(by) > window/2 {
+		wt.metHolder(ho)
+		return turn{token: ho.token, base: wt.lastBusy, claimBy: by}, true, nil
+	}
+	s := time.Now()
+	token, ok := wt.q.claim(ctx, wt.a)
+	if !ok {
+		return turn{}, false, nil
+	}
+	wt.metHolder(ho)
+	return turn{token: token, base: s}, true, nil
+}
+
+// metHolder reports the holder a hand-off came from to the AcquireEnd event.
+func (wt *waitTurn) metHolder(ho handoff) {
+	if wt.ev != nil && ho.holder != "" {
+		wt.ev.Holder, wt.ev.HolderMetadata = ho.holder, ho.meta
+	}
+}
+
+// retry runs the next attempt. Redis failing while we wait (a fail-over, a
+// restart, a moved slot) is not the end: we go on waiting, retrying with
+// back-off, until the wait or ctx ends; the queue entry is refreshed by the
+// next attempt that gets through.
+func (wt *waitTurn) retry(ctx context.Context) (t turn, done bool, err error) {
+	s := time.Now()
+	r, err := wt.q.retry(ctx, wt.a)
+	if err != nil {
+		if ctx.Err() != nil {
+			return wt.giveUp(ctx, errors.Join(wt.busyErr(), err, context.Cause(ctx)), false)
+		}
+		wt.lastErr = err
+		wt.backoff = min(max(2*wt.backoff, 20*time.Millisecond), wt.sleepCap())
+		wt.c.log.Debug("lockmw: retrying after an error while waiting", "name", wt.name, "err", err)
+		return turn{}, false, nil
+	}
+	wt.lastErr, wt.backoff = nil, 0
+	if r.won { // fresh, or claimed a hand-off: the TTL was set by this request
+		return turn{token: r.token, base: s}, true, nil
+	}
+	wt.lastBusy, wt.busy = s, r
+	if wt.ev != nil {
+		wt.ev.Holder, wt.ev.HolderMetadata = r.holder, r.meta
+	}
+	return turn{}, false, nil
+}
+
+// giveUp ends the wait without the lock, with cause. keep (the wait ran
+// out) leaves the queue now and keeps a lock handed to us just then;
+// otherwise the attempt is abandoned in the background.
+func (wt *waitTurn) giveUp(ctx context.Context, cause error, keep bool) (t turn, done bool, err error) {
+	if !keep {
+		wt.q.abandon(wt.a.field)
+		return turn{}, true, cause
+	}
+	s := time.Now()
+	token, ok, err := wt.q.leave(ctx, wt.a)
+	if ok {
+		return turn{token: token, base: s}, true, nil // leave.lua gave it its full TTL
+	}
+	if err != nil {
+		wt.q.abandon(wt.a.field) // try again in the background
+	}
+	return turn{}, true, cause
+}
+
+// busyErr is the error of a wait that ended busy: the last busy reply,
+// with the last Redis error while Redis fails.
+func (wt *waitTurn) busyErr() error {
+	if wt.lastErr != nil {
+		return errors.Join(wt.busy.busy(wt.name), wt.lastErr)
+	}
+	return wt.busy.busy(wt.name)
+}
