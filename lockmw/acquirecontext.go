@@ -123,4 +123,3 @@ func earliestDeadline(a, b context.Context) time.Time {
 	}
 	return time.Time{}
 }
-
