@@ -3,6 +3,7 @@ package asynqmw
 import (
 	"context"
 	"fmt"
+	"github.com/go-rlock/rlock/internal/construct"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -58,15 +59,7 @@ func newOptions(opts []Option) options {
 		onBusy: Retry,
 		prefix: DefaultKeyPrefix,
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			panic("asynqmw: New: nil Option")
-		}
-		opt(&o)
-	}
-	if msg := o.invalid(); msg != "" {
-		panic("asynqmw: " + msg)
-	}
+	o = construct.Apply("asynqmw", "New", o, opts, (*options).invalid)
 	return o
 }
 

@@ -2,6 +2,7 @@ package httpmw
 
 import (
 	"fmt"
+	"github.com/go-rlock/rlock/internal/construct"
 	"net/http"
 	"time"
 	"unicode"
@@ -145,15 +146,7 @@ func WithBodyBuffer(n int64) Option {
 // Option or an invalid value.
 func newConfig(opts []Option) config {
 	c := defaultConfig()
-	for _, o := range opts {
-		if o == nil {
-			panic("httpmw: New: nil Option")
-		}
-		o(&c)
-	}
-	if msg := c.invalid(); msg != "" {
-		panic("httpmw: " + msg)
-	}
+	c = construct.Apply("httpmw", "New", c, opts, (*config).invalid)
 	return c
 }
 

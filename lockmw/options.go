@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"fmt"
+	"github.com/go-rlock/rlock/internal/construct"
 	"log/slog"
 	"strings"
 	"time"
@@ -111,15 +112,7 @@ func newOptions(opts []Option) options {
 		logger:         slog.New(slog.DiscardHandler),
 		releaseTimeout: DefaultReleaseTimeout,
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			panic("lockmw: New: nil Option")
-		}
-		opt(&o)
-	}
-	if msg := o.invalid(); msg != "" {
-		panic("lockmw: " + msg)
-	}
+	o = construct.Apply("lockmw", "New", o, opts, (*options).invalid)
 	return o
 }
 

@@ -1,6 +1,7 @@
 package otelhooks
 
 import (
+	"github.com/go-rlock/rlock/internal/construct"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -28,15 +29,7 @@ type config struct {
 // Option or an invalid value.
 func newConfig(opts []Option) config {
 	c := config{nameAttr: true, links: true}
-	for _, opt := range opts {
-		if opt == nil {
-			panic("otelhooks: New: nil Option")
-		}
-		opt(&c)
-	}
-	if msg := c.invalid(); msg != "" {
-		panic("otelhooks: " + msg)
-	}
+	c = construct.Apply("otelhooks", "New", c, opts, (*config).invalid)
 	if c.tp == nil {
 		c.tp = otel.GetTracerProvider()
 	}

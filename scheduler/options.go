@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"github.com/go-rlock/rlock/internal/construct"
 	"log/slog"
 	"time"
 )
@@ -49,15 +50,7 @@ func newOptions(constructor string, opts []Option) options {
 		lockTimeout: DefaultLockTimeout,
 		logger:      slog.New(slog.DiscardHandler),
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			panic("scheduler: " + constructor + ": nil Option")
-		}
-		opt(&o)
-	}
-	if msg := o.invalid(); msg != "" {
-		panic("scheduler: " + msg)
-	}
+	o = construct.Apply("scheduler", constructor, o, opts, (*options).invalid)
 	return o
 }
 
