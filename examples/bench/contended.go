@@ -197,17 +197,30 @@ func runContended(ctx context.Context, e *env, cfg config, kind string) (*result
 	return r, nil
 }
 
-// worker takes turns until ctx ends.
+// worker takes turns until ctx ends, pausing -think between them; only
+// the turns that got the lock count.
 func worker(ctx context.Context, id int, l locker, base time.Time, cfg config) ([]turn, error) {
+	ts, err := takeTurns(ctx, id, l, base, cfg, func(c config) time.Duration { return c.think })
+	if n := len(ts); n > 0 && ts[n-1].acquired < 0 {
+		ts = ts[:n-1]
+	}
+	return ts, err
+}
+
+// takeTurns takes turns until ctx ends, holding the lock -hold and pausing
+// think(cfg) between turns. A turn still waiting when ctx ends comes last,
+// with acquired -1.
+func takeTurns(ctx context.Context, id int, l locker, base time.Time, cfg config, think func(config) time.Duration) ([]turn, error) {
 	var ts []turn
 	for ctx.Err() == nil {
 		t := turn{worker: id, called: time.Since(base)}
 		h, err := l.lock(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ts, nil
+				t.acquired = -1 // still waiting at the end
+				return append(ts, t), nil
 			}
-			return ts, err
+			return ts, fmt.Errorf("worker %d: lock: %w", id, err)
 		}
 		t.acquired = time.Since(base)
 		sleep(cfg.hold)
@@ -218,7 +231,7 @@ func worker(ctx context.Context, id int, l locker, base time.Time, cfg config) (
 			return ts, fmt.Errorf("worker %d: unlock: %w", id, err)
 		}
 		ts = append(ts, t)
-		sleep(cfg.think)
+		sleep(think(cfg))
 	}
 	return ts, nil
 }

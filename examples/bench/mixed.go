@@ -93,7 +93,7 @@ func runMixedTurns(ctx context.Context, workers []mixedWorker, cfg config) ([][]
 	for i, w := range workers {
 		wg.Go(func() {
 			<-start
-			turns[i], errs[i] = mixedTurns(runCtx, i, w.l, base, cfg)
+			turns[i], errs[i] = takeTurns(runCtx, i, w.l, base, cfg, uniformThink)
 		})
 	}
 	base = time.Now()
@@ -107,33 +107,8 @@ func runMixedTurns(ctx context.Context, workers []mixedWorker, cfg config) ([][]
 	return turns, ctx.Err()
 }
 
-// mixedTurns takes turns until ctx ends, thinking a uniform 0 to 2×think
-// between them.
-func mixedTurns(ctx context.Context, id int, l locker, base time.Time, cfg config) ([]turn, error) {
-	var ts []turn
-	for ctx.Err() == nil {
-		t := turn{worker: id, called: time.Since(base)}
-		h, err := l.lock(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				t.acquired = -1 // still waiting at the end
-				return append(ts, t), nil
-			}
-			return ts, fmt.Errorf("worker %d: lock: %w", id, err)
-		}
-		t.acquired = time.Since(base)
-		sleep(cfg.hold)
-		t.unlockCall = time.Since(base)
-		err = l.unlock(h)
-		t.released = time.Since(base)
-		if err != nil {
-			return ts, fmt.Errorf("worker %d: unlock: %w", id, err)
-		}
-		ts = append(ts, t)
-		sleep(rand.N(2*cfg.think + 1))
-	}
-	return ts, nil
-}
+// uniformThink is a pause drawn uniformly from 0 to 2×-think.
+func uniformThink(c config) time.Duration { return rand.N(2*c.think + 1) }
 
 // closingLocker is a locker that also closes its go-redis client.
 type closingLocker struct {
