@@ -73,6 +73,9 @@ func New(rdb redis.UniversalClient, opts ...Option) *Client {
 	return newClient(rdb, nil, opts)
 }
 
+// newClient builds a Client on rdb, or on the quorum members when members is
+// not nil (rdb is then the first member): the options, the store that says
+// where locks live, the pub/sub hubs and the renewer's goroutine.
 func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts []Option) *Client {
 	o := newOptions(opts)
 	if o.clientID == "" {

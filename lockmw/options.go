@@ -85,8 +85,11 @@ func WithReleaseTimeout(d time.Duration) Option {
 // re-entry) takes INCR redisson_lock_token:{name} inside the acquire script,
 // so a token is strictly greater than that of any earlier hold of the name.
 // Read it with [Mutex.Token]. Redisson's RFencedLock also counts re-entries;
-// rlock gives a re-entry the token of the hold it re-enters. The default is no
-// tokens.
+// rlock gives a re-entry the token of the hold it re-enters. The counter
+// expires a day after its last token, so counters of names no longer used do
+// not pile up; a new counter starts from the server's clock in microseconds,
+// so tokens keep increasing across its expiry (docs/waiting.md says why). The
+// default is no tokens.
 func WithFencing() MutexOption {
 	return func(o *mutexOptions) { o.fencing = true }
 }
