@@ -21,7 +21,7 @@ type keys struct {
 	queue     string // waiter queue (sorted set)
 	waiters   string // waiter table (hash)
 	token     string // fencing counter
-	handoff   string // hand-off channel
+	handoff   string // hand-off channels' prefix (":<clientID>" appended); alone, the roll-call channel
 	latchBase string // prefix of per-request latch keys; request ID appended
 }
 

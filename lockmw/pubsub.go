@@ -10,8 +10,9 @@ import (
 )
 
 // hub is a Client's pub/sub side: waiters on one name share one subscription
-// (to Redisson's unlock channel and this client's hand-off channel for the
-// name, rlock_handoff:{name}:<clientID>), and all names
+// (to Redisson's unlock channel, the roll-call channel rlock_handoff:{name}
+// and this client's hand-off channel for the name,
+// rlock_handoff:{name}:<clientID>), and all names
 // share one connection (on a Redis 7 cluster, one per node, since a sharded
 // subscription is bound to its slot's node). One goroutine per
 // connection receives and dispatches:
@@ -125,7 +126,7 @@ func (h *hub) join(ctx context.Context, k *keys, w *waiter, sent time.Time) (ns 
 }
 
 // subscribe subscribes ns's channels, the hand-off channel last so that its
-// confirmation means both are in place, on the connection of the node that
+// confirmation means all are in place, on the connection of the node that
 // serves its slot (sharded) or on the one connection. A new connection's
 // receiver waits backoff before rebuilding it after an error. Called with
 // h.mu held.
@@ -143,7 +144,11 @@ func (h *hub) subscribe(ctx context.Context, ns *nameSub, sharded bool, backoff 
 // subscribeOn subscribes ns's channels on the connection keyed node, made
 // when there is none. Called with h.mu held.
 func (h *hub) subscribeOn(ctx context.Context, ns *nameSub, node string, sharded bool, backoff time.Duration) error {
-	chans := []string{ns.k.channel, ns.handoff}
+	// One command for Redisson's channel and the roll-call channel, so that
+	// a script never sees this client on one and not the other: the release
+	// counts the subscribers of Redisson's channel that are not rlock
+	// clients (lib.lua's rlock_others_wait).
+	chans := []string{ns.k.channel, ns.k.handoff, ns.handoff}
 	sh := h.shards[node]
 	switch {
 	case sh == nil:
@@ -233,9 +238,9 @@ func (h *hub) sweep() {
 		}
 		var err error
 		if h.c.sharded() {
-			err = sh.ps.SUnsubscribe(ctx, ns.k.channel, ns.handoff)
+			err = sh.ps.SUnsubscribe(ctx, ns.k.channel, ns.k.handoff, ns.handoff)
 		} else {
-			err = sh.ps.Unsubscribe(ctx, ns.k.channel, ns.handoff)
+			err = sh.ps.Unsubscribe(ctx, ns.k.channel, ns.k.handoff, ns.handoff)
 		}
 		if err != nil {
 			h.c.log.Debug("lockmw: unsubscribe failed", "name", name, "err", err)

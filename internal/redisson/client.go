@@ -8,12 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Redis is what a [Client] needs of a go-redis client: scripts, DEL and
-// SUBSCRIBE. *redis.Client and *redis.ClusterClient have them.
+// Redis is what a [Client] needs of a go-redis client: scripts, DEL,
+// SUBSCRIBE and SSUBSCRIBE. *redis.Client and *redis.ClusterClient have them.
 type Redis interface {
 	redis.Scripter
 	Del(ctx context.Context, keys ...string) *redis.IntCmd
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+	SSubscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
 
 // Client is one Redisson process (a RedissonClient): an id that prefixes its
@@ -24,8 +25,9 @@ type Redis interface {
 // A Client is safe for concurrent use by the goroutines that play its
 // threads; each passes its own thread id.
 type Client struct {
-	rdb Redis
-	id  string
+	rdb     Redis
+	id      string
+	sharded bool // SSUBSCRIBE and SPUBLISH
 
 	mu      sync.Mutex
 	entries map[string]*entry // by channel: one lock name, one entry
@@ -36,6 +38,23 @@ type Client struct {
 // process has (ServiceManager's id, a UUID).
 func NewClient(rdb Redis) *Client {
 	return &Client{rdb: rdb, id: uuid.NewString(), entries: map[string]*entry{}}
+}
+
+// NewShardedClient is NewClient for a Redis 7 cluster with sharded pub/sub,
+// as Redisson 3.22+ uses it there: its waiters SSUBSCRIBE to the lock's
+// channel and its unlock SPUBLISHes "0".
+func NewShardedClient(rdb Redis) *Client {
+	c := NewClient(rdb)
+	c.sharded = true
+	return c
+}
+
+// publishCmd is the command the Client's unlock publishes with.
+func (c *Client) publishCmd() string {
+	if c.sharded {
+		return "spublish"
+	}
+	return "publish"
 }
 
 // ID is the Client's id, the part of its hash fields before ":<threadId>".
@@ -84,7 +103,7 @@ func (c *Client) subscribe(ctx context.Context, channel string) (*entry, error) 
 	c.entries[channel] = e
 	c.mu.Unlock()
 
-	ps, err := e.subscribe(ctx, c.rdb, channel)
+	ps, err := e.subscribe(ctx, c.rdb, channel, c.sharded)
 	c.mu.Lock()
 	e.ps, e.err = ps, err
 	if err != nil && c.entries[channel] == e {

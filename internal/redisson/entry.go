@@ -30,10 +30,15 @@ func newEntry() *entry {
 }
 
 // subscribe subscribes to channel and waits for the server's confirmation,
-// as Redisson's subscribe future completes only then. It does not start
+// (SSUBSCRIBE when sharded), as Redisson's subscribe future completes only then. It does not start
 // listening.
-func (e *entry) subscribe(ctx context.Context, rdb Redis, channel string) (*redis.PubSub, error) {
-	ps := rdb.Subscribe(ctx, channel)
+func (e *entry) subscribe(ctx context.Context, rdb Redis, channel string, sharded bool) (*redis.PubSub, error) {
+	var ps *redis.PubSub
+	if sharded {
+		ps = rdb.SSubscribe(ctx, channel)
+	} else {
+		ps = rdb.Subscribe(ctx, channel)
+	}
 	if _, err := ps.Receive(ctx); err != nil {
 		_ = ps.Close()
 		return nil, err

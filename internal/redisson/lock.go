@@ -93,7 +93,7 @@ func (l *Lock) Lock(ctx context.Context, threadID int64, leaseTime time.Duration
 func (l *Lock) Unlock(ctx context.Context, threadID int64) error {
 	requestID := uuid.NewString()
 	lease := time.Duration(l.leaseTime.Load())
-	args := unlockArgs(l.field(threadID), lease, unlockLatchTTL)
+	args := unlockArgs(l.field(threadID), lease, unlockLatchTTL, l.c.publishCmd())
 	res, err := unlockScript.Run(ctx, l.c.rdb, unlockKeys(l.name, requestID), args...).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err

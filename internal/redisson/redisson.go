@@ -55,7 +55,7 @@ func TryAcquire(ctx context.Context, rdb redis.Scripter, name, field string, ttl
 // requestID: 1 when released, 0 when levels remain, redis.Nil when field did
 // not hold it. A released lock publishes "0" on Channel(name).
 func Unlock(ctx context.Context, rdb redis.Scripter, name, field, requestID string) (int64, error) {
-	args := unlockArgs(field, WatchdogTimeout, 3*time.Second)
+	args := unlockArgs(field, WatchdogTimeout, 3*time.Second, "publish")
 	return unlockScript.Run(ctx, rdb, unlockKeys(name, requestID), args...).Int64()
 }
 
@@ -79,6 +79,6 @@ func unlockKeys(name, requestID string) []string {
 
 // unlockArgs are the unlock script's ARGV: the message, the lease an unlock
 // that leaves levels sets, the field, the publish command, the latch's TTL.
-func unlockArgs(field string, lease, latchTTL time.Duration) []any {
-	return []any{0, lease.Milliseconds(), field, "publish", latchTTL.Milliseconds()}
+func unlockArgs(field string, lease, latchTTL time.Duration, publish string) []any {
+	return []any{0, lease.Milliseconds(), field, publish, latchTTL.Milliseconds()}
 }

@@ -4,9 +4,10 @@
 -- Key layout (every key shares the lock name's hash slot):
 --   KEYS[1] the lock: a hash, field "<clientID>:<ownerID>" -> reentrancy count
 --           (Redisson's layout); rlock adds the optional fields "rlock:token"
---           (fencing token of the hold) and "rlock:meta" (a hook's metadata).
+--           (fencing token of the hold), "rlock:meta" (a hook's metadata)
+--           and "rlock:handoffs" (how many hand-offs in a row led to it).
 --   KEYS[2] Redisson's unlock channel; "0" is published there when the lock
---           becomes free and no rlock waiter is queued.
+--           becomes free and no rlock waiter is queued, or on an open release.
 --   KEYS[3] the waiter queue: a sorted set, member = waiter field, score = arrival.
 --   KEYS[4] the waiter table: a hash, waiter field -> "deadline|ttl|fenced|claim",
 --           plus the arrival counter "rlock:seq".
@@ -17,6 +18,9 @@
 --   KEYS[7] the prefix of the hand-off channels, one per client: ":<clientID>"
 --           appended; "<field>|<token>|<previous holder>|<its metadata>" tells
 --           one waiter of that client it holds the lock, and who held it before.
+--           The prefix itself is the roll-call channel: every rlock client
+--           subscribed to KEYS[2] is subscribed to it too, in the same command,
+--           and nothing is published there.
 
 local function rlock_now()
   local t = redis.call('time')
@@ -52,23 +56,48 @@ local function rlock_tidy()
   end
 end
 
+-- rlockFairTurns is how many hand-offs in a row may go to rlock waiters while
+-- a Redisson waiter waits: the release after them is an open one (see
+-- rlock_handoff). docs/waiting.md, Beside Redisson waiters, says why 2.
+local rlockFairTurns = 1
+
+-- rlock_others_wait reports whether KEYS[2] has subscribers that are not rlock
+-- clients (Redisson processes whose threads wait): more subscribers than the
+-- roll-call channel KEYS[7] has. pub is 'publish' or 'spublish'.
+local function rlock_others_wait(pub)
+  local cmd = 'numsub'
+  if pub == 'spublish' then cmd = 'shardnumsub' end
+  local n = redis.call('pubsub', cmd, KEYS[2], KEYS[7])
+  return tonumber(n[2]) > tonumber(n[4])
+end
+
 -- rlock_handoff frees the lock KEYS[1] (it deletes it) and gives it to the
 -- first live waiter in the queue, telling only that waiter's client, on
 -- KEYS[7] .. ':' .. <its client ID>, with the previous holder's field and
 -- metadata. Waiters whose deadline has passed are dropped on the way. When
 -- nobody is queued it publishes Redisson's unlock message instead, so that
--- Redisson waiters and rlock clients that are not queued wake up. pub is
+-- Redisson waiters and rlock clients that are not queued wake up.
+--
+-- The hand-off counts itself in the new hold's "rlock:handoffs". After
+-- rlockFairTurns hand-offs in a row, while Redisson waiters wait
+-- (rlock_others_wait), the release is an open one: the lock is deleted, "0"
+-- is published on Redisson's channel and the queue is kept, so that the
+-- Redisson threads and the rlock waiters it wakes race for the lock. pub is
 -- 'publish' or 'spublish'; prev the releasing field ('' when unknown);
--- tokenTTL the fencing counter's TTL in ms.
+-- tokenTTL the fencing counter's TTL in ms. It returns 1 when handed over.
 local function rlock_handoff(pub, prev, tokenTTL)
   local now = nil
   local meta = nil
+  local turns = 0
   for _ = 1, 100 do
     local head = redis.call('zrange', KEYS[3], '0', '0')
     if #head == 0 then break end
     if meta == nil then
-      meta = redis.call('hget', KEYS[1], 'rlock:meta') or ''
+      local h = redis.call('hmget', KEYS[1], 'rlock:meta', 'rlock:handoffs')
+      meta = h[1] or ''
+      turns = tonumber(h[2] or '0') + 1
       redis.call('del', KEYS[1])
+      if turns > rlockFairTurns and rlock_others_wait(pub) then break end
     end
     local f = head[1]
     local info = redis.call('hget', KEYS[4], f)
@@ -82,7 +111,7 @@ local function rlock_handoff(pub, prev, tokenTTL)
         -- gives it its full TTL): a waiter that died meanwhile blocks the
         -- name that long, not a whole TTL.
         if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
-        redis.call('hset', KEYS[1], f, '1')
+        redis.call('hset', KEYS[1], f, '1', 'rlock:handoffs', string.format('%d', turns))
         redis.call('pexpire', KEYS[1], ttl)
         local token = 0
         if fenced == '1' then
