@@ -19,7 +19,7 @@ import (
 
 // fairTurns is lib.lua's rlockFairTurns: the most hand-offs in a row to rlock
 // waiters while a Redisson waiter waits.
-const fairTurns = 1
+const fairTurns = 3
 
 // fairSide is one topology of TestFairToRedissonWaiters: how to make the
 // rlock and Redisson-protocol clients, and count the subscribers of a

@@ -14,7 +14,8 @@
 -- ARGV[8] the fencing counter's TTL in ms
 --
 -- Returns {1, token} when we hold the lock (this very request set its TTL),
---         {0, pttl, holder field, holder metadata} when it is busy.
+--         {0, pttl, holder field, holder metadata} when it is busy (or left
+--         to Redisson's waiters: then pttl is what is left of that, no holder).
 local function won(token)
   if ARGV[6] == '1' then
     redis.call('zrem', KEYS[3], ARGV[2])
@@ -24,7 +25,16 @@ local function won(token)
   return {1, token}
 end
 
-if redis.call('exists', KEYS[1]) == 0 then
+-- Just after an open release (lib.lua's rlock_handoff) a caller that would
+-- wait leaves the free lock to Redisson's waiters for the window it set: it
+-- is told the lock is busy for what is left of the window.
+local free = redis.call('exists', KEYS[1]) == 0
+local yield = 0
+if free and (ARGV[3] == '1' or ARGV[6] == '1') then
+  local open = redis.call('hget', KEYS[4], 'rlock:open')
+  if open then yield = tonumber(open) - rlock_now() end
+end
+if free and yield <= 0 then
   redis.call('hincrby', KEYS[1], ARGV[2], '1')
   redis.call('pexpire', KEYS[1], ARGV[1])
   local token = 0
@@ -40,7 +50,8 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   return won(tonumber(redis.call('hget', KEYS[1], 'rlock:token') or '0'))
 end
 
-local pttl = redis.call('pttl', KEYS[1])
+local pttl = yield
+if pttl <= 0 then pttl = redis.call('pttl', KEYS[1]) end
 local holder = ''
 local meta = ''
 local fields = redis.call('hgetall', KEYS[1])

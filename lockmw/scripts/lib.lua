@@ -10,7 +10,8 @@
 --           becomes free and no rlock waiter is queued, or on an open release.
 --   KEYS[3] the waiter queue: a sorted set, member = waiter field, score = arrival.
 --   KEYS[4] the waiter table: a hash, waiter field -> "deadline|ttl|fenced|claim",
---           plus the arrival counter "rlock:seq".
+--           plus the arrival counter "rlock:seq" and "rlock:open" (until when,
+--           in ms, an open release leaves the lock to Redisson's waiters).
 --   KEYS[5] the fencing counter (Redisson's "redisson_lock_token:{name}"); it
 --           expires after the counter TTL its scripts pass (a day by default),
 --           refreshed by every token (see rlock_next_token).
@@ -59,7 +60,12 @@ end
 -- rlockFairTurns is how many hand-offs in a row may go to rlock waiters while
 -- a Redisson waiter waits: the release after them is an open one (see
 -- rlock_handoff). docs/waiting.md, Beside Redisson waiters, says why 2.
-local rlockFairTurns = 1
+local rlockFairTurns = 3
+
+-- rlockOpenWindow is how long, in ms, after an open release rlock callers
+-- that would wait leave the free lock to Redisson's woken waiters (acquire.lua
+-- answers them busy): rlock's racers outnumber and outrun Redisson's.
+local rlockOpenWindow = 1
 
 -- rlock_others_wait reports whether KEYS[2] has subscribers that are not rlock
 -- clients (Redisson processes whose threads wait): more subscribers than the
@@ -81,8 +87,9 @@ end
 -- The hand-off counts itself in the new hold's "rlock:handoffs". After
 -- rlockFairTurns hand-offs in a row, while Redisson waiters wait
 -- (rlock_others_wait), the release is an open one: the lock is deleted, "0"
--- is published on Redisson's channel and the queue is kept, so that the
--- Redisson threads and the rlock waiters it wakes race for the lock. pub is
+-- is published on Redisson's channel and the queue is kept; for
+-- rlockOpenWindow ms the acquire script leaves the free lock to Redisson's
+-- woken threads, then the rlock waiters race for it (or for the next one). pub is
 -- 'publish' or 'spublish'; prev the releasing field ('' when unknown);
 -- tokenTTL the fencing counter's TTL in ms. It returns 1 when handed over.
 local function rlock_handoff(pub, prev, tokenTTL)
@@ -97,7 +104,10 @@ local function rlock_handoff(pub, prev, tokenTTL)
       meta = h[1] or ''
       turns = tonumber(h[2] or '0') + 1
       redis.call('del', KEYS[1])
-      if turns > rlockFairTurns and rlock_others_wait(pub) then break end
+      if turns > rlockFairTurns and rlock_others_wait(pub) then
+        redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow))
+        break
+      end
     end
     local f = head[1]
     local info = redis.call('hget', KEYS[4], f)
