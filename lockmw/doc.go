@@ -62,7 +62,12 @@
 // straight to the first live waiter in the queue and tells only that waiter,
 // on rlock_handoff:{name}:<clientID>; it publishes Redisson's "0" on Redisson's channel
 // only when nobody is queued. So one unlock wakes one waiter across all
-// processes, with no herd of failed attempts. A lock handed over gets only a
+// processes, with no herd of failed attempts. Redisson's waiters know nothing
+// of the queue, so while one waits (the release counts the subscribers of
+// Redisson's channel that are not rlock clients) at most three hand-offs in
+// a row go to rlock waiters: the next release frees the lock, publishes "0"
+// and for 1ms leaves it to Redisson's woken threads (rlock's callers are told
+// it is busy), then rlock's waiters may take it. A lock handed over gets only a
 // claim window (a tenth of the waiter's TTL, at least 200ms) until the
 // waiter's client claims it with its full TTL (in the background for a
 // watchdog hold, whose context ends if the claim fails; before Lock returns
