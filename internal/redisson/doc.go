@@ -37,6 +37,7 @@
 // 30 s, as Redisson does, but is never renewed: the tests and the load tool
 // hold for milliseconds), the async API, the read/write lock's "1" message,
 // WAIT for replicas (evalWriteSyncedNoRetryAsync). Sharded pub/sub on a
-// Redis 7 cluster is [NewShardedClient]. Redisson shares a subscription connection among several channels;
-// here each entry has its own, which changes no message a thread sees.
+// Redis 7 cluster is [NewShardedClient]. Redisson shares a subscription
+// connection among several channels; here each entry has its own, which
+// changes no message a thread sees.
 package redisson
