@@ -192,3 +192,71 @@ func checkFair(t *testing.T, side fairSide, n, m int) {
 	}
 	t.Logf("%d rlock holds while Redisson waited, %d of them handed over", observed, handedOver)
 }
+
+// TestOpenRelease checks the rule of one release: a hold reached by
+// fairTurns hand-offs in a row is handed over again only when no Redisson
+// waiter is subscribed; with one, the release frees the lock, publishes "0"
+// and keeps the queue, and the rlock waiter takes the lock after the window.
+func TestOpenRelease(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		redisson  bool
+		wantCount string // the waiter's hold's rlock:handoffs
+	}{
+		{"without a Redisson subscriber the lock is handed over", false, "4"},
+		{"with a Redisson subscriber the release is open", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			ctx := testsupport.Ctx(t)
+			name := "open"
+			a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+			ha := locktest.MustLock(t, a.Mutex(name), ctx)
+			// As if ha had been handed over fairTurns times in a row.
+			require.NoError(t, srv.Client().HSet(ctx, name, "rlock:handoffs", fairTurns).Err())
+
+			got := make(chan context.Context, 1)
+			go func() {
+				h, err := b.Mutex(name).Lock(ctx)
+				assert.NoError(t, err)
+				got <- h
+			}()
+			channel, rollCall := redisson.Channel(name), "rlock_handoff:{"+name+"}"
+			want := int64(0)
+			var sub *redis.PubSub
+			if tc.redisson {
+				sub = srv.NewClient().Subscribe(ctx, channel) // a Redisson process's waiter
+				defer sub.Close()
+				_, err := sub.Receive(ctx)
+				require.NoError(t, err)
+				want = 1
+			}
+			testsupport.Eventually(t, 5*time.Second, "b queued and subscribed", func() bool {
+				q, _ := srv.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
+				subs, _ := srv.Client().PubSubNumSub(ctx, channel, rollCall).Result()
+				return q == 1 && subs[rollCall] == 1 && subs[channel]-subs[rollCall] == want
+			})
+			require.NoError(t, a.Mutex(name).Unlock(ha))
+			if tc.redisson {
+				msg, err := sub.ReceiveMessage(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, "0", msg.Payload, "an open release publishes Redisson's unlock message")
+			}
+			var hb context.Context
+			select {
+			case hb = <-got:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the rlock waiter did not get the lock")
+			}
+			count, err := srv.Client().HGet(ctx, name, "rlock:handoffs").Result()
+			if errors.Is(err, redis.Nil) {
+				err = nil
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantCount, count, "hand-offs in a row that led to b's hold")
+			require.NoError(t, b.Mutex(name).Unlock(hb))
+		})
+	}
+}
