@@ -89,7 +89,9 @@ func (u undo) run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.releaseTimeout)
 	defer cancel()
-	err := c.store.undoReenter(ctx, m, u.field, u.reqID)
+	err := withinErr(ctx, func(ctx context.Context) error {
+		return c.store.undoReenter(ctx, m, u.field, u.reqID)
+	}, nil)
 	if err != nil {
 		c.log.Warn("lockmw: undoing a re-entry failed", "name", m.name, "err", err)
 	}
