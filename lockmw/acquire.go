@@ -114,7 +114,7 @@ func (m *Mutex) lateAcquire(field string) func(acquireReply, error) {
 
 // syncReplicas waits for WithReplicaSync's replicas, bounded by ctx.
 func (m *Mutex) syncReplicas(ctx context.Context, field string) error {
-	if !m.c.mustBound(ctx) {
+	if m.c.replicas == 0 || !m.c.mustBound(ctx) {
 		return m.c.store.syncReplicas(ctx, m, field)
 	}
 	return withinErr(ctx, func(ctx context.Context) error {

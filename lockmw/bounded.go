@@ -54,8 +54,12 @@ func (c *Client) mustBound(ctx context.Context) bool {
 	return true
 }
 
-// boundedCall is one call of within: the goroutine's answer, once taken.
+// boundedCall is one call of within: what the goroutine runs, and its
+// answer once taken. One allocation besides the channel.
 type boundedCall[T any] struct {
+	ctx   context.Context
+	f     func(context.Context) (T, error)
+	late  func(T, error)
 	state atomic.Int32 // attemptPending, attemptTaken or attemptAbandoned
 	done  chan boundedResult[T]
 }
@@ -70,17 +74,8 @@ type boundedResult[T any] struct {
 // on until f returns and then calls late (when not nil) with f's result:
 // late undoes what f did that nobody will use.
 func within[T any](ctx context.Context, f func(context.Context) (T, error), late func(T, error)) (T, error) {
-	b := &boundedCall[T]{done: make(chan boundedResult[T], 1)}
-	go func() {
-		v, err := f(ctx)
-		if b.state.CompareAndSwap(attemptPending, attemptTaken) {
-			b.done <- boundedResult[T]{v, err}
-			return
-		}
-		if late != nil {
-			late(v, err)
-		}
-	}()
+	b := &boundedCall[T]{ctx: ctx, f: f, late: late, done: make(chan boundedResult[T], 1)}
+	go b.run()
 	select {
 	case r := <-b.done:
 		return r.v, r.err
@@ -92,6 +87,19 @@ func within[T any](ctx context.Context, f func(context.Context) (T, error), late
 	}
 	r := <-b.done // f returned just in time
 	return r.v, r.err
+}
+
+// run runs the call and hands its result over, or to late when the caller
+// gave up.
+func (b *boundedCall[T]) run() {
+	v, err := b.f(b.ctx)
+	if b.state.CompareAndSwap(attemptPending, attemptTaken) {
+		b.done <- boundedResult[T]{v, err}
+		return
+	}
+	if b.late != nil {
+		b.late(v, err)
+	}
 }
 
 // withinErr is within for a function that returns only an error.
