@@ -161,14 +161,20 @@ func (m *Mutex) leave(ctx context.Context, a attempt) (int64, bool, error) {
 func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.c.opts.releaseTimeout)
 	defer cancel()
-	if !m.c.mustBound(lctx) {
-		return m.c.store.leave(lctx, m, field, keep, ttl)
+	return m.leaveWithin(lctx, field, keep, ttl)
+}
+
+// leaveWithin runs leave.lua for field, bounded by ctx (bounded.go); a lock
+// kept after the caller gave up is undone.
+func (m *Mutex) leaveWithin(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
+	if !m.c.mustBound(ctx) {
+		return m.c.store.leave(ctx, m, field, keep, ttl)
 	}
 	type left struct {
 		token int64
 		ok    bool
 	}
-	r, err := within(lctx, func(ctx context.Context) (left, error) {
+	r, err := within(ctx, func(ctx context.Context) (left, error) {
 		token, ok, err := m.c.store.leave(ctx, m, field, keep, ttl)
 		return left{token, ok}, err
 	}, func(r left, _ error) {

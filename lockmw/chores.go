@@ -83,8 +83,8 @@ func (r *renewer) runUndos(stop bool) {
 // run undoes u once.
 func (u undo) run(ctx context.Context) error {
 	m, c := u.m, u.m.c
-	if u.reqID == "" {
-		_, _, err := m.leaveQueue(ctx, u.field, false, 0)
+	if u.reqID == "" { // within runUndos's bound, so that renewals are not held up
+		_, _, err := m.leaveWithin(ctx, u.field, false, 0)
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.releaseTimeout)
