@@ -2,6 +2,7 @@ package lockmw_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,4 +188,64 @@ func TestAbandonedAcquisitionIsUndoneWhenTheServerAnswers(t *testing.T) {
 			require.NoError(t, other.Unlock(h))
 		})
 	}
+}
+
+// holdRestoreHook holds the next RESTORE back until release is closed, then
+// sends it whatever its context says, as a command already written to the
+// socket is executed; it counts the scripts that completed meanwhile and
+// records the RESTORE's answer.
+type holdRestoreHook struct {
+	armed   atomic.Bool
+	release chan struct{}
+	scripts atomic.Int32 // EVAL/EVALSHA completed while the RESTORE was held
+	sent    chan error   // the held RESTORE's answer
+}
+
+func (h *holdRestoreHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *holdRestoreHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "restore" && h.armed.CompareAndSwap(true, false) {
+			<-h.release
+			err := next(context.WithoutCancel(ctx), cmd)
+			h.sent <- err
+			return err
+		}
+		err := next(ctx, cmd)
+		if n := cmd.Name(); n == "eval" || n == "evalsha" {
+			h.scripts.Add(1)
+		}
+		return err
+	}
+}
+
+func (h *holdRestoreHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// The clean-up of an abandoned acquisition may run before the acquisition
+// itself reaches Redis: the acquisition is undone again when its reply
+// arrives.
+func TestAcquisitionExecutedAfterItsCleanUpIsUndone(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	hook := &holdRestoreHook{release: make(chan struct{}), sent: make(chan error, 1)}
+	rdb := srv.NewClient(defaultOptions)
+	rdb.AddHook(hook)
+	m := locktest.New(t, rdb).Mutex("late-restore")
+	h := locktest.MustLock(t, m, testsupport.Ctx(t)) // past the RESTORE probe
+	require.NoError(t, m.Unlock(h))
+
+	hook.armed.Store(true)
+	scripts := hook.scripts.Load()
+	timedCall(t, nil, "Lock", func(ctx context.Context) error { _, err := m.Lock(ctx); return err })
+	testsupport.Eventually(t, 5*time.Second, "the clean-up runs", func() bool { return hook.scripts.Load() > scripts })
+	close(hook.release)
+	require.NoError(t, <-hook.sent, "the late RESTORE took the lock")
+	sent := time.Now()
+	testsupport.Eventually(t, time.Second, "the late acquisition is undone", func() bool {
+		n, err := rdb.Exists(context.Background(), m.Name()).Result()
+		return err == nil && n == 0
+	})
+	t.Logf("undone %v after the late RESTORE's reply", time.Since(sent))
 }
