@@ -30,6 +30,17 @@ func defaultFailoverOptions(o *redis.FailoverOptions) {
 	o.ContextTimeoutEnabled = false
 }
 
+// goRedisOptionSets are the go-redis options of a test whose subject is a
+// deadline or a fault: as the test helpers preset them, and as users build
+// clients.
+var goRedisOptionSets = []struct {
+	name string
+	mod  func(*redis.Options)
+}{
+	{"with ContextTimeoutEnabled", func(*redis.Options) {}},
+	{"with default go-redis options", defaultOptions},
+}
+
 // pausedTopology is a deployment whose lock node the test can pause.
 type pausedTopology struct {
 	name  string
