@@ -13,17 +13,17 @@ import (
 // go-redis sets a socket's deadline from the context's only when the client
 // has ContextTimeoutEnabled, which is off by default: a read then waits for
 // the client's ReadTimeout (3 s by default), and a paused server holds a call
-// that long whatever its context says. So a call whose context can end runs
+// that long whatever its context says. So a call whose context has a deadline runs
 // its round trips on a goroutine of its own (within) unless the client
-// honours that context (Client.mustBound), and returns at the context's end.
+// honours its deadline (Client.mustBound), and returns at the context's end.
 // The goroutine finishes the command — go-redis does not retry once the
 // context has ended, so it holds its connection until one read timeout at
 // most — and hands its late reply to an undo (late): an acquisition or a
 // re-entry that took effect after its caller gave up is undone when its reply
 // arrives, even when the first clean-up ran before it.
 //
-// A context that can never end (Done is nil, as context.Background's) costs
-// nothing: the round trip runs on the caller's goroutine.
+// A context without a deadline costs nothing: the round trip runs on the
+// caller's goroutine.
 
 // ctxTrusted reports whether rdb's socket reads end at the context's
 // deadline (ContextTimeoutEnabled): false for a client of unknown type.
@@ -40,18 +40,17 @@ func ctxTrusted(rdb redis.UniversalClient) bool {
 }
 
 // mustBound reports whether a round trip on ctx must run through within to
-// return when ctx ends: ctx can end, and go-redis would not stop at its end
-// (the client does not honour deadlines, or ctx has none but can be
-// cancelled).
+// return at ctx's deadline: ctx has one and the client does not honour it.
+// A context that can only be cancelled is left to go-redis, whatever the
+// client's options: a paused server holds such a call until go-redis's read
+// timeout at worst, and a hold context (cancellable, no deadline) re-enters
+// without a goroutine.
 func (c *Client) mustBound(ctx context.Context) bool {
-	if ctx.Done() == nil {
+	if c.ctxTrusted {
 		return false
 	}
-	if c.ctxTrusted {
-		_, ok := ctx.Deadline()
-		return !ok
-	}
-	return true
+	_, ok := ctx.Deadline()
+	return ok
 }
 
 // boundedCall is one call of within: what the goroutine runs, and its

@@ -95,9 +95,11 @@
 // scheduling) on a paused or unreachable server, whatever the go-redis
 // client's options: with ContextTimeoutEnabled false (the default) go-redis
 // waits for its ReadTimeout (3 s) whatever the context says, so a call whose
-// context can end sends its round trips from a goroutine of its own and
-// returns at the context's end; a context that can never end
-// (context.Background) costs nothing. Unlock and UnlockAt return within the
+// context has a deadline sends its round trips from a goroutine of its own
+// and returns at the context's end; a context without a deadline costs
+// nothing, and one that can only be cancelled is left to go-redis (a round
+// trip then ends at its read timeout at worst; WithAcquireContext gives up at
+// once whatever the context). Unlock and UnlockAt return within the
 // release timeout (WithReleaseTimeout). A call given up on leaves its command
 // on the wire: its goroutine and a pooled connection stay busy until the reply
 // or the read timeout, and an acquisition or re-entry that took effect late is
