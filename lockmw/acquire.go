@@ -66,7 +66,7 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		a.ttl = c.opts.watchdog
 	}
 	sent := time.Now()
-	r, err := c.store.acquireFirst(ctx, m, a)
+	r, err := m.first(ctx, a)
 	if err != nil {
 		m.abandon(a.field)
 		if ctxErr(ctx) != nil { // ctx ended the attempt: not acquired, as a wait that ctx ends
@@ -88,21 +88,66 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 			return ctx, err
 		}
 	}
-	if err := c.store.syncReplicas(ctx, m, a.field); err != nil {
+	if err := m.syncReplicas(ctx, a.field); err != nil {
 		return ctx, err
 	}
 	return m.startHold(ctx, a, lease, t, !r.won), nil
 }
 
-// retry is a queued waiter's next attempt (queuer).
-func (m *Mutex) retry(ctx context.Context, a attempt) (acquireReply, error) {
-	a.enqueue, a.queued = true, true
-	return m.try(ctx, a)
+// first runs a new acquisition's first attempt, bounded by ctx (bounded.go):
+// a reply that arrives after the caller gave up has the acquisition undone
+// again, for it may have won after the first clean-up ran.
+func (m *Mutex) first(ctx context.Context, a attempt) (acquireReply, error) {
+	if !m.c.mustBound(ctx) {
+		return m.c.store.acquireFirst(ctx, m, a)
+	}
+	return within(ctx, func(ctx context.Context) (acquireReply, error) {
+		return m.c.store.acquireFirst(ctx, m, a)
+	}, m.lateAcquire(a.field))
 }
 
-// claim gives a lock handed to a.field its full TTL (queuer).
+// lateAcquire is within's late for a round trip of field's acquisition: it
+// undoes the acquisition once more.
+func (m *Mutex) lateAcquire(field string) func(acquireReply, error) {
+	return func(acquireReply, error) { m.abandon(field) }
+}
+
+// syncReplicas waits for WithReplicaSync's replicas, bounded by ctx.
+func (m *Mutex) syncReplicas(ctx context.Context, field string) error {
+	if m.c.replicas == 0 || !m.c.mustBound(ctx) {
+		return m.c.store.syncReplicas(ctx, m, field)
+	}
+	return withinErr(ctx, func(ctx context.Context) error {
+		return m.c.store.syncReplicas(ctx, m, field)
+	}, func(error) { m.abandon(field) })
+}
+
+// retry is a queued waiter's next attempt (queuer), bounded by ctx.
+func (m *Mutex) retry(ctx context.Context, a attempt) (acquireReply, error) {
+	a.enqueue, a.queued = true, true
+	if !m.c.mustBound(ctx) {
+		return m.try(ctx, a)
+	}
+	return within(ctx, func(ctx context.Context) (acquireReply, error) {
+		return m.try(ctx, a)
+	}, m.lateAcquire(a.field))
+}
+
+// claim gives a lock handed to a.field its full TTL (queuer), bounded by
+// ctx; a claim that succeeds after the caller gave up is undone.
 func (m *Mutex) claim(ctx context.Context, a attempt) (int64, bool) {
-	return m.c.store.claim(ctx, m, a)
+	if !m.c.mustBound(ctx) {
+		return m.c.store.claim(ctx, m, a)
+	}
+	type claimed struct {
+		token int64
+		ok    bool
+	}
+	r, err := within(ctx, func(ctx context.Context) (claimed, error) {
+		token, ok := m.c.store.claim(ctx, m, a)
+		return claimed{token, ok}, nil
+	}, func(claimed, error) { m.abandon(a.field) })
+	return r.token, err == nil && r.ok
 }
 
 // leave takes a waiter whose wait ran out out of the queue, keeping a lock
@@ -116,7 +161,28 @@ func (m *Mutex) leave(ctx context.Context, a attempt) (int64, bool, error) {
 func (m *Mutex) leaveQueue(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.c.opts.releaseTimeout)
 	defer cancel()
-	return m.c.store.leave(lctx, m, field, keep, ttl)
+	return m.leaveWithin(lctx, field, keep, ttl)
+}
+
+// leaveWithin runs leave.lua for field, bounded by ctx (bounded.go); a lock
+// kept after the caller gave up is undone.
+func (m *Mutex) leaveWithin(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
+	if !m.c.mustBound(ctx) {
+		return m.c.store.leave(ctx, m, field, keep, ttl)
+	}
+	type left struct {
+		token int64
+		ok    bool
+	}
+	r, err := within(ctx, func(ctx context.Context) (left, error) {
+		token, ok, err := m.c.store.leave(ctx, m, field, keep, ttl)
+		return left{token, ok}, err
+	}, func(r left, _ error) {
+		if r.ok { // kept a lock handed over just then: nobody will use it
+			m.abandon(field)
+		}
+	})
+	return r.token, r.ok, err
 }
 
 // abandon undoes an acquisition that failed or gave up: it takes field out

@@ -9,6 +9,7 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
 )
 
 // Run: go test -run '^$' -bench . -benchmem ./lockmw/
@@ -18,6 +19,28 @@ func BenchmarkLockUnlock(b *testing.B) {
 	c := locktest.NewOn(b, srv)
 	m := c.Mutex("bench")
 	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		h, err := m.Lock(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Unlock(h); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLockUnlockDefaultOptions is BenchmarkLockUnlock as users
+// configure: a go-redis client with default options (ContextTimeoutEnabled
+// false) and a context with a deadline, so that each round trip runs on a
+// goroutine of its own to return at the deadline (bounded.go).
+func BenchmarkLockUnlockDefaultOptions(b *testing.B) {
+	srv := redistest.Start(b)
+	c := locktest.New(b, srv.NewClient(func(o *redis.Options) { o.ContextTimeoutEnabled = false }))
+	m := c.Mutex("bench")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
 	b.ReportAllocs()
 	for b.Loop() {
 		h, err := m.Lock(ctx)

@@ -83,13 +83,15 @@ func (r *renewer) runUndos(stop bool) {
 // run undoes u once.
 func (u undo) run(ctx context.Context) error {
 	m, c := u.m, u.m.c
-	if u.reqID == "" {
-		_, _, err := m.leaveQueue(ctx, u.field, false, 0)
+	if u.reqID == "" { // within runUndos's bound, so that renewals are not held up
+		_, _, err := m.leaveWithin(ctx, u.field, false, 0)
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.releaseTimeout)
 	defer cancel()
-	err := c.store.undoReenter(ctx, m, u.field, u.reqID)
+	err := withinErr(ctx, func(ctx context.Context) error {
+		return c.store.undoReenter(ctx, m, u.field, u.reqID)
+	}, nil)
 	if err != nil {
 		c.log.Warn("lockmw: undoing a re-entry failed", "name", m.name, "err", err)
 	}

@@ -54,9 +54,12 @@ type Client struct {
 	mu    sync.Mutex
 	holds map[*hold]struct{} // every hold not yet ended
 
-	store   store    // where the locks live: one Redis or a quorum (store.go)
-	renewer *renewer // renews the holds and runs the background chores
-	hubs    []*hub   // one per node of the store: the pub/sub side
+	store store // where the locks live: one Redis or a quorum (store.go)
+	// ctxTrusted says every node's go-redis client ends reads at the
+	// context's deadline (bounded.go).
+	ctxTrusted bool
+	renewer    *renewer // renews the holds and runs the background chores
+	hubs       []*hub   // one per node of the store: the pub/sub side
 
 	replicas       int           // WithReplicaSync: replicas that must acknowledge an acquisition
 	replicaTimeout time.Duration // and how long WAIT waits for them
@@ -106,6 +109,10 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 	c.latchArg = c.latchMS
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	c.store = newStore(c, rdb, members)
+	c.ctxTrusted = true
+	for _, r := range c.store.nodes() {
+		c.ctxTrusted = c.ctxTrusted && ctxTrusted(r)
+	}
 	c.renewer = newRenewer(c)
 	for _, r := range c.store.nodes() {
 		c.hubs = append(c.hubs, newHub(c, r))

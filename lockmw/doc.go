@@ -94,6 +94,23 @@
 // re-sent re-entry or unlock finds the result of the first in a short-lived
 // latch key (redisson_unlock_latch:{name}:<requestID>), as Redisson does.
 //
+// # Deadlines
+//
+// Every call that takes a context returns within its deadline (plus
+// scheduling) on a paused or unreachable server, whatever the go-redis
+// client's options: with ContextTimeoutEnabled false (the default) go-redis
+// waits for its ReadTimeout (3 s) whatever the context says, so a call whose
+// context has a deadline sends its round trips from a goroutine of its own
+// and returns at the context's end; a context without a deadline costs
+// nothing, and one that can only be cancelled is left to go-redis (a round
+// trip then ends at its read timeout at worst; WithAcquireContext gives up at
+// once whatever the context). Unlock and UnlockAt return within the
+// release timeout (WithReleaseTimeout). A call given up on leaves its command
+// on the wire: its goroutine and a pooled connection stay busy until the reply
+// or the read timeout, and an acquisition or re-entry that took effect late is
+// undone as soon as its reply arrives. A ForceUnlock given up on may still
+// run when the server answers again.
+//
 // # Topologies
 //
 // New takes any go-redis client: a single node, a failover (Sentinel) client

@@ -10,7 +10,7 @@ func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
 	if m.err != nil {
 		return false, m.err
 	}
-	ok, err := m.c.store.isLocked(ctx, m)
+	ok, err := query(ctx, m, func(ctx context.Context) (bool, error) { return m.c.store.isLocked(ctx, m) })
 	return ok, withCtxErr(ctx, err)
 }
 
@@ -31,7 +31,8 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 	if lvl == nil {
 		return 0, nil
 	}
-	n, err := m.c.store.holdCount(ctx, m, lvl.h.field)
+	field := lvl.h.field
+	n, err := query(ctx, m, func(ctx context.Context) (int, error) { return m.c.store.holdCount(ctx, m, field) })
 	return n, withCtxErr(ctx, err)
 }
 
@@ -41,6 +42,14 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 	if m.err != nil {
 		return 0, m.err
 	}
-	d, err := m.c.store.pttl(ctx, m)
+	d, err := query(ctx, m, func(ctx context.Context) (time.Duration, error) { return m.c.store.pttl(ctx, m) })
 	return d, withCtxErr(ctx, err)
+}
+
+// query runs a read, bounded by ctx (bounded.go).
+func query[T any](ctx context.Context, m *Mutex, f func(context.Context) (T, error)) (T, error) {
+	if !m.c.mustBound(ctx) {
+		return f(ctx)
+	}
+	return within(ctx, f, nil)
 }

@@ -16,7 +16,7 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 		return ctx, ErrLockLost
 	}
 	reqID := c.requestID()
-	n, err := c.store.reenter(ctx, m, h.field, reqID)
+	n, err := m.reenterWithin(ctx, h.field, reqID)
 	if err != nil {
 		// The script may have run without our hearing of it: undo it in
 		// the background, or the hold would keep a level nobody can unlock.
@@ -34,4 +34,15 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 	lctx, cancel := context.WithCancelCause(ctx)
 	lvl := &level{h: h, parent: topLevel(ctx), cancel: cancel}
 	return context.WithValue(lctx, levelKey{}, lvl), nil
+}
+
+// reenterWithin runs the re-entry script, bounded by ctx (bounded.go): a reply
+// that arrives after the caller gave up has the re-entry undone again.
+func (m *Mutex) reenterWithin(ctx context.Context, field, reqID string) (int64, error) {
+	if !m.c.mustBound(ctx) {
+		return m.c.store.reenter(ctx, m, field, reqID)
+	}
+	return within(ctx, func(ctx context.Context) (int64, error) {
+		return m.c.store.reenter(ctx, m, field, reqID)
+	}, func(int64, error) { m.c.renewer.undoReentry(m, field, reqID) })
 }

@@ -69,7 +69,7 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	// The local count of levels decides the last one: Redis may count one
 	// more while a re-entry whose reply was lost waits to be undone.
 	last := h.addLevels(0) == 1
-	n, err = c.store.release(rctx, m, releaseReq{h: h, lvl: lvl, expireMS: expireMS, last: last})
+	n, err = m.releaseWithin(rctx, releaseReq{h: h, lvl: lvl, expireMS: expireMS, last: last})
 	if err != nil {
 		if h.addLevels(0) == 1 {
 			// The owner's last level: stop renewing, so that the lock
@@ -112,6 +112,23 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if m.err != nil {
 		return false, m.err
 	}
-	ok, err := m.c.store.forceUnlock(ctx, m)
+	if !m.c.mustBound(ctx) {
+		ok, err := m.c.store.forceUnlock(ctx, m)
+		return ok, withCtxErr(ctx, err)
+	}
+	ok, err := within(ctx, func(ctx context.Context) (bool, error) {
+		return m.c.store.forceUnlock(ctx, m)
+	}, nil)
 	return ok, withCtxErr(ctx, err)
+}
+
+// releaseWithin runs the release r, bounded by ctx (the release timeout): a
+// retry of Unlock reuses the level's latch, so a late one cannot count twice.
+func (m *Mutex) releaseWithin(ctx context.Context, r releaseReq) (int64, error) {
+	if !m.c.mustBound(ctx) {
+		return m.c.store.release(ctx, m, r)
+	}
+	return within(ctx, func(ctx context.Context) (int64, error) {
+		return m.c.store.release(ctx, m, r)
+	}, nil)
 }

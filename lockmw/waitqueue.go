@@ -123,12 +123,12 @@ func (wt *waitTurn) run(ctx context.Context, wait time.Duration, sent time.Time)
 		defer t.Stop()
 		wt.deadline = t.C
 	}
-	defer wt.leaveHubs()
-	ready, confirmed, err := wt.joinHubs(ctx, sent)
+	ready, confirmed, err := wt.joinHubsWithin(ctx, sent)
 	if err != nil {
 		wt.q.abandon(wt.a.field)
 		return turn{}, withCtxErr(ctx, fmt.Errorf("lockmw: subscribe for %q: %w", wt.name, err))
 	}
+	defer wt.leaveHubs()
 	// A new subscription: wait for the server to confirm it, then try once
 	// more, for the lock may have been freed before it was in place.
 	for _, rc := range ready {
@@ -152,15 +152,35 @@ func (wt *waitTurn) run(ctx context.Context, wait time.Duration, sent time.Time)
 	}
 }
 
+// joinHubsWithin is joinHubs bounded by ctx (bounded.go): a new
+// subscription's connection may wait for a paused server. A join that
+// completes after the caller gave up is left at once.
+func (wt *waitTurn) joinHubsWithin(ctx context.Context, sent time.Time) (ready []<-chan struct{}, confirmed bool, err error) {
+	if !wt.c.mustBound(ctx) {
+		return wt.joinHubs(ctx, sent)
+	}
+	type joined struct {
+		ready     []<-chan struct{}
+		confirmed bool
+	}
+	r, err := within(ctx, func(ctx context.Context) (joined, error) {
+		ready, confirmed, err := wt.joinHubs(ctx, sent)
+		return joined{ready, confirmed}, err
+	}, func(joined, error) { wt.leaveHubs() })
+	return r.ready, r.confirmed, err
+}
+
 // joinHubs registers the waiter with every hub (one per node). confirmed
 // says every subscription was in place, unbroken, before the first attempt;
-// ready are the channels of those not confirmed yet.
+// ready are the channels of those not confirmed yet. On an error it leaves
+// the hubs it joined.
 func (wt *waitTurn) joinHubs(ctx context.Context, sent time.Time) (ready []<-chan struct{}, confirmed bool, err error) {
 	wt.w = newWaiter(wt.a.field)
 	confirmed = true
 	for _, hb := range wt.c.hubs {
 		ns, ok, rc, err := hb.join(ctx, wt.k, wt.w, sent)
 		if err != nil {
+			wt.leaveHubs()
 			return nil, false, err
 		}
 		wt.joined = append(wt.joined, joinedHub{hb, ns})

@@ -18,30 +18,35 @@ import (
 
 func TestLostWhenRedisUnreachable(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	const timeout = 1500 * time.Millisecond
-	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(timeout))
-	m := c.Mutex("paused")
-	h := locktest.MustLock(t, m, context.Background())
-	require.NoError(t, srv.Pause())
-	paused := time.Now()
-	defer func() { _ = srv.Resume() }()
-	// The last renewal that succeeded was sent before the pause, so the key
-	// could expire no later than paused + timeout: the hold must be gone by then.
-	select {
-	case <-h.Done():
-	case <-time.After(2 * timeout):
-		t.Fatal("hold context not cancelled while renewals failed")
+	for _, o := range goRedisOptionSets {
+		t.Run(o.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			const timeout = 1500 * time.Millisecond
+			c := locktest.New(t, srv.NewClient(o.mod), lockmw.WithWatchdogTimeout(timeout))
+			m := c.Mutex("paused")
+			h := locktest.MustLock(t, m, context.Background())
+			require.NoError(t, srv.Pause())
+			paused := time.Now()
+			defer func() { _ = srv.Resume() }()
+			// The last renewal that succeeded was sent before the pause, so the key
+			// could expire no later than paused + timeout: the hold must be gone by then.
+			select {
+			case <-h.Done():
+			case <-time.After(2 * timeout):
+				t.Fatal("hold context not cancelled while renewals failed")
+			}
+			lostAfter := time.Since(paused)
+			assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
+			// The loss timer is set to the last renewal's send time + timeout -
+			// margin, which is before paused + timeout. Without it the hold would
+			// be cancelled never (a paused server tells nothing); a loaded machine
+			// may run the timer late, but not by a renewal interval.
+			assert.LessOrEqual(t, lostAfter, timeout+timeout/3, "cancelled about when the key could have expired")
+			require.NoError(t, srv.Resume())
+			assert.ErrorIs(t, m.Unlock(h), lockmw.ErrLockLost, "nothing touched after a loss")
+		})
 	}
-	lostAfter := time.Since(paused)
-	assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
-	// The loss timer is set to the last renewal's send time + timeout -
-	// margin, which is before paused + timeout. Without it the hold would
-	// be cancelled never (a paused server tells nothing); a loaded machine
-	// may run the timer late, but not by a renewal interval.
-	assert.LessOrEqual(t, lostAfter, timeout+timeout/3, "cancelled about when the key could have expired")
-	require.NoError(t, srv.Resume())
-	assert.ErrorIs(t, m.Unlock(h), lockmw.ErrLockLost, "nothing touched after a loss")
 }
 
 // Not parallel: it counts the process's goroutines.

@@ -1,0 +1,114 @@
+package lockmw
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Round trips bounded by the caller's context, whatever the go-redis
+// client's options.
+//
+// go-redis sets a socket's deadline from the context's only when the client
+// has ContextTimeoutEnabled, which is off by default: a read then waits for
+// the client's ReadTimeout (3 s by default), and a paused server holds a call
+// that long whatever its context says. So a call whose context has a deadline runs
+// its round trips on a goroutine of its own (within) unless the client
+// honours its deadline (Client.mustBound), and returns at the context's end.
+// The goroutine finishes the command — go-redis does not retry once the
+// context has ended, so it holds its connection until one read timeout at
+// most — and hands its late reply to an undo (late): an acquisition or a
+// re-entry that took effect after its caller gave up is undone when its reply
+// arrives, even when the first clean-up ran before it.
+//
+// A context without a deadline costs nothing: the round trip runs on the
+// caller's goroutine.
+
+// ctxTrusted reports whether rdb's socket reads end at the context's
+// deadline (ContextTimeoutEnabled): false for a client of unknown type.
+func ctxTrusted(rdb redis.UniversalClient) bool {
+	switch r := rdb.(type) {
+	case *redis.Client: // a failover client too
+		return r.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return r.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return r.Options().ContextTimeoutEnabled
+	}
+	return false
+}
+
+// mustBound reports whether a round trip on ctx must run through within to
+// return at ctx's deadline: ctx has one and the client does not honour it.
+// A context that can only be cancelled is left to go-redis, whatever the
+// client's options: a paused server holds such a call until go-redis's read
+// timeout at worst, and a hold context (cancellable, no deadline) re-enters
+// without a goroutine.
+func (c *Client) mustBound(ctx context.Context) bool {
+	if c.ctxTrusted {
+		return false
+	}
+	_, ok := ctx.Deadline()
+	return ok
+}
+
+// boundedCall is one call of within: what the goroutine runs, and its
+// answer once taken. One allocation besides the channel.
+type boundedCall[T any] struct {
+	ctx   context.Context
+	f     func(context.Context) (T, error)
+	late  func(T, error)
+	state atomic.Int32 // attemptPending, attemptTaken or attemptAbandoned
+	done  chan boundedResult[T]
+}
+
+type boundedResult[T any] struct {
+	v   T
+	err error
+}
+
+// within runs f(ctx) on a goroutine of its own and returns its result, or
+// ctxErr(ctx) as soon as ctx ends. The goroutine of a call given up on goes
+// on until f returns and then calls late (when not nil) with f's result:
+// late undoes what f did that nobody will use.
+func within[T any](ctx context.Context, f func(context.Context) (T, error), late func(T, error)) (T, error) {
+	b := &boundedCall[T]{ctx: ctx, f: f, late: late, done: make(chan boundedResult[T], 1)}
+	go b.run()
+	select {
+	case r := <-b.done:
+		return r.v, r.err
+	case <-ctx.Done():
+	}
+	if b.state.CompareAndSwap(attemptPending, attemptAbandoned) {
+		var zero T
+		return zero, ctxErr(ctx)
+	}
+	r := <-b.done // f returned just in time
+	return r.v, r.err
+}
+
+// run runs the call and hands its result over, or to late when the caller
+// gave up.
+func (b *boundedCall[T]) run() {
+	v, err := b.f(b.ctx)
+	if b.state.CompareAndSwap(attemptPending, attemptTaken) {
+		b.done <- boundedResult[T]{v, err}
+		return
+	}
+	if b.late != nil {
+		b.late(v, err)
+	}
+}
+
+// withinErr is within for a function that returns only an error.
+func withinErr(ctx context.Context, f func(context.Context) error, late func(error)) error {
+	_, err := within(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, f(ctx)
+	}, func(_ struct{}, err error) {
+		if late != nil {
+			late(err)
+		}
+	})
+	return err
+}
