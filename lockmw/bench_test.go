@@ -16,9 +16,11 @@ import (
 
 func BenchmarkLockUnlock(b *testing.B) {
 	srv := redistest.Start(b)
-	c := locktest.NewOn(b, srv)
-	m := c.Mutex("bench")
-	ctx := context.Background()
+	benchLockUnlock(b, locktest.NewOn(b, srv).Mutex("bench"), context.Background())
+}
+
+// benchLockUnlock times Lock and Unlock of m with ctx.
+func benchLockUnlock(b *testing.B, m *lockmw.Mutex, ctx context.Context) {
 	b.ReportAllocs()
 	for b.Loop() {
 		h, err := m.Lock(ctx)
@@ -38,19 +40,9 @@ func BenchmarkLockUnlock(b *testing.B) {
 func BenchmarkLockUnlockDefaultOptions(b *testing.B) {
 	srv := redistest.Start(b)
 	c := locktest.New(b, srv.NewClient(func(o *redis.Options) { o.ContextTimeoutEnabled = false }))
-	m := c.Mutex("bench")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	b.ReportAllocs()
-	for b.Loop() {
-		h, err := m.Lock(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := m.Unlock(h); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchLockUnlock(b, c.Mutex("bench"), ctx)
 }
 
 // BenchmarkSetNXDel is the floor: a bare SET NX PX and DEL on the same client.
