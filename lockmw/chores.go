@@ -14,12 +14,13 @@ import (
 //     lost (undoReentry), retried at each tick while a late request of it
 //     may still run;
 //   - claim: give a hold that was handed over with a short claim window its
-//     full TTL at once (claimSoon);
+//     full TTL (claimSoon, when a third of the window has passed: see
+//     hold.watch);
 //   - meta: write the Metadata hook's string into new holds (setMeta);
 //   - sweep: drop pub/sub subscriptions idle for an interval (every tick).
 type chores struct {
 	undos   []undo           // abandoned acquisitions and re-entries to undo
-	claims  []*hold          // holds handed over, to renew (claim) at once
+	claims  []*hold          // holds handed over, to renew (claim) now
 	metas   map[*hold]string // metadata to write
 	stopped bool             // the goroutine has ended: undo on the caller's goroutine
 }
@@ -98,7 +99,7 @@ func (u undo) run(ctx context.Context) error {
 	return err
 }
 
-// claimSoon renews h at once: it was handed over with a short claim window.
+// claimSoon renews h now: it was handed over with a short claim window.
 func (r *renewer) claimSoon(h *hold) {
 	r.mu.Lock()
 	r.claims = append(r.claims, h)

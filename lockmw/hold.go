@@ -24,6 +24,7 @@ type hold struct {
 	mu        sync.Mutex
 	state     holdState
 	lossTime  *time.Timer // fires when the key could have expired (watchdog holds)
+	claimTime *time.Timer // fires when a hold handed over must be claimed (see watch)
 	inRelease int         // Unlock calls under way; a renewal that finds the key gone then is no loss
 	levels    int         // levels not yet unlocked (authoritative for a quorum client)
 }
@@ -114,6 +115,9 @@ func (h *hold) end(kind endKind, cause error) bool {
 	}
 	if h.lossTime != nil {
 		h.lossTime.Stop()
+	}
+	if h.claimTime != nil {
+		h.claimTime.Stop()
 	}
 	h.mu.Unlock()
 
@@ -222,8 +226,14 @@ func (m *Mutex) startHold(ctx context.Context, a attempt, lease time.Duration, t
 
 // watch hands a watchdog hold won with t to the renewer, with a timer that
 // ends it as lost when the key could have expired unrenewed.
+//
+// A hold handed over (t.claimBy set) is claimed, given its full TTL by a
+// renewal, when two thirds of its claim window are left (the margin of
+// every renewal): a hold released before then is never claimed, which
+// spares a short hold under contention one round trip.
 func (h *hold) watch(t turn) {
 	c := h.m.c
+	c.renewer.add(h) // first: a claim of a hold the renewer lacks is dropped
 	lossAt := c.expiryBound(t.base, c.opts.watchdog)
 	if !t.claimBy.IsZero() {
 		lossAt = t.claimBy
@@ -232,9 +242,9 @@ func (h *hold) watch(t turn) {
 	h.lossTime = time.AfterFunc(time.Until(lossAt), func() {
 		h.end(endLost, fmt.Errorf("%w: renewals of %q failed until the key could have expired", ErrLockLost, h.m.name))
 	})
-	h.mu.Unlock()
-	c.renewer.add(h)
 	if !t.claimBy.IsZero() {
-		c.renewer.claimSoon(h)
+		window := time.Duration(claimWindow(c.opts.watchdog)) * time.Millisecond
+		h.claimTime = time.AfterFunc(time.Until(t.claimBy.Add(-2*window/3)), func() { c.renewer.claimSoon(h) })
 	}
+	h.mu.Unlock()
 }

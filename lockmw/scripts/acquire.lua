@@ -25,10 +25,14 @@ local function won(token)
   return {1, token}
 end
 
+-- One HGETALL tells whether the lock is free, whether it is ours and who
+-- holds it (every redis.call costs the server a command).
+local fields = redis.call('hgetall', KEYS[1])
+local free = #fields == 0
+
 -- Just after an open release (lib.lua's rlock_handoff) a caller that would
 -- wait leaves the free lock to Redisson's waiters for the window it set: it
 -- is told the lock is busy for what is left of the window.
-local free = redis.call('exists', KEYS[1]) == 0
 local yield = 0
 if free and (ARGV[3] == '1' or ARGV[6] == '1') then
   local open = redis.call('hget', KEYS[4], 'rlock:open')
@@ -44,34 +48,42 @@ if free and yield <= 0 then
   end
   return won(token)
 end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  -- A re-send, or a hand-off whose message we missed: claim it (full TTL).
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return won(tonumber(redis.call('hget', KEYS[1], 'rlock:token') or '0'))
-end
 
-local pttl = yield
-if pttl <= 0 then pttl = redis.call('pttl', KEYS[1]) end
+local mine = false
+local token = '0'
 local holder = ''
 local meta = ''
-local fields = redis.call('hgetall', KEYS[1])
 for i = 1, #fields, 2 do
   local f = fields[i]
-  if f == 'rlock:meta' then
+  if f == ARGV[2] then
+    mine = true
+  elseif f == 'rlock:token' then
+    token = fields[i + 1]
+  elseif f == 'rlock:meta' then
     meta = fields[i + 1]
   elseif string.sub(f, 1, 6) ~= 'rlock:' then
     holder = f
   end
 end
+if mine then
+  -- A re-send, or a hand-off whose message we missed: claim it (full TTL).
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return won(tonumber(token))
+end
+
+local pttl = yield
+if pttl <= 0 then pttl = redis.call('pttl', KEYS[1]) end
 
 if ARGV[3] == '1' then
   local keep = pttl
   if keep < 0 then keep = 0 end
   keep = keep + tonumber(ARGV[4])
   local deadline = rlock_now() + keep
-  if redis.call('zscore', KEYS[3], ARGV[2]) == false then
+  -- A first attempt's field is new, unless a re-send of it already ran:
+  -- NX keeps the place that one took. Later attempts look first.
+  if ARGV[6] ~= '1' or redis.call('zscore', KEYS[3], ARGV[2]) == false then
     local seq = redis.call('hincrby', KEYS[4], 'rlock:seq', '1')
-    redis.call('zadd', KEYS[3], seq, ARGV[2])
+    redis.call('zadd', KEYS[3], 'NX', seq, ARGV[2])
   end
   redis.call('hset', KEYS[4], ARGV[2], deadline .. '|' .. ARGV[1] .. '|' .. ARGV[5] .. '|' .. ARGV[7])
   if redis.call('pttl', KEYS[3]) < keep then

@@ -91,28 +91,41 @@ end
 -- rlockOpenWindow ms the acquire script leaves the free lock to Redisson's
 -- woken threads, then the rlock waiters race for it (or for the next one). pub is
 -- 'publish' or 'spublish'; prev the releasing field ('' when unknown);
--- tokenTTL the fencing counter's TTL in ms. It returns 1 when handed over.
-local function rlock_handoff(pub, prev, tokenTTL)
+-- tokenTTL the fencing counter's TTL in ms; meta and turns the lock's
+-- "rlock:meta" and "rlock:handoffs" when the caller has read them (nil: read
+-- here). It returns 1 when handed over.
+--
+-- Every redis.call costs the server a command: the queue's first two entries
+-- are read at once, so that taking the last one drops the waiter table
+-- without asking ZCARD (what rlock_tidy would).
+local function rlock_handoff(pub, prev, tokenTTL, meta, turns)
   local now = nil
-  local meta = nil
-  local turns = 0
+  local freed = false
   for _ = 1, 100 do
-    local head = redis.call('zrange', KEYS[3], '0', '0')
-    if #head == 0 then break end
-    if meta == nil then
-      local h = redis.call('hmget', KEYS[1], 'rlock:meta', 'rlock:handoffs')
-      meta = h[1] or ''
-      turns = tonumber(h[2] or '0') + 1
+    local heads = redis.call('zrange', KEYS[3], '0', '1')
+    if #heads == 0 then break end
+    if not freed then
+      if meta == nil then
+        local h = redis.call('hmget', KEYS[1], 'rlock:meta', 'rlock:handoffs')
+        meta, turns = h[1], h[2]
+      end
+      meta = meta or ''
+      turns = tonumber(turns or '0') + 1
       redis.call('del', KEYS[1])
+      freed = true
       if turns > rlockFairTurns and rlock_others_wait(pub) then
         redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow))
         break
       end
     end
-    local f = head[1]
+    local f = heads[1]
     local info = redis.call('hget', KEYS[4], f)
     redis.call('zrem', KEYS[3], f)
-    redis.call('hdel', KEYS[4], f)
+    if #heads == 1 then
+      redis.call('del', KEYS[4]) -- the queue is empty now: its table goes too
+    else
+      redis.call('hdel', KEYS[4], f)
+    end
     if info then
       local deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
       if now == nil then now = rlock_now() end
@@ -132,17 +145,14 @@ local function rlock_handoff(pub, prev, tokenTTL)
         -- '%d': a token from the clock has 16 digits, which Lua's own
         -- number to string (%.14g) would write with an exponent.
         redis.call(pub, KEYS[7] .. ':' .. client, f .. '|' .. string.format('%d', token) .. '|' .. prev .. '|' .. meta)
-        rlock_tidy()
         return 1
       end
     end
   end
-  if meta == nil then
+  if not freed then
     redis.call('del', KEYS[1])
-  else
-    rlock_tidy() -- we emptied the queue of dead entries: drop the waiter table
   end
-  -- (an empty queue already had its waiter table dropped by whoever emptied it)
+  -- (a queue emptied here, or before, had its waiter table dropped with it)
   redis.call(pub, KEYS[2], '0')
   return 0
 end

@@ -11,7 +11,9 @@
 -- partial failure), ARGV[6] the fencing counter's TTL in ms (for a hand-off)
 -- Returns 0 when levels remain, 1 when released, 2 when left to expire,
 -- -1 when the field is not in the lock (gone, or someone else's).
-local n = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
+-- One HMGET reads what the hand-off needs too.
+local h = redis.call('hmget', KEYS[1], ARGV[1], 'rlock:meta', 'rlock:handoffs')
+local n = tonumber(h[1] or '0')
 local last = ARGV[5] == '1'
 -- A last level that finds its field can only be a first run: running it
 -- removes the field, and a field is never given out again. Anything else may
@@ -30,7 +32,7 @@ elseif ARGV[4] ~= '0' then
   redis.call('pexpire', KEYS[1], ARGV[4])
   r = '2'
 else
-  rlock_handoff(ARGV[2], ARGV[1], ARGV[6])
+  rlock_handoff(ARGV[2], ARGV[1], ARGV[6], h[2] or '', h[3] or '0')
   r = '1'
 end
 redis.call('set', KEYS[6], r, 'px', ARGV[3])
