@@ -70,9 +70,10 @@
 // it is busy), then rlock's waiters may take it. A lock handed over gets only a
 // claim window (a tenth of the waiter's TTL, at least 200ms) until the
 // waiter's client claims it with its full TTL (in the background for a
-// watchdog hold, whose context ends if the claim fails; before Lock returns
+// watchdog hold, once a third of the window has passed and only if it is
+// still held, its context ending if the claim fails; before Lock returns
 // for a leased one), so a waiter that died just before its turn blocks the
-// name for that window only. A waiter also retries when Redisson's "0"
+// name for that window only, and a short hold costs no claim. A waiter also retries when Redisson's "0"
 // arrives, when the holder's TTL runs out, and at least every third of its own
 // TTL (which keeps its queue entry alive); queue entries of waiters that died
 // expire.
