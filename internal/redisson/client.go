@@ -21,6 +21,7 @@ type Redis interface {
 // threads' hash fields, and one subscription per lock name that its waiting
 // threads share (PublishSubscribeService with LockPubSub). Each "0" on a
 // lock's channel wakes one of the process's threads waiting on that lock.
+// Semaphores have theirs too (SemaphorePubSub): a message n wakes up to n.
 //
 // A Client is safe for concurrent use by the goroutines that play its
 // threads; each passes its own thread id.
@@ -30,7 +31,7 @@ type Client struct {
 	sharded bool // SSUBSCRIBE and SPUBLISH
 
 	mu      sync.Mutex
-	entries map[string]*entry // by channel: one lock name, one entry
+	entries map[string]*entry // by channel: one lock or semaphore name, one entry
 	closed  bool
 }
 
@@ -83,11 +84,18 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// subscribe returns the entry of name's channel with this thread counted in,
-// subscribing when no thread of the process is (PublishSubscribe.subscribe).
-// It returns once the subscription is confirmed. The caller calls
-// unsubscribe once done, also after an error.
+// subscribe returns the entry of a lock's channel with this thread counted
+// in, subscribing when no thread of the process is (PublishSubscribe.subscribe
+// of LockPubSub). It returns once the subscription is confirmed. The caller
+// calls unsubscribe once done, also after an error.
 func (c *Client) subscribe(ctx context.Context, channel string) (*entry, error) {
+	return c.subscribeWith(ctx, channel, lockMessage)
+}
+
+// subscribeWith is subscribe for any pub/sub: a new entry hands the
+// channel's messages to onMessage. A channel belongs to one kind of object,
+// so its entry, when there is one, already has the right onMessage.
+func (c *Client) subscribeWith(ctx context.Context, channel string, onMessage func(*entry, string)) (*entry, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -99,7 +107,7 @@ func (c *Client) subscribe(ctx context.Context, channel string) (*entry, error) 
 		c.mu.Unlock()
 		return e, e.wait(ctx)
 	}
-	e = newEntry()
+	e = newEntry(onMessage)
 	c.entries[channel] = e
 	c.mu.Unlock()
 

@@ -23,10 +23,24 @@ type entry struct {
 	err     error         // why subscribing failed; set before ready closes
 	ps      *redis.PubSub // nil until subscribed
 	done    chan struct{} // closed when listen returns
+
+	// onMessage is the pub/sub's onMessage: lockMessage, or a Client's
+	// semaphoreMessage. Set once, by newEntry.
+	onMessage func(e *entry, payload string)
 }
 
-func newEntry() *entry {
-	return &entry{latch: newLatch(), threads: 1, ready: make(chan struct{}), done: make(chan struct{})}
+func newEntry(onMessage func(e *entry, payload string)) *entry {
+	return &entry{
+		latch: newLatch(), threads: 1, ready: make(chan struct{}), done: make(chan struct{}),
+		onMessage: onMessage,
+	}
+}
+
+// lockMessage is LockPubSub.onMessage: each "0" releases one latch permit.
+func lockMessage(e *entry, payload string) {
+	if payload == unlockMessage {
+		e.latch.release()
+	}
 }
 
 // subscribe subscribes to channel and waits for the server's confirmation,
@@ -46,8 +60,9 @@ func (e *entry) subscribe(ctx context.Context, rdb Redis, channel string, sharde
 	return ps, nil
 }
 
-// listen releases one latch permit for each "0" on ps, until ps is closed
-// (LockPubSub.onMessage: one tryRunListener and one release per message).
+// listen hands each message on ps to onMessage until ps is closed (for a
+// lock, LockPubSub.onMessage: one tryRunListener and one latch permit per
+// "0").
 // After a network error go-redis reconnects and subscribes again, as
 // Redisson does; listen goes on.
 func (e *entry) listen(ps *redis.PubSub) {
@@ -59,8 +74,8 @@ func (e *entry) listen(ps *redis.PubSub) {
 			return // the last thread left, or the Client closed
 		case err != nil:
 			time.Sleep(reconnectPause)
-		case msg.Payload == unlockMessage:
-			e.latch.release()
+		default:
+			e.onMessage(e, msg.Payload)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package redisson_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-rlock/rlock/internal/redisson"
 	"github.com/go-rlock/rlock/internal/redistest"
@@ -35,4 +37,41 @@ func ExampleClient() {
 	// Output:
 	// second holds it: true
 	// <nil> redisson: attempt to unlock lock, not locked by current thread
+}
+
+// Two Redisson processes share a semaphore of one permit: the second waits
+// until the first's release publishes the count it leaves.
+func ExampleSemaphore() {
+	srv, err := redistest.Launch(redistest.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	java1, java2 := redisson.NewClient(rdb), redisson.NewClient(rdb)
+	defer java1.Close()
+	defer java2.Close()
+
+	first := java1.GetPermitExpirableSemaphore("exports")
+	second := java2.GetPermitExpirableSemaphore("exports")
+	set, _ := first.TrySetPermits(ctx, 1)
+	id, _ := first.Acquire(ctx, time.Minute)
+	done := make(chan error)
+	go func() { // waits for the release's message
+		id, err := second.Acquire(ctx, -1)
+		if err == nil {
+			err = second.Release(ctx, id)
+		}
+		done <- err
+	}()
+	_ = first.Release(ctx, id)
+	fmt.Println("set:", set, "second took and released it:", <-done == nil)
+	err = first.Release(ctx, id)
+	fmt.Println(errors.Is(err, redisson.ErrPermitNotHeld))
+	// Output:
+	// set: true second took and released it: true
+	// true
 }

@@ -23,8 +23,14 @@ type process struct {
 
 func newProcess(t *testing.T, srv *redistest.Server) process {
 	t.Helper()
+	return newProcessCounting(t, srv, acquireScriptSource)
+}
+
+// newProcessCounting is newProcess counting the runs of the script src.
+func newProcessCounting(t *testing.T, srv *redistest.Server, src string) process {
+	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	counter := &acquireCounter{}
+	counter := &acquireCounter{src: src, hash: redis.NewScript(src).Hash()}
 	rdb.AddHook(counter)
 	c := NewClient(rdb)
 	t.Cleanup(func() {
@@ -44,9 +50,12 @@ func (c *Client) threads(name string) int {
 	return 0
 }
 
-// acquireCounter is a go-redis hook counting the acquire scripts a client
-// ran, once each whether it took EVALSHA or NOSCRIPT and EVAL.
-type acquireCounter struct{ n atomic.Int64 }
+// acquireCounter is a go-redis hook counting the acquire scripts (src) a
+// client ran, once each whether it took EVALSHA or NOSCRIPT and EVAL.
+type acquireCounter struct {
+	src, hash string
+	n         atomic.Int64
+}
 
 func (h *acquireCounter) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -59,7 +68,7 @@ func (h *acquireCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		err := next(ctx, cmd)
 		args := cmd.Args()
 		isAcquire := len(args) > 1 &&
-			((args[0] == "evalsha" && args[1] == acquireScript.Hash()) || args[0] == "eval" && args[1] == acquireScriptSource)
+			((args[0] == "evalsha" && args[1] == h.hash) || args[0] == "eval" && args[1] == h.src)
 		if isAcquire && !redis.HasErrorPrefix(err, "NOSCRIPT") {
 			h.n.Add(1)
 		}
