@@ -6,7 +6,8 @@
 //
 // It is a Go module of its own (examples/bench/go.mod, with a replace of
 // the root), so that the libraries it compares rlock with never enter
-// rlock's go.mod. Run it from its directory:
+// rlock's go.mod. Run it from its directory, or from the repository's root
+// with "go run -C examples/bench . [flags]":
 //
 //	cd examples/bench
 //	go run .                                   # every scenario, every lock, about 2 minutes
@@ -293,7 +294,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run . [flags]   (in examples/bench)\n\nMeasures rlock beside redsync, bsm/redislock, rueidislock, a polling lock and a SET NX floor against one redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
+		fmt.Fprintln(stderr, "usage: go run . [flags]   (in examples/bench; from the root: go run -C examples/bench . [flags])\n\nMeasures rlock beside redsync, bsm/redislock, rueidislock, a polling lock and a SET NX floor against one redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held, many-waiters or mixed")
