@@ -99,12 +99,16 @@
 //     goroutines (at 0, -held/10 and -held locks), heap per held lock
 //     (HeapAlloc after GC). Targets: scripts per interval ≤ ⌈held/100⌉,
 //     goroutines independent of the number held, ≤ 2 KiB per lock.
-//   - many-waiters (rlock only): one Client holds -waiters names, another
-//     has one goroutine waiting on each; the holder unlocks them one by one.
-//     Pub/sub connections per client (CLIENT LIST, sub>0 or ssub>0), wake-up
-//     latency (Unlock of name i called → its waiter's Lock returns). Target:
-//     one pub/sub connection for the waiting client. A polling lock's
-//     wake-up is its retry interval, which contended shows.
+//   - many-waiters: one client holds -waiters names, another has one
+//     goroutine waiting on each; the holder unlocks them one by one (with
+//     rlock once every waiter is queued and subscribed, with the others once
+//     the waiting client has sent about one attempt per waiter). Pub/sub
+//     connections per client (CLIENT LIST, sub>0 or ssub>0), wake-up
+//     latency (Unlock of name i called → its waiter's Lock returns), the
+//     waiting client's commands per wake-up (a polling waiter polls on while
+//     the others are woken). Target (rlock): one pub/sub connection for the
+//     waiting client. rueidislock's waiters of one process share one
+//     rueidis client.
 //   - mixed (rlock only): rlock workers and Redisson workers
 //     (internal/redisson: each its own Redisson process, waiting as Redisson
 //     4.x's RLock.lock() does, on "0" or the holder's TTL) contend on one
@@ -118,8 +122,8 @@
 //     and holds that overlapped. Targets, for the Redisson side: longest
 //     gap ≤ 2 s, share ≥ 0.25 × fair share; no overlapping holds.
 //
-// The other locks have no line of their own in the rlock-only scenarios:
-// one line per scenario names them and says why.
+// The other locks have no line of their own in many-held and mixed: one
+// line per scenario names them and says why.
 //
 // # Flags
 //

@@ -145,7 +145,6 @@ func (j job) String() string {
 // rlockOnly are the scenarios only rlock runs, and why.
 var rlockOnly = map[string]string{
 	"many-held":    "rlock only: it measures rlock's watchdog, which renews many locks in a few scripts",
-	"many-waiters": "rlock only: it measures how many pub/sub connections rlock's waiters share; a polling peer's wake-up is its retry interval, seen in contended",
 	"mixed":        "rlock only: the others do not speak Redisson's protocol",
 }
 
@@ -188,6 +187,9 @@ func runScenario(ctx context.Context, e *env, cfg config, j job) (*result, error
 	case "many-held":
 		return runManyHeld(ctx, e, cfg)
 	case "many-waiters":
+		if j.lock != "rlock" {
+			return runManyWaitersPeer(ctx, e, cfg, j.lock)
+		}
 		return runManyWaiters(ctx, e, cfg)
 	case "mixed":
 		return runMixed(ctx, e, cfg, j.mix)
