@@ -144,8 +144,8 @@ func (j job) String() string {
 
 // rlockOnly are the scenarios only rlock runs, and why.
 var rlockOnly = map[string]string{
-	"many-held":    "rlock only: it measures rlock's watchdog, which renews many locks in a few scripts",
-	"mixed":        "rlock only: the others do not speak Redisson's protocol",
+	"many-held": "rlock only: it measures rlock's watchdog, which renews many locks in a few scripts",
+	"mixed":     "rlock only: the others do not speak Redisson's protocol",
 }
 
 // jobs lists the runs cfg asks for, in order.
