@@ -10,8 +10,9 @@ import (
 
 // runManyWaitersPeer is many-waiters for a lock other than rlock: one
 // client holds cfg.waiters names, another has one goroutine waiting on
-// each; once each waiter has sent its first attempt, the holder unlocks the
-// names one by one. Wake-up latency (Unlock of name i called → its waiter's
+// each; once the waiting client has sent about one attempt per waiter
+// (the counting hook counts a command when it is sent, perhaps before a
+// pool connection is free for it), the holder unlocks the names one by one. Wake-up latency (Unlock of name i called → its waiter's
 // Lock returns) and the waiting client's commands per wake-up while the
 // holder unlocks (a polling waiter keeps polling meanwhile).
 func runManyWaitersPeer(ctx context.Context, e *env, cfg config, kind string) (*result, error) {
@@ -105,7 +106,7 @@ func (w *waiterSet) finish() error {
 }
 
 // unlockInTurn waits until the waiting client has sent one command per
-// waiter (each has tried once), then unlocks each held name in turn and
+// waiter (about one attempt each), then unlocks each held name in turn and
 // waits for every waiter to wake. It returns each name's wake-up latency
 // and the waiting client's commands from the first unlock to the last
 // wake-up.
