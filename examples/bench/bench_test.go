@@ -146,13 +146,13 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 		}
 	})
 
-	// The hook counts a command when it is sent, perhaps before a pool
-	// connection is free for it: a command counted before the first unlock
-	// may take the lock after it, so there may be fewer commands than
-	// wake-ups in the window.
+	// Not the waiting client's commands per wake-up: the hook counts a
+	// command when it is sent, perhaps long before a pool connection is
+	// free for it, so every command that took a lock may have been counted
+	// before the first unlock.
 	t.Run("many-waiters wakes the polling lock's waiters too", func(t *testing.T) {
 		m := find(t, rep, "many-waiters", "poll").Metrics
-		if m["wakeup_p50_us"] <= 0 || m["wakeup_max_us"] < m["wakeup_p99_us"] || m["waiter_cmds_per_wakeup"] <= 0 {
+		if m["wakeup_p50_us"] <= 0 || m["wakeup_max_us"] < m["wakeup_p99_us"] || m["waiter_cmds_per_wakeup"] < 0 {
 			t.Errorf("poll's wake-up figures: %v", m)
 		}
 	})

@@ -106,7 +106,8 @@
 //     connections per client (CLIENT LIST, sub>0 or ssub>0), wake-up
 //     latency (Unlock of name i called → its waiter's Lock returns), the
 //     waiting client's commands per wake-up (a polling waiter polls on while
-//     the others are woken). Target (rlock): one pub/sub connection for the
+//     the others are woken; commands are counted when sent, so under load
+//     an attempt counted before the first unlock may take a lock after it). Target (rlock): one pub/sub connection for the
 //     waiting client. rueidislock's waiters of one process share one
 //     rueidis client.
 //   - mixed (rlock only): rlock workers and Redisson workers
