@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 func tiny(addr string) config {
 	cfg := defaultConfig()
 	cfg.addr = addr
+	cfg.locks = []string{"rlock"}
 	cfg.n, cfg.runs = 40, 2
 	cfg.workers, cfg.duration = 4, 300*time.Millisecond
 	// A renewal every 500ms: a round's scripts arrive together (within
@@ -73,20 +74,22 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 	if rep.Machine.Redis == "" || rep.Machine.Redis == "?" || rep.Machine.OwnServer {
 		t.Errorf("machine = %+v, want the redis version and own_server false with -addr", rep.Machine)
 	}
-	// rlock in every scenario, poll in uncontended and contended only.
-	if got, want := len(rep.Results), 7; got != want {
+	// rlock in every scenario, poll in uncontended, contended and
+	// many-waiters and a skipped line in the others, then the compare line.
+	if got, want := len(rep.Results), 11; got != want {
 		t.Fatalf("%d results, want %d: %+v", got, want, rep.Results)
 	}
 
-	t.Run("uncontended times both kinds and Redisson's scripts, two commands each", func(t *testing.T) {
+	t.Run("uncontended times both kinds, two commands each, and Redisson's scripts beside rlock", func(t *testing.T) {
 		for _, lock := range []string{"rlock", "poll"} {
 			r := find(t, rep, "uncontended", lock)
 			m := r.Metrics
 			if m["p50_us"] <= 0 || m["floor_p50_us"] <= 0 || m["ratio_p50_median"] <= 0 {
 				t.Errorf("%s: latencies missing: %v", lock, m)
 			}
-			if m["redisson_p50_us"] <= 0 || m["redisson_ratio_p50_median"] <= 0 || m["redisson_redis_cpu_us_per_op"] <= 0 {
-				t.Errorf("%s: the reference of Redisson's scripts is missing: %v", lock, m)
+			hasRef := m["redisson_p50_us"] > 0 && m["redisson_ratio_p50_median"] > 0 && m["redisson_redis_cpu_us_per_op"] > 0
+			if hasRef != (lock == "rlock") {
+				t.Errorf("%s: the reference of Redisson's scripts is there: %v, want it with rlock only: %v", lock, hasRef, m)
 			}
 			for _, k := range []string{"client_cmds_per_op", "floor_client_cmds_per_op"} {
 				if m[k] != 2 {
@@ -96,8 +99,8 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 			if len(r.Breakdown["ratio_per_run"]) != cfg.runs {
 				t.Errorf("%s: ratios per run = %v, want %d", lock, r.Breakdown["ratio_per_run"], cfg.runs)
 			}
-			if len(r.Targets) != 1 {
-				t.Errorf("%s: targets = %+v, want the ratio", lock, r.Targets)
+			if want := map[string]int{"rlock": 1, "poll": 0}[lock]; len(r.Targets) != want {
+				t.Errorf("%s: targets = %+v, want %d (the ratio, for rlock)", lock, r.Targets, want)
 			}
 		}
 	})
@@ -122,13 +125,45 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 			if m["server_cmds_per_acq"] < m["client_cmds_per_acq"] {
 				t.Errorf("%s: commandstats %v < client commands %v per acquisition", lock, m["server_cmds_per_acq"], m["client_cmds_per_acq"])
 			}
-			if m["ping_p50_us"] <= 0 || m["wait_p99_us"] <= 0 {
+			if m["ping_p50_us"] <= 0 || m["ping_before_p50_us"] <= 0 || m["wait_p99_us"] <= 0 {
 				t.Errorf("%s: missing PING or wait figures: %v", lock, m)
+			}
+			if m["handoffs"] > 0 && (m["handoff_p50_us"] < m["handoff_from_return_p50_us"] || m["handoff_p99_us"] < m["handoff_p50_us"]) {
+				t.Errorf("%s: hand-off from the Unlock call p50 %v p99 %v, from its return p50 %v", lock, m["handoff_p50_us"], m["handoff_p99_us"], m["handoff_from_return_p50_us"])
 			}
 		}
 		// Each client has its own hand-off channel: a hand-off reaches one connection.
 		if got := find(t, rep, "contended", "rlock").Metrics["handoff_channel_subscribers"]; got != 1 {
 			t.Errorf("connections per hand-off message = %v, want 1", got)
+		}
+	})
+
+	t.Run("the peers are skipped in the rlock-only scenarios, once each", func(t *testing.T) {
+		for _, sc := range []string{"many-held", "mixed"} {
+			if r := find(t, rep, sc, "poll"); r.Skipped == "" {
+				t.Errorf("%s with poll: not skipped: %+v", sc, r)
+			}
+		}
+	})
+
+	// Not the waiting client's commands per wake-up: the hook counts a
+	// command when it is sent, perhaps long before a pool connection is
+	// free for it, so every command that took a lock may have been counted
+	// before the first unlock.
+	t.Run("many-waiters wakes the polling lock's waiters too", func(t *testing.T) {
+		m := find(t, rep, "many-waiters", "poll").Metrics
+		if m["wakeup_p50_us"] <= 0 || m["wakeup_max_us"] < m["wakeup_p99_us"] || m["waiter_cmds_per_wakeup"] < 0 {
+			t.Errorf("poll's wake-up figures: %v", m)
+		}
+	})
+
+	t.Run("the compare line judges rlock's contended row against poll's", func(t *testing.T) {
+		r := find(t, rep, "compare", "rlock")
+		if r.Params["against"] != "poll" {
+			t.Errorf("compared against %q, want poll", r.Params["against"])
+		}
+		if len(r.Targets) != 7 {
+			t.Errorf("targets: %+v, want 7", r.Targets)
 		}
 	})
 
@@ -227,20 +262,23 @@ func TestTextOutputHasOneLinePerScenario(t *testing.T) {
 	srv := redistest.Start(t)
 	cfg := tiny(srv.Addr())
 	cfg.scenarios = []string{"uncontended", "many-held"}
-	cfg.locks = []string{"poll"}
+	cfg.locks = []string{"poll", "setnx"}
 	var out bytes.Buffer
 	if err := run(context.Background(), cfg, &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "# ") || !strings.HasPrefix(lines[3], "# load average") {
-		t.Fatalf("want a header, two result lines and a footer, got:\n%s", out.String())
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "# ") || !strings.HasPrefix(lines[4], "# load average") {
+		t.Fatalf("want a header, three result lines and a footer, got:\n%s", out.String())
 	}
-	if !strings.HasPrefix(lines[1], "uncontended  poll ") || !strings.Contains(lines[1], "| targets: p50 ratio<=1.3 ") {
-		t.Errorf("uncontended line: %q", lines[1])
+	for i, lock := range []string{"poll", "setnx"} {
+		line := lines[1+i]
+		if f := strings.Fields(line); len(f) < 2 || f[0] != "uncontended" || f[1] != lock || !strings.Contains(line, "p50 ratio median") {
+			t.Errorf("uncontended line of %s: %q", lock, line)
+		}
 	}
-	if !strings.HasPrefix(lines[2], "many-held    poll  skipped: ") {
-		t.Errorf("many-held with the polling lock should be skipped: %q", lines[2])
+	if !strings.HasPrefix(lines[3], "many-held poll,setnx skipped: rlock only") {
+		t.Errorf("many-held with the peers should be one skipped line: %q", lines[3])
 	}
 }
 
@@ -266,10 +304,11 @@ func TestFlags(t *testing.T) {
 		}
 		want := defaultConfig()
 		if cfg.n != 2000 || cfg.runs != 5 || cfg.workers != 16 || cfg.hold != time.Millisecond ||
-			cfg.think != time.Millisecond || cfg.duration != 5*time.Second || cfg.held != 10000 ||
+			cfg.think != time.Millisecond || cfg.duration != 3*time.Second || cfg.held != 10000 ||
 			cfg.watchdog != 3*time.Second || cfg.rounds != 3 || cfg.waiters != 1000 ||
 			cfg.pollMin != time.Millisecond || cfg.pollMax != 5*time.Millisecond ||
-			len(cfg.scenarios) != 5 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) || strings.Join(cfg.locks, ",") != "rlock" || cfg.addr != "" || cfg.json {
+			len(cfg.scenarios) != 5 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) ||
+			strings.Join(cfg.locks, ",") != "rlock,redsync,redsync-1ms,redislock-100ms,redislock-1ms,rueidislock,poll,setnx" || cfg.addr != "" || cfg.json {
 			t.Errorf("defaults = %+v, want %+v", cfg, want)
 		}
 	})
@@ -280,6 +319,12 @@ func TestFlags(t *testing.T) {
 		}
 		if strings.Join(cfg.scenarios, ",") != "contended" || strings.Join(cfg.locks, ",") != "rlock,poll" || cfg.workers != 3 {
 			t.Errorf("got %+v", cfg)
+		}
+	})
+	t.Run("-lock takes a list", func(t *testing.T) {
+		cfg, _, err := parseFlags([]string{"-lock", "rueidislock,setnx"}, io.Discard)
+		if err != nil || strings.Join(cfg.locks, ",") != "rueidislock,setnx" {
+			t.Errorf("locks = %v, %v", cfg.locks, err)
 		}
 	})
 	t.Run("-mix all is every pair of 1, 2 and 4", func(t *testing.T) {
@@ -307,6 +352,8 @@ func TestFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-scenario", "nope"},
 		{"-lock", "spin"},
+		{"-lock", "rlock,spin"},
+		{"-lock", ""},
 		{"-n", "0"},
 		{"-workers", "1"},
 		{"-watchdog", "1ms"},

@@ -52,6 +52,13 @@ func (c *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
+// add counts one command by name, for clients without go-redis hooks.
+func (c *cmdCounter) add(name string) {
+	c.mu.Lock()
+	c.addLocked(name)
+	c.mu.Unlock()
+}
+
 func (c *cmdCounter) addLocked(name string) {
 	switch name {
 	case "hello", "client", "auth", "select":

@@ -2,18 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
-	"math/rand/v2"
-	"strconv"
-	"sync/atomic"
-	"time"
+	"fmt"
+	"strings"
 
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 )
 
 // locker is one owner's handle on one lock name: an rlock Mutex of its own
-// Client, or the polling lock. lock waits until it holds the lock or ctx
+// Client, or one of the peers. lock waits until it holds the lock or ctx
 // ends and returns the hold context that unlock takes.
 type locker interface {
 	lock(ctx context.Context) (context.Context, error)
@@ -21,95 +18,81 @@ type locker interface {
 	close() error
 }
 
-// newLocker returns a locker of kind "rlock" or "poll" on name, using rdb.
-func newLocker(kind string, rdb *redis.Client, name string, cfg config, opts ...lockmw.Option) locker {
-	if kind == "poll" {
-		return newPollLock(rdb, name, cfg.pollMin, cfg.pollMax)
+// lockKinds are the -lock names, in the order the rows are printed:
+//
+//   - rlock: lockmw, this module's lock (pub/sub hand-off queue);
+//   - redsync: go-redsync/redsync v4 with its default retry (32 tries,
+//     50–250 ms apart), taken again after ErrFailed;
+//   - redsync-1ms: redsync retrying every 1 ms, with tries enough to wait
+//     as long as the run needs;
+//   - redislock-100ms, redislock-1ms: bsm/redislock retrying every 100 ms
+//     or 1 ms (LinearBackoff), the wait bounded by a context;
+//   - rueidislock: rueidis' rueidislock, woken by client-side caching
+//     invalidations, each worker on a rueidis client of its own;
+//   - poll: the polling lock written here (SET NX PX, retry every
+//     -poll-min..-poll-max, compare-and-delete release);
+//   - setnx: the bare floor, SET NX PX and DEL retried every 1 ms.
+var lockKinds = []string{"rlock", "redsync", "redsync-1ms", "redislock-100ms", "redislock-1ms", "rueidislock", "poll", "setnx"}
+
+// parseLocks parses -lock: "all", "both" (rlock and poll), or a
+// comma-separated list of lockKinds.
+func parseLocks(s string) ([]string, error) {
+	switch s {
+	case "all":
+		return lockKinds, nil
+	case "both":
+		return []string{"rlock", "poll"}, nil
 	}
-	c := lockmw.New(rdb, opts...)
-	return &rlockLocker{c: c, m: c.Mutex(name)}
+	var out []string
+	for name := range strings.SplitSeq(s, ",") {
+		known := false
+		for _, k := range lockKinds {
+			known = known || k == name
+		}
+		if !known {
+			return nil, fmt.Errorf("-lock %q: want all, both or a list of %s", s, strings.Join(lockKinds, ", "))
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
+// newLocker returns a locker of kind (one of lockKinds) on name. The
+// go-redis peers and rlock use rdb; rueidislock opens a rueidis client of
+// its own to rdb's address, counting its commands in counter (nil: none).
+func newLocker(kind string, rdb *redis.Client, counter *cmdCounter, name string, cfg config, opts ...lockmw.Option) (locker, error) {
+	switch kind {
+	case "rlock":
+		return newRlockLocker(rdb, name, opts...), nil
+	case "redsync":
+		return newRedsyncLocker(rdb, name, 0), nil
+	case "redsync-1ms":
+		return newRedsyncLocker(rdb, name, peerRetry), nil
+	case "redislock-100ms":
+		return newRedislockLocker(rdb, name, 100*peerRetry), nil
+	case "redislock-1ms":
+		return newRedislockLocker(rdb, name, peerRetry), nil
+	case "rueidislock":
+		return newRueidisLocker(rdb.Options().Addr, name, counter)
+	case "poll":
+		return newPollLock(rdb, name, cfg.pollMin, cfg.pollMax), nil
+	case "setnx":
+		return newSetNXLock(rdb, name), nil
+	}
+	return nil, fmt.Errorf("unknown lock %q", kind)
+}
+
+// rlockLocker is an rlock Mutex of a Client of its own.
 type rlockLocker struct {
 	c *lockmw.Client
 	m *lockmw.Mutex
 }
 
+func newRlockLocker(rdb *redis.Client, name string, opts ...lockmw.Option) *rlockLocker {
+	c := lockmw.New(rdb, opts...)
+	return &rlockLocker{c: c, m: c.Mutex(name)}
+}
+
 func (l *rlockLocker) lock(ctx context.Context) (context.Context, error) { return l.m.Lock(ctx) }
 func (l *rlockLocker) unlock(hctx context.Context) error                 { return l.m.Unlock(hctx) }
 func (l *rlockLocker) close() error                                      { return l.c.Close() }
-
-// pollLock is the polling design of redsync and bsm/redislock, written here
-// as a baseline: SET key token NX PX ttl; when busy, sleep a random
-// interval in [min, max] and try again; release by deleting the key only if
-// it still holds our token. It has no watchdog: ttl only bounds a crash.
-type pollLock struct {
-	rdb      *redis.Client
-	key      string
-	ttl      time.Duration
-	min, max time.Duration
-	id       string
-	seq      atomic.Uint64
-}
-
-// pollTTL is the polling lock's lease; the benchmark holds it far shorter.
-const pollTTL = 30 * time.Second
-
-var pollRelease = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`)
-
-type pollTokenKey struct{}
-
-var pollIDs atomic.Uint64
-
-func newPollLock(rdb *redis.Client, key string, lo, hi time.Duration) *pollLock {
-	return &pollLock{rdb: rdb, key: key, ttl: pollTTL, min: lo, max: hi,
-		id: "poll-" + strconv.FormatUint(pollIDs.Add(1), 10) + "-" + strconv.FormatUint(rand.Uint64(), 36)}
-}
-
-func (p *pollLock) lock(ctx context.Context) (context.Context, error) {
-	token := p.id + ":" + strconv.FormatUint(p.seq.Add(1), 10)
-	var t *time.Timer
-	for {
-		ok, err := p.rdb.SetNX(ctx, p.key, token, p.ttl).Result()
-		if err != nil {
-			return ctx, err
-		}
-		if ok {
-			return context.WithValue(ctx, pollTokenKey{}, token), nil
-		}
-		d := p.min
-		if p.max > p.min {
-			d += rand.N(p.max - p.min + 1)
-		}
-		if t == nil {
-			t = time.NewTimer(d)
-			defer t.Stop()
-		} else {
-			t.Reset(d)
-		}
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx, ctx.Err()
-		}
-	}
-}
-
-var errPollNotHeld = errors.New("poll lock: not held")
-
-func (p *pollLock) unlock(hctx context.Context) error {
-	token, _ := hctx.Value(pollTokenKey{}).(string)
-	if token == "" {
-		return errPollNotHeld
-	}
-	n, err := pollRelease.Run(context.WithoutCancel(hctx), p.rdb, []string{p.key}, token).Int64()
-	if err != nil {
-		return err
-	}
-	if n != 1 {
-		return errPollNotHeld
-	}
-	return nil
-}
-
-func (p *pollLock) close() error { return nil }

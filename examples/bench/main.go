@@ -1,89 +1,141 @@
 // Command bench is rlock's load tool: it measures the lock the way its users
-// feel it, against a real redis-server, and says whether each performance
-// target of the project is met.
+// feel it, against a real redis-server, beside the Go locks it is compared
+// with (redsync, bsm/redislock, rueidislock, a polling lock and a bare
+// SET NX floor), in one run on one server, and says whether each
+// performance target of the project is met.
 //
-// Run it with
+// It is a Go module of its own (examples/bench/go.mod, with a replace of
+// the root), so that the libraries it compares rlock with never enter
+// rlock's go.mod. Run it from its directory, or from the repository's root
+// with "go run -C examples/bench . [flags]":
 //
-//	go run ./examples/bench                       # every scenario, < 60 s
-//	go run ./examples/bench -scenario contended -lock both
-//	go run ./examples/bench -json > bench.json
-//	go run ./examples/bench -addr 127.0.0.1:6379  # an existing server
+//	cd examples/bench
+//	go run .                                   # every scenario, every lock, about 2 minutes
+//	go run . -scenario contended               # every lock's contended row, then rlock's targets
+//	go run . -scenario contended -lock rlock,poll
+//	go run . -json > bench.json
+//	go run . -addr 127.0.0.1:6379              # an existing server
 //
 // Without -addr it starts its own redis-server on loopback (with
 // internal/redistest, the test harness), and stops it at exit, on Ctrl-C
 // too. redis-server must be on PATH: "make test" installs it, or
 // "apt-get install redis-server". With -addr it uses that server, writes only
-// keys prefixed "rlock-bench:" (and rlock's own keys for those names) and
-// never changes its configuration; INFO commandstats deltas then include
-// whatever else runs there.
+// keys prefixed "rlock-bench:" (and each lock's own keys for those names:
+// rlock's, "rueidislock:…") and never changes its configuration; INFO
+// commandstats deltas then include whatever else runs there.
+//
+// # Locks
+//
+// -lock all (the default) runs each scenario with every lock below, one
+// after the other, on the same redis-server; -lock NAME[,NAME] picks some,
+// -lock both is rlock,poll. Every client is built with its library's default
+// options but for the address (go-redis: ContextTimeoutEnabled false), as
+// users build them.
+//
+//   - rlock: lockmw, this module's lock: pub/sub hand-off queue, watchdog.
+//   - redsync: github.com/go-redsync/redsync/v4 with its default retry (32
+//     tries 50–250 ms apart; after ErrFailed the tool calls Lock again, as
+//     a caller that needs the lock would) and expiry (8 s).
+//   - redsync-1ms: redsync with WithRetryDelay(1ms) and WithTries(MaxInt32):
+//     it retries every 1 ms for as long as the run needs.
+//   - redislock-100ms, redislock-1ms: github.com/bsm/redislock v0.9.4 with
+//     RetryStrategy LinearBackoff(100ms) or LinearBackoff(1ms), a 30 s lease,
+//     and a context that bounds each Obtain's wait to a minute.
+//   - rueidislock: github.com/redis/rueidis/rueidislock (a package of the
+//     rueidis module), as its README sets it up for a single Redis
+//     (KeyMajority 1, NoLoopTracking), each worker on its own rueidis client;
+//     waiters retry when client-side caching reports the key changed;
+//     WithContext takes the lock, its CancelFunc releases it.
+//   - poll: a polling lock written here, the design of redsync and
+//     redislock: SET NX PX, retry every -poll-min..-poll-max (1–5 ms),
+//     release with a compare-and-delete script.
+//   - setnx: the floor, the cheapest lock there is and an unsafe one: SET
+//     key token NX PX, retried every 1 ms while taken, released with a bare
+//     DEL that does not check the token.
 //
 // # Scenarios
 //
-// Each prints one line: the figures, then every target with "met" or
-// "MISSED". -json prints one JSON document instead.
+// Each prints one line per lock, the lines of a scenario aligned as a
+// table; -json prints one JSON document instead, with every figure, target
+// and skipped line.
 //
 //   - uncontended: one goroutine locks and unlocks one name -n times, and
 //     the same go-redis client runs a bare SET NX PX + DEL pair -n times (the
 //     floor), alternating -runs times, and within each run taking turns every
 //     -block pairs (so that both see the same machine: on a small VM the
 //     round trip drifts by tens of percent from one second to the next);
-//     ops/s, p50/p99 of both and the median
-//     over runs of p50(lock+unlock)/p50(floor); beside them, per operation,
-//     the redis-server's CPU time (INFO cpu), this process's CPU time and
-//     the commands sent, and the unlock latch keys still alive at the end.
-//     Target: ratio ≤ 1.3.
-//   - contended: -workers workers, each with its own go-redis client and its
-//     own lockmw.Client (as separate processes would be), take turns on one
-//     name for -duration, holding it -hold and pausing -think between turns.
+//     ops/s, p50/p99 of both and the median over runs of
+//     p50(lock+unlock)/p50(floor); beside them, per operation, the
+//     redis-server's CPU time (INFO cpu), this process's CPU time and the
+//     commands sent. With rlock also the unlock latch keys still alive at
+//     the end and, for reference, Redisson's own scripts timed the same way.
+//     Target (rlock): ratio ≤ 1.3.
+//   - contended: -workers workers, each with its own client and locker (as
+//     separate processes would be), take turns on one name for -duration
+//     per lock, holding it -hold and pausing -think between turns.
 //     Acquisitions/s; utilization (time held / wall time); hand-off latency
-//     (one worker's Unlock returns → another's Lock returns; the same from
-//     the Unlock call, for reference); wait p99; commands the clients sent per
-//     acquisition (a go-redis hook on every client, pub/sub and connection
-//     set-up excluded) and, separately, INFO commandstats per acquisition
-//     (which also counts the commands run inside scripts); the redis-server's
-//     CPU time per acquisition; acquisitions per worker min/max; one PING
-//     round trip p50; with rlock, how many connections are subscribed to the
-//     name's hand-off channel (each receives every hand-off message).
-//     Targets: utilization ≥ 0.75, hand-off p50 ≤ 3 × PING p50, ≤ 4 client
-//     commands per acquisition, max/min acquisitions per worker ≤ 3.
-//   - many-held: one Client holds -held locks under a -watchdog watchdog for
-//     -rounds renewal intervals: renewal scripts per interval, goroutines
-//     (at 0, -held/10 and -held locks), heap per held lock (HeapAlloc after
-//     GC). Targets: scripts per interval ≤ ⌈held/100⌉, goroutines independent
-//     of the number held, ≤ 2 KiB per lock.
-//   - many-waiters: one Client holds -waiters names, another has one
-//     goroutine waiting on each; the holder unlocks them one by one. Pub/sub
-//     connections per client (CLIENT LIST, sub>0 or ssub>0), wake-up latency
-//     (Unlock of name i called → its waiter's Lock returns). Target: one
-//     pub/sub connection for the waiting client.
-//   - mixed: rlock workers and Redisson workers (internal/redisson: each its
-//     own Redisson process, waiting as Redisson 4.x's RLock.lock() does, on
-//     "0" or the holder's TTL) contend on one name for -duration, holding it
-//     -hold and pausing a uniform 0 to 2×-think between turns; -mix N:M
-//     sets N rlock and M Redisson workers, -mix all runs every pair of 1, 2
-//     and 4, one line each. Per side: holds, share of the holds against its
-//     fair share (its workers / all workers), the longest gap without a
-//     hold (from the start or the side's previous release to its next
-//     acquisition, or to the end), wait p50/p99/max (a Lock still waiting at
-//     the end counts until the end); and holds that overlapped. Targets,
-//     for the Redisson side: longest gap ≤ 2 s, share ≥ 0.25 × fair share;
-//     no overlapping holds.
+//     from the Unlock call (one worker's Unlock called → another's Lock
+//     returns) p50 and p99, and the same from Unlock's return, for
+//     reference; wait p50/p99; commands the clients sent per acquisition (a
+//     go-redis hook on every client, pub/sub and connection set-up excluded;
+//     rueidislock's through a wrapper of its rueidis client) and,
+//     separately, INFO commandstats per acquisition (which also counts the
+//     commands run inside scripts); the redis-server's CPU time per
+//     acquisition; acquisitions per worker min/max; PING p50 timed during
+//     the run by an otherwise idle client of its own, every 2 ms (its
+//     PINGs are left out of commandstats, not of the server's CPU time),
+//     and before the run, for reference; with rlock, how many connections
+//     receive one hand-off message. After every lock's row, a "compare"
+//     line judges rlock's row (peers without a hand-off are left out).
+//     Targets: hand-off p50 ≤ 2.5 × PING p50 (during rlock's run); hand-off
+//     p50 below every other lock's, p99 below every other lock's;
+//     acquisitions/s ≥ min(1.4 × the best other lock's,
+//     0.9 / (hold + PING p50)), hold being rlock's mean measured hold
+//     (time.Sleep(-hold) overshoots); redis-server CPU per acquisition ≤ 2 ×
+//     the poll lock's; ≤ 4 client commands per acquisition; max/min
+//     acquisitions per worker ≤ 3.
+//   - many-held (rlock only): one Client holds -held locks under a -watchdog
+//     watchdog for -rounds renewal intervals: renewal scripts per interval,
+//     goroutines (at 0, -held/10 and -held locks), heap per held lock
+//     (HeapAlloc after GC). Targets: scripts per interval ≤ ⌈held/100⌉,
+//     goroutines independent of the number held, ≤ 2 KiB per lock.
+//   - many-waiters: one client holds -waiters names, another has one
+//     goroutine waiting on each; the holder unlocks them one by one (with
+//     rlock once every waiter is queued and subscribed, with the others once
+//     the waiting client has sent about one attempt per waiter). Pub/sub
+//     connections per client (CLIENT LIST, sub>0 or ssub>0), wake-up
+//     latency (Unlock of name i called → its waiter's Lock returns), the
+//     waiting client's commands per wake-up (a polling waiter polls on while
+//     the others are woken; commands are counted when sent, so under load
+//     an attempt counted before the first unlock may take a lock after it). Target (rlock): one pub/sub connection for the
+//     waiting client. rueidislock's waiters of one process share one
+//     rueidis client.
+//   - mixed (rlock only): rlock workers and Redisson workers
+//     (internal/redisson: each its own Redisson process, waiting as Redisson
+//     4.x's RLock.lock() does, on "0" or the holder's TTL) contend on one
+//     name for -duration, holding it -hold and pausing a uniform 0 to
+//     2×-think between turns; -mix N:M sets N rlock and M Redisson workers,
+//     -mix all runs every pair of 1, 2 and 4, one line each. Per side:
+//     holds, share of the holds against its fair share (its workers / all
+//     workers), the longest gap without a hold (from the start or the
+//     side's previous release to its next acquisition, or to the end), wait
+//     p50/p99/max (a Lock still waiting at the end counts until the end);
+//     and holds that overlapped. Targets, for the Redisson side: longest
+//     gap ≤ 2 s, share ≥ 0.25 × fair share; no overlapping holds.
 //
-// -lock poll runs uncontended and contended with a polling lock written here
-// for comparison (SET NX PX, retry every -poll-min..-poll-max, release with a
-// compare-and-delete script), the design of redsync and bsm/redislock;
-// -lock both runs each of those scenarios with both locks.
+// The other locks have no line of their own in many-held and mixed: one
+// line per scenario names them and says why.
 //
 // # Flags
 //
 //	-addr host:port   use this Redis instead of starting one
 //	-scenario s       all, uncontended, contended, many-held, many-waiters or mixed (default all)
-//	-lock l           rlock, poll or both (default rlock)
+//	-lock l           all (default), both (rlock,poll), or NAME[,NAME] of the locks above
 //	-json             print one JSON document instead of text lines
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
 //	-block            uncontended: pairs per turn within a run (100)
 //	-workers, -hold, -think, -duration
-//	                  contended: 16 workers, 1ms, 1ms, 5s
+//	                  contended: 16 workers, 1ms, 1ms, 3s per lock (mixed: 3s per pair)
 //	-held, -watchdog, -rounds
 //	                  many-held: 10000 locks, 3s watchdog (renewal every 1s), 3 intervals
 //	-waiters          many-waiters: 1000 names and waiters
@@ -108,6 +160,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -222,14 +275,14 @@ var allScenarios = []string{"uncontended", "contended", "many-held", "many-waite
 func defaultConfig() config {
 	return config{
 		scenarios: allScenarios,
-		locks:     []string{"rlock"},
+		locks:     lockKinds,
 		n:         2000,
 		runs:      5,
 		block:     100,
 		workers:   16,
 		hold:      time.Millisecond,
 		think:     time.Millisecond,
-		duration:  5 * time.Second,
+		duration:  3 * time.Second,
 		held:      10000,
 		watchdog:  3 * time.Second,
 		rounds:    3,
@@ -246,11 +299,11 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./examples/bench [flags]\n\nMeasures rlock against a redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
+		fmt.Fprintln(stderr, "usage: go run . [flags]   (in examples/bench; from the root: go run -C examples/bench . [flags])\n\nMeasures rlock beside redsync, bsm/redislock, rueidislock, a polling lock and a SET NX floor against one redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held, many-waiters or mixed")
-	lock := fs.String("lock", "rlock", "rlock, poll (a SET NX PX polling lock, for comparison) or both")
+	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(lockKinds, ", "))
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
 	fs.IntVar(&cfg.n, "n", cfg.n, "uncontended: lock+unlock pairs (and floor pairs) per run")
@@ -288,13 +341,8 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		return cfg, prof, err
 	}
 	cfg.mixes = mixes
-	switch *lock {
-	case "rlock", "poll":
-		cfg.locks = []string{*lock}
-	case "both":
-		cfg.locks = []string{"rlock", "poll"}
-	default:
-		return cfg, prof, fmt.Errorf("-lock %q: want rlock, poll or both", *lock)
+	if cfg.locks, err = parseLocks(*lock); err != nil {
+		return cfg, prof, err
 	}
 	return cfg, prof, cfg.validate()
 }

@@ -71,7 +71,7 @@ func newMixedWorkers(e *env, cfg config, name string, mx mix) []mixedWorker {
 	var ws []mixedWorker
 	for i := range mx.rlock {
 		rdb := e.newRedis(fmt.Sprintf("rlock-bench-mixed-rlock-%d", i))
-		ws = append(ws, mixedWorker{"rlock", closing(newLocker("rlock", rdb, name, cfg), rdb.Close)})
+		ws = append(ws, mixedWorker{"rlock", closing(newRlockLocker(rdb, name), rdb.Close)})
 	}
 	for i := range mx.redisson {
 		rdb := e.newRedis(fmt.Sprintf("rlock-bench-mixed-redisson-%d", i))

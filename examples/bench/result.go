@@ -27,7 +27,7 @@ type result struct {
 type target struct {
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`
-	Op    string  `json:"op"` // "<=" or ">="
+	Op    string  `json:"op"` // "<=", ">=" or "<"
 	Limit float64 `json:"limit"`
 	Met   bool    `json:"met"`
 }
@@ -72,27 +72,31 @@ func (r *result) note(format string, args ...any) {
 	r.parts = append(r.parts, fmt.Sprintf(format, args...))
 }
 
-// atMost and atLeast record a target.
+// atMost, below and atLeast record a target.
 func (r *result) atMost(name string, v, limit float64) {
 	r.Targets = append(r.Targets, target{Name: name, Value: round(v, 4), Op: "<=", Limit: round(limit, 4), Met: v <= limit})
+}
+
+func (r *result) below(name string, v, limit float64) {
+	r.Targets = append(r.Targets, target{Name: name, Value: round(v, 4), Op: "<", Limit: round(limit, 4), Met: v < limit})
 }
 
 func (r *result) atLeast(name string, v, limit float64) {
 	r.Targets = append(r.Targets, target{Name: name, Value: round(v, 4), Op: ">=", Limit: round(limit, 4), Met: v >= limit})
 }
 
-// text is the result's line.
+// text is the result's line, its fragments separated by tabs (rowWriter
+// aligns them). A skipped line has no tab: it takes no part in the
+// alignment.
 func (r *result) text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-12s %-5s", r.Scenario, r.Lock)
 	if r.Skipped != "" {
-		b.WriteString(" skipped: " + r.Skipped)
-		return b.String()
+		return r.Scenario + " " + r.Lock + " skipped: " + r.Skipped
 	}
+	cells := []string{r.Scenario, r.Lock}
 	if len(r.params) > 0 {
-		b.WriteString(" [" + strings.Join(r.params, " ") + "]")
+		cells = append(cells, "["+strings.Join(r.params, " ")+"]")
 	}
-	b.WriteString(" " + strings.Join(r.parts, " "))
+	cells = append(cells, r.parts...)
 	if len(r.Targets) > 0 {
 		ts := make([]string, len(r.Targets))
 		for i, t := range r.Targets {
@@ -102,9 +106,9 @@ func (r *result) text() string {
 			}
 			ts[i] = fmt.Sprintf("%s %s", t.Name, verdict)
 		}
-		b.WriteString(" | targets: " + strings.Join(ts, ", "))
+		cells = append(cells, "| targets: "+strings.Join(ts, ", "))
 	}
-	return b.String()
+	return strings.Join(cells, "\t")
 }
 
 // fmtDur prints d with three significant digits or so.

@@ -24,12 +24,12 @@ type env struct {
 }
 
 // newRedis returns a new go-redis client named name (CLIENT SETNAME, so
-// CLIENT LIST can tell the clients apart), with hooks added.
+// CLIENT LIST can tell the clients apart), with hooks added. Its options
+// are go-redis' defaults otherwise, as users build their clients.
 func (e *env) newRedis(name string, hooks ...redis.Hook) *redis.Client {
 	rdb := redis.NewClient(&redis.Options{
-		Addr:                  e.addr,
-		ClientName:            name,
-		ContextTimeoutEnabled: true,
+		Addr:       e.addr,
+		ClientName: name,
 	})
 	for _, h := range hooks {
 		rdb.AddHook(h)
@@ -93,6 +93,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		fmt.Fprintf(out, "# %s, %d CPUs (GOMAXPROCS %d), %s, redis %s at %s, load average %s\n",
 			m.CPU, m.NumCPU, m.GOMAXPROCS, m.Go, m.Redis, m.Addr, m.LoadAtStart)
 	}
+	rows := newRowWriter(out, cfg.json)
 	for _, j := range jobs(cfg) {
 		r, err := runScenario(ctx, e, cfg, j)
 		if ctx.Err() != nil {
@@ -102,9 +103,18 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 			return fmt.Errorf("%s: %w", j, err)
 		}
 		rep.Results = append(rep.Results, r)
-		if !cfg.json {
-			fmt.Fprintln(out, r.text())
+		if err := rows.add(r); err != nil {
+			return err
 		}
+	}
+	if r := compareContended(rep.Results); r != nil {
+		rep.Results = append(rep.Results, r)
+		if err := rows.add(r); err != nil {
+			return err
+		}
+	}
+	if err := rows.flush(); err != nil {
+		return err
 	}
 	rep.Machine.LoadAtFinish = loadAvg()
 	if cfg.json {
@@ -117,10 +127,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 }
 
 // job is one line of the report: a scenario with one lock, and for mixed
-// one pair of rlock and Redisson workers.
+// one pair of rlock and Redisson workers. A job of an rlock-only scenario
+// with other locks is a line saying why they were skipped.
 type job struct {
 	scenario, lock string
 	mix            mix
+	skip           string // why lock (a list of locks) does not run scenario
 }
 
 func (j job) String() string {
@@ -130,46 +142,56 @@ func (j job) String() string {
 	return fmt.Sprintf("%s (%s)", j.scenario, j.lock)
 }
 
+// rlockOnly are the scenarios only rlock runs, and why.
+var rlockOnly = map[string]string{
+	"many-held": "rlock only: it measures rlock's watchdog, which renews many locks in a few scripts",
+	"mixed":     "rlock only: the others do not speak Redisson's protocol",
+}
+
 // jobs lists the runs cfg asks for, in order.
 func jobs(cfg config) []job {
 	var js []job
 	for _, sc := range cfg.scenarios {
+		why, only := rlockOnly[sc]
+		var others []string
 		for _, lk := range cfg.locks {
-			if lk == "poll" && len(cfg.locks) > 1 && (sc == "many-held" || sc == "many-waiters" || sc == "mixed") {
-				continue // nothing to compare: say it once, for -lock poll alone
-			}
-			if sc != "mixed" || lk != "rlock" {
+			switch {
+			case !only:
 				js = append(js, job{scenario: sc, lock: lk})
-				continue
+			case lk != "rlock":
+				others = append(others, lk)
+			case sc == "mixed":
+				for _, m := range cfg.mixes {
+					js = append(js, job{scenario: sc, lock: lk, mix: m})
+				}
+			default:
+				js = append(js, job{scenario: sc, lock: lk})
 			}
-			for _, m := range cfg.mixes {
-				js = append(js, job{scenario: sc, lock: lk, mix: m})
-			}
+		}
+		if len(others) > 0 {
+			js = append(js, job{scenario: sc, lock: strings.Join(others, ","), skip: why})
 		}
 	}
 	return js
 }
 
 func runScenario(ctx context.Context, e *env, cfg config, j job) (*result, error) {
+	if j.skip != "" {
+		return skipped(j.scenario, j.lock, j.skip), nil
+	}
 	switch j.scenario {
 	case "uncontended":
 		return runUncontended(ctx, e, cfg, j.lock)
 	case "contended":
 		return runContended(ctx, e, cfg, j.lock)
 	case "many-held":
-		if j.lock != "rlock" {
-			return skipped(j.scenario, j.lock, "the polling lock has no watchdog"), nil
-		}
 		return runManyHeld(ctx, e, cfg)
 	case "many-waiters":
 		if j.lock != "rlock" {
-			return skipped(j.scenario, j.lock, "the polling lock has no pub/sub"), nil
+			return runManyWaitersPeer(ctx, e, cfg, j.lock)
 		}
 		return runManyWaiters(ctx, e, cfg)
 	case "mixed":
-		if j.lock != "rlock" {
-			return skipped(j.scenario, j.lock, "the polling lock does not speak Redisson's protocol"), nil
-		}
 		return runMixed(ctx, e, cfg, j.mix)
 	}
 	return nil, fmt.Errorf("unknown scenario %q", j.scenario)
