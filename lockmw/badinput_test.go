@@ -101,7 +101,7 @@ func TestDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, float64(lockmw.DefaultWatchdogTimeout), float64(ttl), float64(time.Second), "the default watchdog timeout is 30s")
 	assert.Equal(t, 30*time.Second, lockmw.DefaultWatchdogTimeout)
-	assert.Equal(t, 5*time.Second, lockmw.DefaultReleaseTimeout)
+	assert.Equal(t, 10*time.Second, lockmw.DefaultReleaseTimeout)
 	_, ok := m.Token(h)
 	assert.False(t, ok, "no fencing by default")
 	require.NoError(t, m.Unlock(h))

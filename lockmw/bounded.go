@@ -3,6 +3,7 @@ package lockmw
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -12,7 +13,7 @@ import (
 //
 // go-redis sets a socket's deadline from the context's only when the client
 // has ContextTimeoutEnabled, which is off by default: a read then waits for
-// the client's ReadTimeout (3 s by default), and a paused server holds a call
+// the client's ReadTimeout (5 s by default), and a paused server holds a call
 // that long whatever its context says. So a call whose context has a deadline runs
 // its round trips on a goroutine of its own (within) unless the client
 // honours its deadline (Client.mustBound), and returns at the context's end.
@@ -37,6 +38,56 @@ func ctxTrusted(rdb redis.UniversalClient) bool {
 		return r.Options().ContextTimeoutEnabled
 	}
 	return false
+}
+
+// readTimeout is rdb's socket read timeout: the longest one read of a
+// reply may wait whatever the context says. 0 when it cannot be known
+// (no read timeout, or a client of unknown type).
+func readTimeout(rdb redis.UniversalClient) time.Duration {
+	var d time.Duration
+	switch r := rdb.(type) {
+	case *redis.Client: // a failover client too
+		d = r.Options().ReadTimeout
+	case *redis.ClusterClient:
+		d = r.Options().ReadTimeout
+	case *redis.Ring:
+		d = r.Options().ReadTimeout
+	}
+	return max(d, 0) // -1 and -2: no deadline on reads
+}
+
+// readBound is the longest read timeout of nodes, 0 when one is unknown.
+func readBound(nodes []redis.UniversalClient) time.Duration {
+	var longest time.Duration
+	for _, r := range nodes {
+		d := readTimeout(r)
+		if d == 0 {
+			return 0
+		}
+		longest = max(longest, d)
+	}
+	return longest
+}
+
+// inlineBound returns ctx shortened by the client's read timeout, so that a
+// round trip run on the caller's goroutine still returns by ctx's deadline
+// on a client that does not honour it: go-redis checks the context before
+// each attempt (and while it waits for a pooled connection or dials), so
+// the last attempt starts before the shortened deadline and its read ends
+// within one read timeout after it. (A write does not wait: one request at
+// a time leaves the socket's send buffer empty.) ok is false when ctx's
+// deadline is not further off than the read timeout, or the timeout is
+// unknown: then only a goroutine (within) bounds the call.
+//
+// It spares the hot path of Unlock a goroutine per call, which costs a
+// thread wake-up on a machine whose cores idle.
+func (c *Client) inlineBound(ctx context.Context) (context.Context, context.CancelFunc, bool) {
+	dl, ok := ctx.Deadline()
+	if !ok || c.readBound <= 0 || time.Until(dl) <= c.readBound {
+		return ctx, nil, false
+	}
+	ictx, cancel := context.WithDeadline(ctx, dl.Add(-c.readBound))
+	return ictx, cancel, true
 }
 
 // mustBound reports whether a round trip on ctx must run through within to

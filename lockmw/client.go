@@ -58,6 +58,9 @@ type Client struct {
 	// ctxTrusted says every node's go-redis client ends reads at the
 	// context's deadline (bounded.go).
 	ctxTrusted bool
+	// readBound is the longest socket read timeout of the nodes' clients,
+	// 0 when one of them has none or is of unknown type (see inlineBound).
+	readBound time.Duration
 	renewer    *renewer // renews the holds and runs the background chores
 	hubs       []*hub   // one per node of the store: the pub/sub side
 
@@ -113,6 +116,7 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 	for _, r := range c.store.nodes() {
 		c.ctxTrusted = c.ctxTrusted && ctxTrusted(r)
 	}
+	c.readBound = readBound(c.store.nodes())
 	c.renewer = newRenewer(c)
 	for _, r := range c.store.nodes() {
 		c.hubs = append(c.hubs, newHub(c, r))

@@ -17,7 +17,7 @@ import (
 
 // The go-redis clients of these tests have default options, as users build
 // them: ContextTimeoutEnabled is false, so go-redis itself would wait for its
-// read timeout (3 s) on a paused server whatever the context says.
+// read timeout (5 s) on a paused server whatever the context says.
 const (
 	callDeadline  = 300 * time.Millisecond
 	releaseBound  = 500 * time.Millisecond // WithReleaseTimeout of these tests

@@ -100,13 +100,16 @@
 // Every call that takes a context returns within its deadline (plus
 // scheduling) on a paused or unreachable server, whatever the go-redis
 // client's options: with ContextTimeoutEnabled false (the default) go-redis
-// waits for its ReadTimeout (3 s) whatever the context says, so a call whose
+// waits for its ReadTimeout (5 s) whatever the context says, so a call whose
 // context has a deadline sends its round trips from a goroutine of its own
 // and returns at the context's end; a context without a deadline costs
 // nothing, and one that can only be cancelled is left to go-redis (a round
 // trip then ends at its read timeout at worst; WithAcquireContext gives up at
 // once whatever the context). Unlock and UnlockAt return within the
-// release timeout (WithReleaseTimeout). A call given up on leaves its command
+// release timeout (WithReleaseTimeout, 10 s); one longer than the client's
+// read timeout needs no goroutine: the release runs on the caller's
+// goroutine with a deadline one read timeout earlier, so that the last
+// attempt go-redis makes ends in time. A call given up on leaves its command
 // on the wire: its goroutine and a pooled connection stay busy until the reply
 // or the read timeout, and an acquisition or re-entry that took effect late is
 // undone as soon as its reply arrives. A ForceUnlock given up on may still

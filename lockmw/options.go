@@ -14,8 +14,12 @@ const DefaultWatchdogTimeout = 30 * time.Second
 
 // DefaultReleaseTimeout bounds Unlock, UnlockAt and the clean-up a waiter does
 // when it gives up; they run detached from the caller's (maybe cancelled)
-// context.
-const DefaultReleaseTimeout = 5 * time.Second
+// context. It is twice go-redis's default ReadTimeout (5s): on a client that
+// does not honour context deadlines (go-redis's default) a release longer
+// than the client's read timeout runs on the caller's goroutine and still
+// returns in time (go-redis retries it for the first 5s at most), where a
+// shorter one needs a goroutine per call.
+const DefaultReleaseTimeout = 10 * time.Second
 
 // Option configures a [Client]. [New] and [NewQuorum] apply the options in
 // order, then check the result once: an invalid value, or a nil Option,
@@ -75,7 +79,7 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithReleaseTimeout bounds Unlock, UnlockAt and a waiter's clean-up, which
 // run detached from the caller's context so that a cancelled context still
-// releases. The default is [DefaultReleaseTimeout] (5s). It must be positive
+// releases. The default is [DefaultReleaseTimeout] (10s). It must be positive
 // (New panics otherwise).
 func WithReleaseTimeout(d time.Duration) Option {
 	return func(o *options) { o.releaseTimeout = d }

@@ -128,6 +128,10 @@ func (m *Mutex) releaseWithin(ctx context.Context, r releaseReq) (int64, error) 
 	if !m.c.mustBound(ctx) {
 		return m.c.store.release(ctx, m, r)
 	}
+	if ictx, cancel, ok := m.c.inlineBound(ctx); ok {
+		defer cancel()
+		return m.c.store.release(ictx, m, r)
+	}
 	return within(ctx, func(ctx context.Context) (int64, error) {
 		return m.c.store.release(ctx, m, r)
 	}, nil)

@@ -34,6 +34,7 @@ type hold struct {
 	renewals    int
 	lost        time.Time // Lost record: when the loss was noticed
 	hasStart    bool
+	waited      bool // the acquisition waited: maybe handed over with a claim window
 	hasEnd      bool
 	killed      bool // the process was killed with the hold open
 }
@@ -102,6 +103,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 				violate("%q: token %d handed out twice to pid %d", r.Name, r.Token, r.Pid)
 			}
 			h.hasStart, h.start, h.sent = true, r.Time, r.Sent
+			h.waited = r.Note == reliability.WaitedNote
 			if h.sent.IsZero() {
 				h.sent = r.Begin
 			}
@@ -147,9 +149,16 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 				continue
 			}
 			// The key got its TTL no earlier than the acquire or the last
-			// renewal was sent, so it cannot have expired before this.
+			// renewal was sent, so it cannot have expired before this. A
+			// hold handed over and not claimed (renewed) yet had only its
+			// claim window: the holder claims it a third of the way in, so
+			// a kill may come first (docs/waiting.md).
 			h.killed = true
-			h.end = later(h.sent, h.lastRenewal).Add(timeout - expiryTolerance)
+			ttl := timeout
+			if h.waited && h.lastRenewal.IsZero() {
+				ttl = claimWindow(timeout)
+			}
+			h.end = later(h.sent, h.lastRenewal).Add(ttl - expiryTolerance)
 			openAtKill[h.pid] = append(openAtKill[h.pid], h)
 		}
 		byName[h.name] = append(byName[h.name], h)
@@ -279,4 +288,11 @@ func readRecords(path string) ([]reliability.Record, error) {
 		recs = append(recs, r)
 	}
 	return recs, sc.Err()
+}
+
+// claimWindow is the TTL a lock handed to a waiter of TTL timeout has until
+// the waiter's client claims it: a tenth of it, at least 200ms, at most all
+// of it (lockmw's claimWindow, docs/waiting.md).
+func claimWindow(timeout time.Duration) time.Duration {
+	return min(timeout, max(timeout/10, 200*time.Millisecond))
 }

@@ -78,6 +78,24 @@ func isScript(cmd redis.Cmder) bool {
 
 type tokenKey struct{}
 
+type waitedKey struct{}
+
+// WithWaited returns ctx marked as the hold context of an acquisition that
+// waited (lockmw's HoldStartEvent.Waited): such a hold may have been handed
+// over with only a claim window of TTL.
+func WithWaited(ctx context.Context) context.Context {
+	return context.WithValue(ctx, waitedKey{}, true)
+}
+
+// Waited reports whether ctx was marked by WithWaited.
+func Waited(ctx context.Context) bool {
+	w, _ := ctx.Value(waitedKey{}).(bool)
+	return w
+}
+
+// WaitedNote is the Note of a Start record whose acquisition waited.
+const WaitedNote = "waited"
+
 // WithToken returns ctx carrying a hold's fencing token; a lockmw HoldStart
 // hook uses it so that Renewal events, which get the HoldStart context, can
 // say which hold they renewed.

@@ -98,6 +98,9 @@ func crash(args []string) error {
 			if tok == 0 {
 				tok = -unfenced.Add(1)
 			}
+			if e.Waited {
+				ctx = reliability.WithWaited(ctx)
+			}
 			return reliability.WithToken(ctx, tok)
 		},
 		Renewal: func(e lockmw.RenewalEvent) {
@@ -156,7 +159,11 @@ func contend(ctx context.Context, c *lockmw.Client, names []string, fenced bool,
 			continue
 		}
 		tok := reliability.TokenOf(hctx) // as HoldStart named the hold
-		lg.Write(reliability.Record{Kind: reliability.Start, Name: name, Token: tok, Time: time.Now(), Begin: begin, Sent: sent.Last()})
+		var note string
+		if reliability.Waited(hctx) {
+			note = reliability.WaitedNote
+		}
+		lg.Write(reliability.Record{Kind: reliability.Start, Name: name, Token: tok, Time: time.Now(), Begin: begin, Sent: sent.Last(), Note: note})
 
 		t := time.NewTimer(holdTime())
 		select {
