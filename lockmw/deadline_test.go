@@ -260,3 +260,27 @@ func TestAcquisitionExecutedAfterItsCleanUpIsUndone(t *testing.T) {
 	})
 	t.Logf("undone %v after the late RESTORE's reply", time.Since(sent))
 }
+
+// An Unlock whose release timeout outlasts the client's read timeout runs on
+// the caller's goroutine (no goroutine per call) with a deadline one read
+// timeout earlier: go-redis, which does not honour the context's deadline
+// here, retries until then, and its last read ends within the release
+// timeout. Without the earlier deadline it would retry until the release
+// timeout and read one read timeout past it.
+func TestPausedServerInlineUnlockKeepsItsTimeout(t *testing.T) {
+	t.Parallel()
+	const readTO, releaseTO = time.Second, 3 * time.Second
+	srv := redistest.Start(t)
+	rdb := srv.NewClient(defaultOptions, func(o *redis.Options) { o.ReadTimeout = readTO })
+	c := locktest.New(t, rdb, lockmw.WithReleaseTimeout(releaseTO))
+	m := c.Mutex("inline-unlock")
+	h := locktest.MustLock(t, m, testsupport.Ctx(t))
+	require.NoError(t, srv.Pause())
+	start := time.Now()
+	err := m.Unlock(h)
+	took := time.Since(start)
+	require.NoError(t, srv.Resume())
+	require.Error(t, err, "Redis does not answer")
+	assert.Less(t, took, releaseTO, "Unlock returns within its release timeout")
+	t.Logf("Unlock on a paused server: returned after %v (release timeout %v, read timeout %v)", took, releaseTO, readTO)
+}
