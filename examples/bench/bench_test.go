@@ -76,7 +76,7 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 	}
 	// rlock in every scenario, poll in uncontended, contended and
 	// many-waiters and a skipped line in the others, then the compare line.
-	if got, want := len(rep.Results), 11; got != want {
+	if got, want := len(rep.Results), 13; got != want {
 		t.Fatalf("%d results, want %d: %+v", got, want, rep.Results)
 	}
 
@@ -139,7 +139,7 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 	})
 
 	t.Run("the peers are skipped in the rlock-only scenarios, once each", func(t *testing.T) {
-		for _, sc := range []string{"many-held", "mixed"} {
+		for _, sc := range []string{"many-held", "mixed", "trace"} {
 			if r := find(t, rep, sc, "poll"); r.Skipped == "" {
 				t.Errorf("%s with poll: not skipped: %+v", sc, r)
 			}
@@ -307,7 +307,7 @@ func TestFlags(t *testing.T) {
 			cfg.think != time.Millisecond || cfg.duration != 3*time.Second || cfg.held != 10000 ||
 			cfg.watchdog != 3*time.Second || cfg.rounds != 3 || cfg.waiters != 1000 ||
 			cfg.pollMin != time.Millisecond || cfg.pollMax != 5*time.Millisecond ||
-			len(cfg.scenarios) != 5 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) ||
+			len(cfg.scenarios) != 6 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) ||
 			strings.Join(cfg.locks, ",") != "rlock,redsync,redsync-1ms,redislock-100ms,redislock-1ms,rueidislock,poll,setnx" || cfg.addr != "" || cfg.json {
 			t.Errorf("defaults = %+v, want %+v", cfg, want)
 		}

@@ -49,15 +49,8 @@ func runContended(ctx context.Context, e *env, cfg config, kind string) (*result
 		defer l.close()
 		lockers[i] = l
 	}
-	// Warm up: connections and scripts, one worker at a time.
-	for _, l := range lockers {
-		h, err := l.lock(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("warm-up lock: %w", err)
-		}
-		if err := l.unlock(h); err != nil {
-			return nil, fmt.Errorf("warm-up unlock: %w", err)
-		}
+	if err := warmUp(ctx, lockers); err != nil {
+		return nil, err
 	}
 	m, err := measureContended(ctx, e, cfg, lockers, counter)
 	if err != nil {
@@ -70,6 +63,21 @@ func runContended(ctx context.Context, e *env, cfg config, kind string) (*result
 		}
 	}
 	return contendedResult(cfg, kind, m), nil
+}
+
+// warmUp takes and releases the lock with each locker, one at a time: the
+// connections are dialled and the scripts loaded before the run.
+func warmUp(ctx context.Context, lockers []locker) error {
+	for _, l := range lockers {
+		h, err := l.lock(ctx)
+		if err != nil {
+			return fmt.Errorf("warm-up lock: %w", err)
+		}
+		if err := l.unlock(h); err != nil {
+			return fmt.Errorf("warm-up unlock: %w", err)
+		}
+	}
+	return nil
 }
 
 // measureContended runs the workers for cfg.duration, a pinger beside

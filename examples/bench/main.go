@@ -122,20 +122,51 @@
 //     p50/p99/max (a Lock still waiting at the end counts until the end);
 //     and holds that overlapped. Targets, for the Redisson side: longest
 //     gap ≤ 2 s, share ≥ 0.25 × fair share; no overlapping holds.
+//   - trace (rlock only): where the time of one hand-off goes, the way the
+//     waiting user feels it, measured from outside the library. The
+//     contended scenario's set-up (-workers, -hold, -think, -duration; each
+//     worker its own go-redis client, default options, and its own Client;
+//     one name), with instruments on each worker's client: a go-redis hook
+//     and a Dialer whose connections time their reads. Per hand-off: U, the
+//     releasing worker calls Unlock; S and P, its release script is handed
+//     to go-redis and its reply arrives (the hook: the last EVALSHA or EVAL
+//     sent on the context Unlock was given, marked with a value, which the
+//     release's context keeps); E, Unlock returns; R, the waiting worker's
+//     connection reads the hand-off message (a Read whose bytes carry
+//     "rlock_handoff"; the payload names the waiter's owner field and the
+//     releaser's, whose client ID, lockmw.Client.ID(), says which worker
+//     released: a read that cut the message short counts for the worker's
+//     next Lock return); L, the waiting worker's Lock returns. Hand-offs
+//     are consecutive turns of different workers, as in contended; one is
+//     traced when it has all six. p50/p90/p99 of U→S (Unlock's own work
+//     before the send: the level, the release timeout's context, the
+//     script's arguments), S→P (the releaser's round trip: a pool
+//     connection, the write, the server's wake-up and script, the reply
+//     read), S→R (release sent → the waiter's process has the message: the
+//     write, the server's wake-up, the script, the publish's write, the
+//     waiter process's wake-up and read), R→L (go-redis decodes the
+//     message, lockmw's subscription goroutine dispatches it to the waiting
+//     goroutine, the hold is set up, Lock returns), P→E (after the reply:
+//     the hold ends, Unlock returns), U→E and U→L (the hand-off from the
+//     call); PING p50 during the run (the contended scenario's pinger) and
+//     U→L p50 / PING p50; the server's own time per script, INFO
+//     commandstats usec_per_call of EVALSHA over the run, an average over
+//     every script the run sent (acquisitions too, not only releases).
+//     One header line, then one aligned line per step.
 //
-// The other locks have no line of their own in many-held and mixed: one
+// The other locks have no line of their own in many-held, mixed and trace: one
 // line per scenario names them and says why.
 //
 // # Flags
 //
 //	-addr host:port   use this Redis instead of starting one
-//	-scenario s       all, uncontended, contended, many-held, many-waiters or mixed (default all)
+//	-scenario s       all, uncontended, contended, many-held, many-waiters, mixed or trace (default all)
 //	-lock l           all (default), both (rlock,poll), or NAME[,NAME] of the locks above
 //	-json             print one JSON document instead of text lines
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
 //	-block            uncontended: pairs per turn within a run (100)
 //	-workers, -hold, -think, -duration
-//	                  contended: 16 workers, 1ms, 1ms, 3s per lock (mixed: 3s per pair)
+//	                  contended and trace: 16 workers, 1ms, 1ms, 3s per lock (mixed: 3s per pair)
 //	-held, -watchdog, -rounds
 //	                  many-held: 10000 locks, 3s watchdog (renewal every 1s), 3 intervals
 //	-waiters          many-waiters: 1000 names and waiters
@@ -269,7 +300,7 @@ type config struct {
 
 type profiles struct{ cpu, mem string }
 
-var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters", "mixed"}
+var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters", "mixed", "trace"}
 
 // defaultConfig is what the flags default to.
 func defaultConfig() config {
@@ -302,7 +333,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		fmt.Fprintln(stderr, "usage: go run . [flags]   (in examples/bench; from the root: go run -C examples/bench . [flags])\n\nMeasures rlock beside redsync, bsm/redislock, rueidislock, a polling lock and a SET NX floor against one redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held, many-waiters or mixed")
+	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held, many-waiters, mixed or trace")
 	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(lockKinds, ", "))
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
@@ -331,10 +362,10 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	switch *scenario {
 	case "all":
 		cfg.scenarios = allScenarios
-	case "uncontended", "contended", "many-held", "many-waiters", "mixed":
+	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace":
 		cfg.scenarios = []string{*scenario}
 	default:
-		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters or mixed", *scenario)
+		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed or trace", *scenario)
 	}
 	mixes, err := parseMix(*mixFlag)
 	if err != nil {

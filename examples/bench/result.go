@@ -21,6 +21,7 @@ type result struct {
 
 	params []string // "k=v" in order, for the text line
 	parts  []string // text fragments in order
+	extra  []string // lines below the first, a block of their own (trace)
 }
 
 // target is one performance target: met when value op limit holds.
@@ -87,7 +88,8 @@ func (r *result) atLeast(name string, v, limit float64) {
 
 // text is the result's line, its fragments separated by tabs (rowWriter
 // aligns them). A skipped line has no tab: it takes no part in the
-// alignment.
+// alignment. A result with extra lines is a block: its first line has no
+// tab either, and the extra lines, tab-separated, align among themselves.
 func (r *result) text() string {
 	if r.Skipped != "" {
 		return r.Scenario + " " + r.Lock + " skipped: " + r.Skipped
@@ -107,6 +109,9 @@ func (r *result) text() string {
 			ts[i] = fmt.Sprintf("%s %s", t.Name, verdict)
 		}
 		cells = append(cells, "| targets: "+strings.Join(ts, ", "))
+	}
+	if len(r.extra) > 0 {
+		return strings.Join(cells, " ") + "\n" + strings.Join(r.extra, "\n")
 	}
 	return strings.Join(cells, "\t")
 }

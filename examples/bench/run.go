@@ -146,6 +146,7 @@ func (j job) String() string {
 var rlockOnly = map[string]string{
 	"many-held": "rlock only: it measures rlock's watchdog, which renews many locks in a few scripts",
 	"mixed":     "rlock only: the others do not speak Redisson's protocol",
+	"trace":     "rlock only: it traces rlock's hand-off message",
 }
 
 // jobs lists the runs cfg asks for, in order.
@@ -193,6 +194,8 @@ func runScenario(ctx context.Context, e *env, cfg config, j job) (*result, error
 		return runManyWaiters(ctx, e, cfg)
 	case "mixed":
 		return runMixed(ctx, e, cfg, j.mix)
+	case "trace":
+		return runTrace(ctx, e, cfg)
 	}
 	return nil, fmt.Errorf("unknown scenario %q", j.scenario)
 }
