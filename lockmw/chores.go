@@ -149,7 +149,7 @@ func (r *renewer) writeMetas() {
 		keys := make([]string, len(b))
 		args := make([]any, 0, 2*len(b))
 		for j, h := range b {
-			keys[j] = h.m.k.lock
+			keys[j] = h.lk.renewKey
 			args = append(args, h.field, metas[h])
 		}
 		calls[i] = scriptCall{keys: keys, args: args}

@@ -106,7 +106,7 @@ func (r *renewer) batchesOf(hs []*hold) [][]*hold {
 	}
 	bySlot := make(map[int][]*hold)
 	for _, h := range hs {
-		s := keySlot(h.m.k.lock)
+		s := keySlot(h.lk.renewKey)
 		b := bySlot[s]
 		if len(b) == maxBatch {
 			out = append(out, b)
@@ -135,7 +135,7 @@ func (r *renewer) renewHolds(hs []*hold) {
 		args := make([]any, 1, len(b)+1)
 		args[0] = ttl
 		for j, h := range b {
-			keys[j] = h.m.k.lock
+			keys[j] = h.lk.renewKey
 			args = append(args, h.field)
 		}
 		calls[i] = scriptCall{keys: keys, args: args}
@@ -210,11 +210,11 @@ func (r *renewer) settle(ctx context.Context, o batchOutcome, sent time.Time, to
 			h.renewed(sent)
 		case RenewLost:
 			if !h.releasing() {
-				h.end(endLost, fmt.Errorf("%w: renewal found %q gone or someone else's", ErrLockLost, h.m.name))
+				h.end(endLost, fmt.Errorf("%w: renewal found %q gone or someone else's", ErrLockLost, h.lk.name))
 			}
 		}
 		if ev.Locks != nil {
-			ev.Locks[j] = RenewedLock{Name: h.m.name, Context: h.hookCtx, Outcome: out}
+			ev.Locks[j] = RenewedLock{Name: h.lk.name, Context: h.hookCtx, Outcome: out}
 		}
 	}
 	if ev.Locks != nil {

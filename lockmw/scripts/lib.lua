@@ -57,6 +57,91 @@ local function rlock_tidy()
   end
 end
 
+-- The wait queue, shared by every lock kind (KEYS[3] the queue, KEYS[4] the
+-- waiter table).
+
+-- rlock_enqueue queues field (or refreshes its entry) for a lock busy for
+-- pttl more ms: its entry lives that long plus grace ms; ttl is the TTL the
+-- waiter's hold gets, fenced "1" when it takes a token, claim its claim
+-- window in ms, queued "1" when an earlier attempt may have queued it.
+local function rlock_enqueue(field, pttl, grace, ttl, fenced, claim, queued)
+  local keep = pttl
+  if keep < 0 then keep = 0 end
+  keep = keep + tonumber(grace)
+  local deadline = rlock_now() + keep
+  -- A first attempt's field is new, unless a re-send of it already ran:
+  -- NX keeps the place that one took. Later attempts look first.
+  if queued ~= '1' or redis.call('zscore', KEYS[3], field) == false then
+    local seq = redis.call('hincrby', KEYS[4], 'rlock:seq', '1')
+    redis.call('zadd', KEYS[3], 'NX', seq, field)
+  end
+  redis.call('hset', KEYS[4], field, deadline .. '|' .. ttl .. '|' .. fenced .. '|' .. claim)
+  if redis.call('pttl', KEYS[3]) < keep then
+    redis.call('pexpire', KEYS[3], keep)
+    redis.call('pexpire', KEYS[4], keep)
+  end
+end
+
+-- rlock_dequeue takes field out of the queue, when queued says an earlier
+-- attempt may have put it there.
+local function rlock_dequeue(field, queued)
+  if queued == '1' then
+    redis.call('zrem', KEYS[3], field)
+    redis.call('hdel', KEYS[4], field)
+    rlock_tidy()
+  end
+end
+
+-- rlock_next_waiter takes the first live waiter out of the queue and
+-- returns its field, the TTL in ms its hold gets until claimed (its claim
+-- window when shorter than its TTL: a waiter that died meanwhile blocks the
+-- lock that long, not a whole TTL) and whether it is fenced ("1"); nil when
+-- nobody live is queued. Waiters whose deadline has passed are dropped on
+-- the way. first, called once when the queue is found not empty and before
+-- anything is taken out, may stop it: nil is then returned.
+--
+-- Every redis.call costs the server a command: the queue's first two entries
+-- are read at once, so that taking the last one drops the waiter table
+-- without asking ZCARD (what rlock_tidy would).
+local function rlock_next_waiter(first)
+  local now = nil
+  local asked = false
+  for _ = 1, 100 do
+    local heads = redis.call('zrange', KEYS[3], '0', '1')
+    if #heads == 0 then return nil end
+    if not asked then
+      asked = true
+      if not first() then return nil end
+    end
+    local f = heads[1]
+    local info = redis.call('hget', KEYS[4], f)
+    redis.call('zrem', KEYS[3], f)
+    if #heads == 1 then
+      redis.call('del', KEYS[4]) -- the queue is empty now: its table goes too
+    else
+      redis.call('hdel', KEYS[4], f)
+    end
+    if info then
+      local deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
+      if now == nil then now = rlock_now() end
+      if deadline and tonumber(deadline) >= now then
+        if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
+        return f, ttl, fenced
+      end
+    end
+  end
+  return nil
+end
+
+-- rlock_tell publishes to the client of field, on its hand-off channel, that
+-- field now holds the lock: "<field>|<token>|<previous holder>|<metadata>".
+local function rlock_tell(pub, field, token, prev, meta)
+  local client = string.match(field, '^(.*):[^:]*$') or field
+  -- '%d': a token from the clock has 16 digits, which Lua's own number to
+  -- string (%.14g) would write with an exponent.
+  redis.call(pub, KEYS[7] .. ':' .. client, field .. '|' .. string.format('%d', token) .. '|' .. prev .. '|' .. meta)
+end
+
 -- rlockFairTurns is how many hand-offs in a row may go to rlock waiters while
 -- a Redisson waiter waits: the release after them is an open one (see
 -- rlock_handoff). docs/waiting.md, Beside Redisson waiters, says why 2.
@@ -95,59 +180,33 @@ end
 -- "rlock:meta" and "rlock:handoffs" when the caller has read them (nil: read
 -- here). It returns 1 when handed over.
 --
--- Every redis.call costs the server a command: the queue's first two entries
--- are read at once, so that taking the last one drops the waiter table
--- without asking ZCARD (what rlock_tidy would).
 local function rlock_handoff(pub, prev, tokenTTL, meta, turns)
-  local now = nil
   local freed = false
-  for _ = 1, 100 do
-    local heads = redis.call('zrange', KEYS[3], '0', '1')
-    if #heads == 0 then break end
-    if not freed then
-      if meta == nil then
-        local h = redis.call('hmget', KEYS[1], 'rlock:meta', 'rlock:handoffs')
-        meta, turns = h[1], h[2]
-      end
-      meta = meta or ''
-      turns = tonumber(turns or '0') + 1
-      redis.call('del', KEYS[1])
-      freed = true
-      if turns > rlockFairTurns and rlock_others_wait(pub) then
-        redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow))
-        break
-      end
+  local f, ttl, fenced = rlock_next_waiter(function()
+    if meta == nil then
+      local h = redis.call('hmget', KEYS[1], 'rlock:meta', 'rlock:handoffs')
+      meta, turns = h[1], h[2]
     end
-    local f = heads[1]
-    local info = redis.call('hget', KEYS[4], f)
-    redis.call('zrem', KEYS[3], f)
-    if #heads == 1 then
-      redis.call('del', KEYS[4]) -- the queue is empty now: its table goes too
-    else
-      redis.call('hdel', KEYS[4], f)
+    meta = meta or ''
+    turns = tonumber(turns or '0') + 1
+    redis.call('del', KEYS[1])
+    freed = true
+    if turns > rlockFairTurns and rlock_others_wait(pub) then
+      redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow))
+      return false
     end
-    if info then
-      local deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
-      if now == nil then now = rlock_now() end
-      if deadline and tonumber(deadline) >= now then
-        -- The waiter has claim ms to take the lock over (its client then
-        -- gives it its full TTL): a waiter that died meanwhile blocks the
-        -- name that long, not a whole TTL.
-        if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
-        redis.call('hset', KEYS[1], f, '1', 'rlock:handoffs', string.format('%d', turns))
-        redis.call('pexpire', KEYS[1], ttl)
-        local token = 0
-        if fenced == '1' then
-          token = rlock_next_token(tokenTTL)
-          redis.call('hset', KEYS[1], 'rlock:token', token)
-        end
-        local client = string.match(f, '^(.*):[^:]*$') or f
-        -- '%d': a token from the clock has 16 digits, which Lua's own
-        -- number to string (%.14g) would write with an exponent.
-        redis.call(pub, KEYS[7] .. ':' .. client, f .. '|' .. string.format('%d', token) .. '|' .. prev .. '|' .. meta)
-        return 1
-      end
+    return true
+  end)
+  if f then
+    redis.call('hset', KEYS[1], f, '1', 'rlock:handoffs', string.format('%d', turns))
+    redis.call('pexpire', KEYS[1], ttl)
+    local token = 0
+    if fenced == '1' then
+      token = rlock_next_token(tokenTTL)
+      redis.call('hset', KEYS[1], 'rlock:token', token)
     end
+    rlock_tell(pub, f, token, prev, meta)
+    return 1
   end
   if not freed then
     redis.call('del', KEYS[1])
