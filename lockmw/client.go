@@ -61,8 +61,8 @@ type Client struct {
 	// readBound is the longest socket read timeout of the nodes' clients,
 	// 0 when one of them has none or is of unknown type (see inlineBound).
 	readBound time.Duration
-	renewer    *renewer // renews the holds and runs the background chores
-	hubs       []*hub   // one per node of the store: the pub/sub side
+	renewer   *renewer // renews the holds and runs the background chores
+	hubs      []*hub   // one per node of the store: the pub/sub side
 
 	replicas       int           // WithReplicaSync: replicas that must acknowledge an acquisition
 	replicaTimeout time.Duration // and how long WAIT waits for them

@@ -194,12 +194,12 @@ func (h *hold) renewed(sent time.Time) {
 // says after a wait). A non-zero t.claimBy says the hold was handed over and
 // not claimed yet: it is lost then unless the renewer's claim succeeds
 // first.
-func (m *Mutex) startHold(ctx context.Context, a attempt, lease time.Duration, t turn, waited bool) context.Context {
-	c := m.c
-	h := &hold{lk: &m.lockBase, field: a.field, fieldArg: a.fieldArg, token: t.token, lease: lease, start: time.Now(), levels: 1}
+func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration, t turn, waited bool) context.Context {
+	c := b.c
+	h := &hold{lk: b, field: a.field, fieldArg: a.fieldArg, token: t.token, lease: lease, start: time.Now(), levels: 1}
 	h.hookCtx = ctx
 	if f := c.opts.hooks.HoldStart; f != nil {
-		if x := f(ctx, HoldStartEvent{Name: m.name, Field: a.field, Token: t.token, Lease: lease, Waited: waited}); x != nil {
+		if x := f(ctx, HoldStartEvent{Name: b.name, Field: a.field, Token: t.token, Lease: lease, Waited: waited}); x != nil {
 			h.hookCtx = x
 		}
 	}
@@ -213,8 +213,8 @@ func (m *Mutex) startHold(ctx context.Context, a attempt, lease time.Duration, t
 	if lease == 0 {
 		h.watch(t)
 	}
-	if f := c.opts.hooks.Metadata; f != nil {
-		if s := f(h.hookCtx, m.name); s != "" && len(s) <= MaxMetadataLen {
+	if f := c.opts.hooks.Metadata; f != nil && b.kind == kindMutex { // a permit has no hash to keep it
+		if s := f(h.hookCtx, b.name); s != "" && len(s) <= MaxMetadataLen {
 			c.renewer.setMeta(h, s)
 		}
 	}

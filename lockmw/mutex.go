@@ -38,7 +38,7 @@ func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
 		}
 	}
 	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex}, fenced: o.fencing}
-	if err := validateName(name, c.cluster); err != nil {
+	if err := validateName(name, c.cluster, newKeys); err != nil {
 		m.err = err
 		return m
 	}

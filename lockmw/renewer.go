@@ -120,9 +120,24 @@ func (r *renewer) batchesOf(hs []*hold) [][]*hold {
 	return out
 }
 
-// renewHolds renews hs: one script per batch, all batches in one pipeline
-// per node.
+// renewHolds renews hs: the mutexes' and the semaphores' permits apart
+// (each kind has its renewal script).
 func (r *renewer) renewHolds(hs []*hold) {
+	var mutexes, permits []*hold
+	for _, h := range hs {
+		if h.lk.kind == kindSemaphore {
+			permits = append(permits, h)
+		} else {
+			mutexes = append(mutexes, h)
+		}
+	}
+	r.renewKind(renewScript, mutexes)
+	r.renewKind(semRenewScript, permits)
+}
+
+// renewKind renews hs, holds of one kind, with its script sc: one script
+// per batch, all batches in one pipeline per node.
+func (r *renewer) renewKind(sc *redis.Script, hs []*hold) {
 	c := r.c
 	if len(hs) == 0 {
 		return
@@ -143,7 +158,7 @@ func (r *renewer) renewHolds(hs []*hold) {
 	ctx, cancel := context.WithTimeout(c.bgCtx, c.opts.watchdog/3)
 	defer cancel()
 	sent := time.Now()
-	perNode := c.store.runBatches(ctx, renewScript, calls)
+	perNode := c.store.runBatches(ctx, sc, calls)
 	took := time.Since(sent)
 	for i, b := range batches {
 		r.settle(ctx, batchVotes(perNode, i, b), sent, took)

@@ -215,3 +215,57 @@ local function rlock_handoff(pub, prev, tokenTTL, meta, turns)
   redis.call(pub, KEYS[2], '0')
   return 0
 end
+
+-- The semaphore's hand-off. Its keys: KEYS[1] the count of free permits
+-- (Redisson's RPermitExpirableSemaphore: an integer string), KEYS[2]
+-- Redisson's channel redisson_sc:{name}, KEYS[3] and KEYS[4] the queue and
+-- the waiter table, KEYS[5] the permits taken: a sorted set, member the
+-- holder's field, score its expiry in the server's ms; KEYS[7] the hand-off
+-- channels' prefix. The count of hand-offs in a row lives in the waiter
+-- table ("rlock:handoffs"), which goes with the queue.
+
+-- rlockNoLease is the score of a Redisson permit taken without a lease: it
+-- never expires.
+local rlockNoLease = 922337203685477
+
+-- rlock_sem_handoff gives a permit that prev gave back to the first live
+-- waiter in the queue: the waiter's field gets a permit that expires after
+-- its claim window, and only its client is told. As for the mutex, after
+-- rlockFairTurns hand-offs in a row while Redisson waiters wait, the permit
+-- goes back to the count instead, and for rlockOpenWindow ms rlock callers
+-- that would wait leave it to Redisson's woken threads. Returns 1 when
+-- handed over, else 0 (the caller gives the permit back: rlock_sem_giveback).
+local function rlock_sem_handoff(pub, prev)
+  local turns = 0
+  local f, ttl = rlock_next_waiter(function()
+    turns = tonumber(redis.call('hget', KEYS[4], 'rlock:handoffs') or '0') + 1
+    if turns > rlockFairTurns and rlock_others_wait(pub) then
+      redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow), 'rlock:handoffs', '0')
+      return false
+    end
+    return true
+  end)
+  if not f then
+    return 0
+  end
+  redis.call('zadd', KEYS[5], string.format('%d', rlock_now() + tonumber(ttl)), f)
+  if redis.call('exists', KEYS[4]) == 1 then -- more are queued: count this one
+    redis.call('hset', KEYS[4], 'rlock:handoffs', string.format('%d', turns))
+  end
+  rlock_tell(pub, f, 0, prev, '')
+  return 1
+end
+
+-- rlock_sem_giveback puts n permits back in the count and publishes the
+-- count on Redisson's channel (its waiters take as many permits as the
+-- message says; rlock clients wake as many waiters). When no permit is out
+-- any more, the count expires after idle ms (a name unused for that long
+-- leaves nothing behind; Redisson never expires it).
+local function rlock_sem_giveback(pub, n, idle)
+  local count = redis.call('incrby', KEYS[1], n)
+  redis.call(pub, KEYS[2], count)
+  if redis.call('exists', KEYS[5]) == 0 then
+    redis.call('pexpire', KEYS[1], idle)
+  end
+  return count
+end
