@@ -44,6 +44,8 @@ var (
 	semRenewLua string
 	//go:embed scripts/semavailable.lua
 	semAvailableLua string
+	//go:embed scripts/semunlockat.lua
+	semUnlockAtLua string
 )
 
 // The scripts run with EVALSHA; go-redis falls back to EVAL (which loads the
@@ -67,6 +69,7 @@ var (
 	semLeaveScript     = redis.NewScript(libLua + semLeaveLua)
 	semRenewScript     = redis.NewScript(libLua + semRenewLua)
 	semAvailableScript = redis.NewScript(libLua + semAvailableLua)
+	semUnlockAtScript  = redis.NewScript(libLua + semUnlockAtLua)
 )
 
 // The hashes of the scripts on the hot path, boxed once.

@@ -141,10 +141,13 @@ func (s *Semaphore) abandon(field string) {
 	s.c.renewer.abandon(s, field)
 }
 
-// releaseWithin runs semrelease.lua for field under the latch of reqID,
-// bounded by ctx (the release timeout).
-func (s *Semaphore) releaseWithin(ctx context.Context, field, reqID string) (int64, error) {
+// releaseWithin runs semrelease.lua for field under the latch of reqID
+// (semunlockat.lua with expireMS > 0), bounded by ctx (the release timeout).
+func (s *Semaphore) releaseWithin(ctx context.Context, field, reqID string, expireMS int64) (int64, error) {
 	run := func(ctx context.Context) (int64, error) {
+		if expireMS > 0 {
+			return semUnlockAtScript.Run(ctx, s.rdb, []string{s.k.permits}, field, expireMS).Int64()
+		}
 		return semReleaseScript.Run(ctx, s.rdb, s.fullKeys(reqID), field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
 	}
 	if !s.c.mustBound(ctx) {

@@ -124,6 +124,23 @@ func (s *Semaphore) TryLock(ctx context.Context, wait, lease time.Duration) (con
 // in Redis is touched) or has expired, or the Redis error (then Unlock may
 // be called again).
 func (s *Semaphore) Unlock(permit context.Context) error {
+	return s.release(permit, 0)
+}
+
+// UnlockAt gives the permit up at at: renewal stops now and the permit
+// expires at at (at once when at has passed), when anyone's next attempt
+// reclaims it. The permit context is cancelled now.
+func (s *Semaphore) UnlockAt(permit context.Context, at time.Time) error {
+	d := time.Until(at)
+	if d <= 0 {
+		return s.release(permit, 0)
+	}
+	return s.release(permit, msCeil(d))
+}
+
+// release gives the permit permit carries back now (expireMS 0) or lets it
+// expire in expireMS.
+func (s *Semaphore) release(permit context.Context, expireMS int64) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -148,13 +165,13 @@ func (s *Semaphore) Unlock(permit context.Context) error {
 	defer cancel()
 	h.beginRelease()
 	defer h.endRelease()
-	n, err := s.releaseWithin(rctx, h.field, lvl.reqID)
+	n, err := s.releaseWithin(rctx, h.field, lvl.reqID, expireMS)
 	if err != nil {
 		h.end(endReleased, nil) // stop renewing: the permit expires within the watchdog timeout
 		return withCtxErr(rctx, fmt.Errorf("lockmw: unlock semaphore %q: %w", s.name, err))
 	}
 	lvl.released = true
-	if n != 1 {
+	if n < 0 {
 		cause := fmt.Errorf("%w: the permit of %q had expired at unlock", ErrLockLost, s.name)
 		h.end(endLost, cause)
 		return cause

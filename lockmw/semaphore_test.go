@@ -237,3 +237,51 @@ func TestSemaphoreBesideRedisson(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, permits, n, "every permit is back")
 }
+
+// The decorators take a Semaphore: fn runs with one permit; Wrap with
+// WithPermits makes each key a semaphore; nil lockers and bad permits are
+// call-time errors.
+func TestSemaphoreDecorators(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
+
+	var lim limitChecker
+	work := func(ctx context.Context, key string) (int, error) {
+		defer lim.leave()
+		n := lim.enter()
+		time.Sleep(2 * time.Millisecond) // the work done with a permit
+		return int(n), nil
+	}
+	export := lockmw.Wrap(c, func(key string) string { return "export:" + key }, work, lockmw.WithPermits(2))
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			n, err := export(ctx, "tenant-1")
+			assert.NoError(t, err)
+			assert.LessOrEqual(t, n, 2, "at most two exports of one tenant at once")
+		})
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, lim.max.Load(), int64(2))
+
+	// WithLock on a semaphore, and its minimum hold (UnlockAt).
+	s := c.Semaphore("sem-withlock", 1)
+	require.NoError(t, lockmw.WithLock(ctx, s, func(ctx context.Context) error {
+		_, err := s.TryLock(ctx, 0, 0) // not reentrant: a second permit of one
+		assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+		return nil
+	}, lockmw.WithMinHold(time.Hour)))
+	_, err := s.TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "kept for the minimum hold")
+
+	var nilSem *lockmw.Semaphore
+	assert.ErrorIs(t, lockmw.WithLock(ctx, nilSem, func(context.Context) error { return nil }), lockmw.ErrInvalidArgument)
+	assert.ErrorIs(t, lockmw.WithLock(ctx, nil, func(context.Context) error { return nil }), lockmw.ErrInvalidArgument)
+	_, err = lockmw.Do(ctx, nilSem, func(context.Context) (int, error) { return 1, nil })
+	assert.ErrorIs(t, err, lockmw.ErrInvalidArgument)
+	bad := lockmw.Wrap(c, nil, work, lockmw.WithPermits(0))
+	_, err = bad(ctx, "x")
+	assert.ErrorIs(t, err, lockmw.ErrInvalidArgument)
+}
