@@ -285,3 +285,38 @@ func TestSemaphoreDecorators(t *testing.T) {
 	_, err = bad(ctx, "x")
 	assert.ErrorIs(t, err, lockmw.ErrInvalidArgument)
 }
+
+// On a 3-master cluster (sharded pub/sub): the limit holds across Clients,
+// a released permit is handed to a waiter, and names in different slots
+// are different semaphores.
+func TestSemaphoreCluster(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := testsupport.Ctx(t)
+	clients := []*lockmw.Client{locktest.New(t, cl.NewClient()), locktest.New(t, cl.NewClient()), locktest.New(t, cl.NewClient())}
+	for _, name := range []string{"sem-cluster-a", "sem-cluster-b", "{tenant-9}:exports"} {
+		var lim limitChecker
+		var wg sync.WaitGroup
+		for _, c := range clients {
+			for range 3 {
+				wg.Go(func() {
+					s := c.Semaphore(name, 2)
+					for range 5 {
+						p, err := s.Lock(ctx)
+						if !assert.NoError(t, err, name) {
+							return
+						}
+						assert.LessOrEqual(t, lim.enter(), int64(2), name)
+						time.Sleep(time.Millisecond)
+						lim.leave()
+						assert.NoError(t, s.Unlock(p))
+					}
+				})
+			}
+		}
+		wg.Wait()
+		n, err := clients[0].Semaphore(name, 2).Available(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n, name)
+	}
+}
