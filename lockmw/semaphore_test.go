@@ -320,3 +320,51 @@ func TestSemaphoreCluster(t *testing.T) {
 		assert.Equal(t, 2, n, name)
 	}
 }
+
+// Redisson waiters are not starved by rlock waiters that keep the queue
+// busy: while one waits, at most three hand-offs in a row go to rlock
+// waiters, then a permit goes back to the count and is published, and the
+// Redisson waiter takes it. Without that rule it would wait for the
+// earliest permit's expiry (the watchdog timeout, 30 s) and find it taken.
+func TestSemaphoreFairToRedissonWaiters(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	const name = "sem-fair"
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 3 {
+		s := locktest.NewOn(t, srv).Semaphore(name, 1)
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p, err := s.Lock(ctx)
+				if !assert.NoError(t, err) {
+					return
+				}
+				time.Sleep(time.Millisecond)
+				assert.NoError(t, s.Unlock(p))
+			}
+		})
+	}
+	rs := redisson.NewClient(srv.NewClient()).GetPermitExpirableSemaphore(name)
+	testsupport.Eventually(t, 10*time.Second, "rlock clients contend", func() bool {
+		return srv.Client().Exists(ctx, "rlock_queue:{"+name+"}").Val() == 1
+	})
+	for i := range 5 {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second) // well before the 30 s watchdog expiry
+		start := time.Now()
+		id, err := rs.Acquire(actx, 10*time.Second)
+		cancel()
+		require.NoError(t, err, "Redisson acquisition %d while rlock clients contend", i)
+		t.Logf("Redisson waiter %d got a permit after %v", i, time.Since(start))
+		time.Sleep(time.Millisecond)
+		require.NoError(t, rs.Release(ctx, id))
+	}
+	close(stop)
+	wg.Wait()
+}
