@@ -368,3 +368,39 @@ func TestSemaphoreFairToRedissonWaiters(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// The keys and messages are Redisson's: the count at name, the permits in
+// {name}:timeout scored by expiry in ms, and the count of free permits
+// published on redisson_sc:{name} when a permit goes back.
+func TestSemaphoreWire(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	admin := srv.Client()
+	sub := admin.Subscribe(ctx, "redisson_sc:{sem-wire}")
+	defer sub.Close()
+	_, err := sub.Receive(ctx) // the subscription is in place
+	require.NoError(t, err)
+
+	c := locktest.NewOn(t, srv)
+	s := c.Semaphore("sem-wire", 3)
+	before := time.Now()
+	p, err := s.Lock(ctx)
+	require.NoError(t, err)
+	after := time.Now()
+	assert.Equal(t, "2", admin.Get(ctx, "sem-wire").Val(), "the count of free permits")
+	assert.Equal(t, time.Duration(-1), admin.PTTL(ctx, "sem-wire").Val(), "no TTL while a permit is out")
+	members := admin.ZRangeWithScores(ctx, "{sem-wire}:timeout", 0, -1).Val()
+	require.Len(t, members, 1)
+	assert.Regexp(t, `^.+:\d+$`, members[0].Member, "the holder's field")
+	expiry := time.UnixMilli(int64(members[0].Score))
+	assert.False(t, expiry.Before(before.Add(lockmw.DefaultWatchdogTimeout-time.Second)), "expiry: now + the watchdog timeout, in ms")
+	assert.False(t, expiry.After(after.Add(lockmw.DefaultWatchdogTimeout+time.Second)))
+
+	require.NoError(t, s.Unlock(p))
+	msg, err := sub.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "3", msg.Payload, "the count after the release, as Redisson publishes it")
+	assert.Equal(t, int64(0), admin.Exists(ctx, "{sem-wire}:timeout").Val())
+	assert.Greater(t, admin.PTTL(ctx, "sem-wire").Val(), 23*time.Hour, "idle: the count expires after a day")
+}
