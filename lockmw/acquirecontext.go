@@ -59,7 +59,7 @@ func (a *boundedAttempt) Deadline() (time.Time, bool) {
 // plus lockmw's clean-up bounded by the release timeout) and gives back a
 // lock it won late. On success, end must be called once the hold is over
 // (after its release).
-func acquireWithin(ctx, actx context.Context, m *Mutex, wait, lease time.Duration) (hold context.Context, end func(), err error) {
+func acquireWithin(ctx, actx context.Context, m Locker, wait, lease time.Duration) (hold context.Context, end func(), err error) {
 	for _, c := range []context.Context{ctx, actx} {
 		if c.Err() != nil {
 			return nil, nil, ctxErr(c)
@@ -90,7 +90,7 @@ func acquireWithin(ctx, actx context.Context, m *Mutex, wait, lease time.Duratio
 
 // run calls TryLock and hands the result to the caller, or gives a lock won
 // after the caller gave up back.
-func (a *boundedAttempt) run(m *Mutex, wait, lease time.Duration) {
+func (a *boundedAttempt) run(m Locker, wait, lease time.Duration) {
 	hold, err := m.TryLock(a, wait, lease)
 	if a.state.CompareAndSwap(attemptPending, attemptTaken) {
 		a.result <- attemptResult{hold, err}

@@ -19,8 +19,15 @@ func BenchmarkLockUnlock(b *testing.B) {
 	benchLockUnlock(b, locktest.NewOn(b, srv).Mutex("bench"), context.Background())
 }
 
+// BenchmarkSemaphoreLockUnlock is BenchmarkLockUnlock for one permit of a
+// semaphore of 4: the uncontended take and give back.
+func BenchmarkSemaphoreLockUnlock(b *testing.B) {
+	srv := redistest.Start(b)
+	benchLockUnlock(b, locktest.NewOn(b, srv).Semaphore("bench-sem", 4), context.Background())
+}
+
 // benchLockUnlock times Lock and Unlock of m with ctx.
-func benchLockUnlock(b *testing.B, m *lockmw.Mutex, ctx context.Context) {
+func benchLockUnlock(b *testing.B, m lockmw.Locker, ctx context.Context) {
 	b.ReportAllocs()
 	for b.Loop() {
 		h, err := m.Lock(ctx)

@@ -20,6 +20,7 @@ type callOptions struct {
 	retry     *releaseRetry // WithReleaseRetry; nil: none
 	onAcquire func(ctx context.Context, name string)
 	onRelease func(ctx context.Context, name string, err error)
+	permits   int   // WithPermits; 0: a Mutex per key
 	err       error // the first invalid option, returned by every call
 }
 
@@ -60,6 +61,23 @@ func WithWait(d time.Duration) CallOption {
 // [ErrInvalidArgument] without running fn.
 func WithLease(d time.Duration) CallOption {
 	return durationOption("WithLease", "lease", d, func(o *callOptions) *time.Duration { return &o.lease })
+}
+
+// WithPermits makes every key of a [Wrap]ped function a [Semaphore] of n
+// permits instead of a [Mutex]: at most n calls with the same key run at
+// once, across goroutines, Clients and processes (and a call made from
+// inside fn with its context takes another permit: permits are not
+// reentrant). With [WithLock] and [Do], whose Locker is given, it has no
+// effect. n < 1 is call-time data: every call returns an error matching
+// [ErrInvalidArgument] and fn is not run.
+func WithPermits(n int) CallOption {
+	return func(o *callOptions) {
+		if n < 1 {
+			o.invalid(fmt.Errorf("%w: WithPermits(%d): want at least 1", ErrInvalidArgument, n))
+			return
+		}
+		o.permits = n
+	}
 }
 
 // durationOption is the CallOption name(d): it sets the duration field

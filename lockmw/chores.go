@@ -25,9 +25,17 @@ type chores struct {
 	stopped bool             // the goroutine has ended: undo on the caller's goroutine
 }
 
+// leaver is a lock kind whose abandoned acquisitions the renewer undoes:
+// leaveWithin takes field out of the queue and gives back (or keeps) a
+// lock or permit handed to it, bounded by ctx.
+type leaver interface {
+	leaveWithin(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error)
+}
+
 // undo is one undo chore.
 type undo struct {
-	m     *Mutex
+	l     leaver // an acquisition's lock
+	m     *Mutex // a re-entry's mutex
 	field string
 	reqID string    // a re-entry to undo; "" for an acquisition
 	until time.Time // retried at each renewer tick until then
@@ -39,8 +47,8 @@ func (r *renewer) undoReentry(m *Mutex, field, reqID string) {
 }
 
 // abandon queues the clean-up of an acquisition that did not complete.
-func (r *renewer) abandon(m *Mutex, field string) {
-	r.queueUndo(undo{m: m, field: field})
+func (r *renewer) abandon(l leaver, field string) {
+	r.queueUndo(undo{l: l, field: field})
 }
 
 // queueUndo queues u, or runs it now when the renewer has stopped.
@@ -83,11 +91,11 @@ func (r *renewer) runUndos(stop bool) {
 
 // run undoes u once.
 func (u undo) run(ctx context.Context) error {
-	m, c := u.m, u.m.c
 	if u.reqID == "" { // within runUndos's bound, so that renewals are not held up
-		_, _, err := m.leaveWithin(ctx, u.field, false, 0)
+		_, _, err := u.l.leaveWithin(ctx, u.field, false, 0)
 		return err
 	}
+	m, c := u.m, u.m.c
 	ctx, cancel := context.WithTimeout(ctx, c.opts.releaseTimeout)
 	defer cancel()
 	err := withinErr(ctx, func(ctx context.Context) error {
@@ -149,7 +157,7 @@ func (r *renewer) writeMetas() {
 		keys := make([]string, len(b))
 		args := make([]any, 0, 2*len(b))
 		for j, h := range b {
-			keys[j] = h.m.k.lock
+			keys[j] = h.lk.renewKey
 			args = append(args, h.field, metas[h])
 		}
 		calls[i] = scriptCall{keys: keys, args: args}

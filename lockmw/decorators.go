@@ -10,8 +10,9 @@ import (
 )
 
 // WithLock runs fn while holding m, and releases m when fn returns or panics
-// (a panic goes on after the release). It is Redisson's "run this action
-// inside the lock" without Lock and Unlock in sight:
+// (a panic goes on after the release). m is a *[Mutex], or a *[Semaphore]
+// (fn then runs with one permit), or any [Locker]. It is Redisson's "run
+// this action inside the lock" without Lock and Unlock in sight:
 //
 //	err := lockmw.WithLock(ctx, c.Mutex("invoice:42"), func(ctx context.Context) error {
 //		return bill(ctx, 42)
@@ -30,7 +31,8 @@ import (
 //     It matches [ErrNotAcquired] when the lock stayed busy for the whole
 //     wait (joined with ctx's error when ctx ended first), [ErrClosed] after
 //     Close, [ErrInvalidName] for a mutex with a bad name;
-//   - an error matching [ErrInvalidArgument] when m or fn is nil or an option
+//   - an error matching [ErrInvalidArgument] when m (or the *Mutex or
+//     *Semaphore inside it) or fn is nil or an option
 //     is out of range (a negative [WithWait], [WithLease] or [WithMinHold],
 //     a nil [WithAcquireContext], a [WithReleaseRetry] out of range); fn is
 //     not called;
@@ -52,9 +54,9 @@ import (
 //
 // WithLock is safe for concurrent use; concurrent calls on one lock name run
 // fn one at a time, across goroutines, Clients and processes.
-func WithLock(ctx context.Context, m *Mutex, fn func(ctx context.Context) error, opts ...CallOption) error {
-	if m == nil {
-		return fmt.Errorf("%w: WithLock: nil *Mutex", ErrInvalidArgument)
+func WithLock(ctx context.Context, m Locker, fn func(ctx context.Context) error, opts ...CallOption) error {
+	if err := checkLocker("WithLock", m); err != nil {
+		return err
 	}
 	if fn == nil {
 		return fmt.Errorf("%w: WithLock(%q): nil fn", ErrInvalidArgument, m.Name())
@@ -73,10 +75,10 @@ func WithLock(ctx context.Context, m *Mutex, fn func(ctx context.Context) error,
 // and returns fn's result with the error WithLock would return. The result
 // is fn's even when the error is not nil because the lock was lost or its
 // release failed; when fn did not run, it is the zero T.
-func Do[T any](ctx context.Context, m *Mutex, fn func(ctx context.Context) (T, error), opts ...CallOption) (T, error) {
+func Do[T any](ctx context.Context, m Locker, fn func(ctx context.Context) (T, error), opts ...CallOption) (T, error) {
 	var zero T
-	if m == nil {
-		return zero, fmt.Errorf("%w: Do: nil *Mutex", ErrInvalidArgument)
+	if err := checkLocker("Do", m); err != nil {
+		return zero, err
 	}
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Do(%q): nil fn", ErrInvalidArgument, m.Name())
@@ -96,7 +98,8 @@ func Do[T any](ctx context.Context, m *Mutex, fn func(ctx context.Context) (T, e
 //	charge := lockmw.Wrap(c, func(id string) string { return "lock.billing.charge#" + id }, chargeOrder)
 //	receipt, err := charge(ctx, "order-42")
 //
-// Each call locks the name key(a) as [Do] does, with opts, runs fn(hctx, a)
+// Each call locks the name key(a) as [Do] does (a [Mutex], or with
+// [WithPermits] a [Semaphore] of that many permits), with opts, runs fn(hctx, a)
 // with the hold context and returns its result and an error as [Do] does. So
 // calls with the same key run one at a time (across goroutines, Clients and
 // processes), calls with different keys run in parallel, and a wrapped call
@@ -142,7 +145,11 @@ func Wrap[A, R any](c *Client, key func(A) string, fn func(ctx context.Context, 
 		if k == "" {
 			return fn(ctx, a)
 		}
-		return run(ctx, c.Mutex(k), &o, func(hctx context.Context) (R, error) {
+		var l Locker = c.Mutex(k)
+		if o.permits > 0 {
+			l = c.Semaphore(k, o.permits)
+		}
+		return run(ctx, l, &o, func(hctx context.Context) (R, error) {
 			return fn(hctx, a)
 		})
 	}
@@ -160,7 +167,7 @@ func funcName(f any) string {
 // run is the body of WithLock, Do and Wrap: acquire, call fn with the hold
 // context, release (also on panic) and report what happened to the lock
 // meanwhile.
-func run[T any](ctx context.Context, m *Mutex, o *callOptions, fn func(ctx context.Context) (T, error)) (res T, err error) {
+func run[T any](ctx context.Context, m Locker, o *callOptions, fn func(ctx context.Context) (T, error)) (res T, err error) {
 	start := time.Now()
 	hctx, end, err := o.acquire(ctx, m)
 	if err != nil {
@@ -189,7 +196,7 @@ func run[T any](ctx context.Context, m *Mutex, o *callOptions, fn func(ctx conte
 
 // acquire takes m with the call's wait and lease, bounded by the
 // acquisition context when there is one. end is called once the hold is over.
-func (o *callOptions) acquire(ctx context.Context, m *Mutex) (hctx context.Context, end func(), err error) {
+func (o *callOptions) acquire(ctx context.Context, m Locker) (hctx context.Context, end func(), err error) {
 	if o.actx != nil {
 		return acquireWithin(ctx, o.actx, m, o.wait, o.lease)
 	}
@@ -200,16 +207,24 @@ func (o *callOptions) acquire(ctx context.Context, m *Mutex) (hctx context.Conte
 // release gives the hold up: at once, or with a minimum hold at start plus
 // that when it is still to come. A release that fails for a Redis error is
 // retried in the background with WithReleaseRetry.
-func (o *callOptions) release(m *Mutex, hctx context.Context, start time.Time) error {
+func (o *callOptions) release(m Locker, hctx context.Context, start time.Time) error {
+	own, _ := m.(ownLocker)
 	rel := func() error {
 		if at := start.Add(o.minHold); o.minHold > 0 && time.Now().Before(at) {
-			return m.UnlockAt(hctx, at)
+			if own != nil {
+				return own.UnlockAt(hctx, at)
+			}
+			time.Sleep(time.Until(at)) // another package's Locker: keep it that long
 		}
 		return m.Unlock(hctx)
 	}
 	err := rel()
 	if o.retry != nil && retryable(hctx, err) {
-		o.retry.start(hctx, rel, m.c.Done(), nil)
+		var done <-chan struct{}
+		if own != nil {
+			done = own.client().Done()
+		}
+		o.retry.start(hctx, rel, done, nil)
 	}
 	return err
 }

@@ -78,6 +78,15 @@
 // TTL (which keeps its queue entry alive); queue entries of waiters that died
 // expire.
 //
+// # Semaphores
+//
+// [Client.Semaphore] limits a name to at most N holders at once across
+// every process: Redisson's RPermitExpirableSemaphore (the count at name,
+// the permits in the sorted set {name}:timeout scored by expiry, the count
+// published on redisson_sc:{name}), waiting in the same queue with the same
+// hand-off, its permits renewed by the same watchdog and lost the same way.
+// A permit is not reentrant. See docs/semaphores.md.
+//
 // # Fencing
 //
 // With WithFencing each new hold takes a token from INCR

@@ -11,7 +11,7 @@ import (
 // acquisition, shared by its re-entries, ended by the last Unlock, a loss or
 // Close.
 type hold struct {
-	m        *Mutex
+	lk       *lockBase
 	field    string
 	fieldArg any // field, boxed once for the scripts
 	token    int64
@@ -73,7 +73,7 @@ func topLevel(ctx context.Context) *level {
 // that ctx carries, or nil.
 func (m *Mutex) findLevel(ctx context.Context) *level {
 	for l := topLevel(ctx); l != nil; l = l.parent {
-		if l.h.m.c == m.c && l.h.m.name == m.name {
+		if l.h.lk.same(&m.lockBase) {
 			return l
 		}
 	}
@@ -99,7 +99,7 @@ func (h *hold) end(kind endKind, cause error) bool {
 		prev == holdReleased && kind == endReleased: // released after a failed Unlock
 		h.state = holdReleased
 		h.mu.Unlock()
-		h.m.c.removeHold(h)
+		h.lk.c.removeHold(h)
 		return true
 	default:
 		h.mu.Unlock()
@@ -121,7 +121,7 @@ func (h *hold) end(kind endKind, cause error) bool {
 	}
 	h.mu.Unlock()
 
-	c := h.m.c
+	c := h.lk.c
 	if h.lease == 0 {
 		c.renewer.remove(h)
 	}
@@ -137,11 +137,11 @@ func (h *hold) end(kind endKind, cause error) bool {
 		h.stopDL()
 	}
 	if kind == endLost {
-		c.log.Warn("lockmw: lock lost", "name", h.m.name, "field", h.field, "cause", cause)
+		c.log.Warn("lockmw: lock lost", "name", h.lk.name, "field", h.field, "cause", cause)
 	}
 	if f := c.opts.hooks.HoldEnd; f != nil {
 		f(h.hookCtx, HoldEndEvent{
-			Name:     h.m.name,
+			Name:     h.lk.name,
 			Duration: time.Since(h.start),
 			Lost:     kind == endLost,
 			Err:      cause,
@@ -186,7 +186,7 @@ func (h *hold) renewed(sent time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.state == holdActive && h.lossTime != nil {
-		h.lossTime.Reset(time.Until(h.m.c.expiryBound(sent, h.m.c.opts.watchdog)))
+		h.lossTime.Reset(time.Until(h.lk.c.expiryBound(sent, h.lk.c.opts.watchdog)))
 	}
 }
 
@@ -194,12 +194,12 @@ func (h *hold) renewed(sent time.Time) {
 // says after a wait). A non-zero t.claimBy says the hold was handed over and
 // not claimed yet: it is lost then unless the renewer's claim succeeds
 // first.
-func (m *Mutex) startHold(ctx context.Context, a attempt, lease time.Duration, t turn, waited bool) context.Context {
-	c := m.c
-	h := &hold{m: m, field: a.field, fieldArg: a.fieldArg, token: t.token, lease: lease, start: time.Now(), levels: 1}
+func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration, t turn, waited bool) context.Context {
+	c := b.c
+	h := &hold{lk: b, field: a.field, fieldArg: a.fieldArg, token: t.token, lease: lease, start: time.Now(), levels: 1}
 	h.hookCtx = ctx
 	if f := c.opts.hooks.HoldStart; f != nil {
-		if x := f(ctx, HoldStartEvent{Name: m.name, Field: a.field, Token: t.token, Lease: lease, Waited: waited}); x != nil {
+		if x := f(ctx, HoldStartEvent{Name: b.name, Field: a.field, Token: t.token, Lease: lease, Waited: waited}); x != nil {
 			h.hookCtx = x
 		}
 	}
@@ -213,8 +213,8 @@ func (m *Mutex) startHold(ctx context.Context, a attempt, lease time.Duration, t
 	if lease == 0 {
 		h.watch(t)
 	}
-	if f := c.opts.hooks.Metadata; f != nil {
-		if s := f(h.hookCtx, m.name); s != "" && len(s) <= MaxMetadataLen {
+	if f := c.opts.hooks.Metadata; f != nil && b.kind == kindMutex { // a permit has no hash to keep it
+		if s := f(h.hookCtx, b.name); s != "" && len(s) <= MaxMetadataLen {
 			c.renewer.setMeta(h, s)
 		}
 	}
@@ -232,7 +232,7 @@ func (m *Mutex) startHold(ctx context.Context, a attempt, lease time.Duration, t
 // every renewal): a hold released before then is never claimed, which
 // spares a short hold under contention one round trip.
 func (h *hold) watch(t turn) {
-	c := h.m.c
+	c := h.lk.c
 	c.renewer.add(h) // first: a claim of a hold the renewer lacks is dropped
 	lossAt := c.expiryBound(t.base, c.opts.watchdog)
 	if !t.claimBy.IsZero() {
@@ -240,7 +240,7 @@ func (h *hold) watch(t turn) {
 	}
 	h.mu.Lock()
 	h.lossTime = time.AfterFunc(time.Until(lossAt), func() {
-		h.end(endLost, fmt.Errorf("%w: renewals of %q failed until the key could have expired", ErrLockLost, h.m.name))
+		h.end(endLost, fmt.Errorf("%w: renewals of %q failed until the key could have expired", ErrLockLost, h.lk.name))
 	})
 	if !t.claimBy.IsZero() {
 		window := time.Duration(claimWindow(c.opts.watchdog)) * time.Millisecond

@@ -23,6 +23,8 @@ type keys struct {
 	token     string // fencing counter
 	handoff   string // hand-off channels' prefix (":<clientID>" appended); alone, the roll-call channel
 	latchBase string // prefix of per-request latch keys; request ID appended
+	permits   string // a semaphore's permits taken (sorted set); "" for a mutex
+	sem       bool   // the keys of a semaphore
 }
 
 // prefixName is Redisson's rule for a key derived from a lock name: the name
@@ -59,13 +61,42 @@ func newKeys(name string) keys {
 	}
 }
 
+// suffixName is Redisson's rule for a key named after an object with a
+// suffix: the name goes into a {hash tag} unless it already contains a
+// brace ({name}:timeout, a semaphore's permits).
+func suffixName(name, suffix string) string {
+	if strings.Contains(name, "{") {
+		return name + ":" + suffix
+	}
+	return "{" + name + "}:" + suffix
+}
+
+// newSemKeys returns the keys of the semaphore name: Redisson's
+// RPermitExpirableSemaphore's count, permits and channel, and rlock's queue.
+func newSemKeys(name string) keys {
+	return keys{
+		lock:      name,
+		channel:   prefixName("redisson_sc", name),
+		queue:     ownName("rlock_queue", name),
+		waiters:   ownName("rlock_waiters", name),
+		handoff:   ownName("rlock_handoff", name),
+		latchBase: prefixName("redisson_unlock_latch", name) + ":",
+		permits:   suffixName(name, "timeout"),
+		sem:       true,
+	}
+}
+
 // all returns the keys and channels that must share the lock's hash slot.
 func (k *keys) all() []string {
+	if k.sem {
+		return []string{k.lock, k.channel, k.queue, k.waiters, k.permits, k.handoff}
+	}
 	return []string{k.lock, k.channel, k.queue, k.waiters, k.token, k.handoff}
 }
 
-// validateName checks a name that arrives at call time.
-func validateName(name string, cluster bool) error {
+// validateName checks a name that arrives at call time, for a lock whose
+// keys newKeys gives.
+func validateName(name string, cluster bool, newKeys func(string) keys) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty", ErrInvalidName)

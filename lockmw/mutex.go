@@ -18,8 +18,7 @@ const Forever time.Duration = math.MaxInt64
 // a hold context, and the hold belongs to whoever has that context (or one
 // derived from it). See the package documentation.
 type Mutex struct {
-	c      *Client
-	name   string
+	lockBase
 	k      keys
 	fenced bool
 	err    error    // ErrInvalidName, returned by every call
@@ -38,12 +37,13 @@ func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
 			opt(&o)
 		}
 	}
-	m := &Mutex{c: c, name: name, fenced: o.fencing}
-	if err := validateName(name, c.cluster); err != nil {
+	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex}, fenced: o.fencing}
+	if err := validateName(name, c.cluster, newKeys); err != nil {
 		m.err = err
 		return m
 	}
 	m.k = newKeys(name)
+	m.renewKey = m.k.lock
 	m.akeys = []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token}
 	m.keyArgs = []any{m.akeys[0], m.akeys[1], m.akeys[2], m.akeys[3], m.akeys[4]}
 	m.hot = c.contention.slot(name)

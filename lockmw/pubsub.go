@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,13 +102,13 @@ func (h *hub) join(ctx context.Context, k *keys, w *waiter, sent time.Time) (ns 
 	if h.closed {
 		return nil, false, nil, ErrClosed
 	}
-	ns = h.names[k.lock]
+	ns = h.names[k.channel]
 	if ns == nil {
 		ns = &nameSub{name: k.lock, k: k, handoff: k.handoff + ":" + c.id, byField: make(map[string]*waiter), ready: make(chan struct{})}
 		if err := h.subscribe(ctx, ns, pub == "spublish", 0); err != nil {
 			return nil, false, nil, err
 		}
-		h.names[k.lock] = ns
+		h.names[k.channel] = ns
 		h.byChannel[k.channel] = ns
 		h.byChannel[ns.handoff] = ns
 	}
@@ -418,6 +419,22 @@ func (h *hub) dispatch(channel, payload string) {
 		}
 		if strings.HasPrefix(field, h.c.id+":") {
 			h.pending[field] = pendingHandoff{handoff: ho, at: time.Now()}
+		}
+		return
+	}
+	// A semaphore's channel carries the count of free permits: as many
+	// waiters wake (Redisson's SemaphorePubSub).
+	if ns.k.sem {
+		n, _ := strconv.Atoi(payload)
+		for _, w := range ns.waiters {
+			if n <= 0 {
+				break
+			}
+			select {
+			case w.wake <- struct{}{}:
+				n--
+			default:
+			}
 		}
 		return
 	}

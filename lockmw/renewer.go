@@ -106,7 +106,7 @@ func (r *renewer) batchesOf(hs []*hold) [][]*hold {
 	}
 	bySlot := make(map[int][]*hold)
 	for _, h := range hs {
-		s := keySlot(h.m.k.lock)
+		s := keySlot(h.lk.renewKey)
 		b := bySlot[s]
 		if len(b) == maxBatch {
 			out = append(out, b)
@@ -120,9 +120,24 @@ func (r *renewer) batchesOf(hs []*hold) [][]*hold {
 	return out
 }
 
-// renewHolds renews hs: one script per batch, all batches in one pipeline
-// per node.
+// renewHolds renews hs: the mutexes' and the semaphores' permits apart
+// (each kind has its renewal script).
 func (r *renewer) renewHolds(hs []*hold) {
+	var mutexes, permits []*hold
+	for _, h := range hs {
+		if h.lk.kind == kindSemaphore {
+			permits = append(permits, h)
+		} else {
+			mutexes = append(mutexes, h)
+		}
+	}
+	r.renewKind(renewScript, mutexes)
+	r.renewKind(semRenewScript, permits)
+}
+
+// renewKind renews hs, holds of one kind, with its script sc: one script
+// per batch, all batches in one pipeline per node.
+func (r *renewer) renewKind(sc *redis.Script, hs []*hold) {
 	c := r.c
 	if len(hs) == 0 {
 		return
@@ -135,7 +150,7 @@ func (r *renewer) renewHolds(hs []*hold) {
 		args := make([]any, 1, len(b)+1)
 		args[0] = ttl
 		for j, h := range b {
-			keys[j] = h.m.k.lock
+			keys[j] = h.lk.renewKey
 			args = append(args, h.field)
 		}
 		calls[i] = scriptCall{keys: keys, args: args}
@@ -143,7 +158,7 @@ func (r *renewer) renewHolds(hs []*hold) {
 	ctx, cancel := context.WithTimeout(c.bgCtx, c.opts.watchdog/3)
 	defer cancel()
 	sent := time.Now()
-	perNode := c.store.runBatches(ctx, renewScript, calls)
+	perNode := c.store.runBatches(ctx, sc, calls)
 	took := time.Since(sent)
 	for i, b := range batches {
 		r.settle(ctx, batchVotes(perNode, i, b), sent, took)
@@ -210,11 +225,11 @@ func (r *renewer) settle(ctx context.Context, o batchOutcome, sent time.Time, to
 			h.renewed(sent)
 		case RenewLost:
 			if !h.releasing() {
-				h.end(endLost, fmt.Errorf("%w: renewal found %q gone or someone else's", ErrLockLost, h.m.name))
+				h.end(endLost, fmt.Errorf("%w: renewal found %q gone or someone else's", ErrLockLost, h.lk.name))
 			}
 		}
 		if ev.Locks != nil {
-			ev.Locks[j] = RenewedLock{Name: h.m.name, Context: h.hookCtx, Outcome: out}
+			ev.Locks[j] = RenewedLock{Name: h.lk.name, Context: h.hookCtx, Outcome: out}
 		}
 	}
 	if ev.Locks != nil {

@@ -34,6 +34,18 @@ var (
 	touchLua string
 	//go:embed scripts/fence.lua
 	fenceLua string
+	//go:embed scripts/semacquire.lua
+	semAcquireLua string
+	//go:embed scripts/semrelease.lua
+	semReleaseLua string
+	//go:embed scripts/semleave.lua
+	semLeaveLua string
+	//go:embed scripts/semrenew.lua
+	semRenewLua string
+	//go:embed scripts/semavailable.lua
+	semAvailableLua string
+	//go:embed scripts/semunlockat.lua
+	semUnlockAtLua string
 )
 
 // The scripts run with EVALSHA; go-redis falls back to EVAL (which loads the
@@ -51,6 +63,13 @@ var (
 	claimScript       = redis.NewScript(claimLua)
 	touchScript       = redis.NewScript(touchLua)
 	fenceScript       = redis.NewScript(fenceLua)
+
+	semAcquireScript   = redis.NewScript(libLua + semAcquireLua)
+	semReleaseScript   = redis.NewScript(libLua + semReleaseLua)
+	semLeaveScript     = redis.NewScript(libLua + semLeaveLua)
+	semRenewScript     = redis.NewScript(libLua + semRenewLua)
+	semAvailableScript = redis.NewScript(libLua + semAvailableLua)
+	semUnlockAtScript  = redis.NewScript(libLua + semUnlockAtLua)
 )
 
 // The hashes of the scripts on the hot path, boxed once.

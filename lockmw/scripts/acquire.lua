@@ -17,11 +17,7 @@
 --         {0, pttl, holder field, holder metadata} when it is busy (or left
 --         to Redisson's waiters: then pttl is what is left of that, no holder).
 local function won(token)
-  if ARGV[6] == '1' then
-    redis.call('zrem', KEYS[3], ARGV[2])
-    redis.call('hdel', KEYS[4], ARGV[2])
-    rlock_tidy()
-  end
+  rlock_dequeue(ARGV[2], ARGV[6])
   return {1, token}
 end
 
@@ -75,20 +71,6 @@ local pttl = yield
 if pttl <= 0 then pttl = redis.call('pttl', KEYS[1]) end
 
 if ARGV[3] == '1' then
-  local keep = pttl
-  if keep < 0 then keep = 0 end
-  keep = keep + tonumber(ARGV[4])
-  local deadline = rlock_now() + keep
-  -- A first attempt's field is new, unless a re-send of it already ran:
-  -- NX keeps the place that one took. Later attempts look first.
-  if ARGV[6] ~= '1' or redis.call('zscore', KEYS[3], ARGV[2]) == false then
-    local seq = redis.call('hincrby', KEYS[4], 'rlock:seq', '1')
-    redis.call('zadd', KEYS[3], 'NX', seq, ARGV[2])
-  end
-  redis.call('hset', KEYS[4], ARGV[2], deadline .. '|' .. ARGV[1] .. '|' .. ARGV[5] .. '|' .. ARGV[7])
-  if redis.call('pttl', KEYS[3]) < keep then
-    redis.call('pexpire', KEYS[3], keep)
-    redis.call('pexpire', KEYS[4], keep)
-  end
+  rlock_enqueue(ARGV[2], pttl, ARGV[4], ARGV[1], ARGV[5], ARGV[7], ARGV[6])
 end
 return {0, pttl, holder, meta}

@@ -57,6 +57,91 @@ local function rlock_tidy()
   end
 end
 
+-- The wait queue, shared by every lock kind (KEYS[3] the queue, KEYS[4] the
+-- waiter table).
+
+-- rlock_enqueue queues field (or refreshes its entry) for a lock busy for
+-- pttl more ms: its entry lives that long plus grace ms; ttl is the TTL the
+-- waiter's hold gets, fenced "1" when it takes a token, claim its claim
+-- window in ms, queued "1" when an earlier attempt may have queued it.
+local function rlock_enqueue(field, pttl, grace, ttl, fenced, claim, queued)
+  local keep = pttl
+  if keep < 0 then keep = 0 end
+  keep = keep + tonumber(grace)
+  local deadline = rlock_now() + keep
+  -- A first attempt's field is new, unless a re-send of it already ran:
+  -- NX keeps the place that one took. Later attempts look first.
+  if queued ~= '1' or redis.call('zscore', KEYS[3], field) == false then
+    local seq = redis.call('hincrby', KEYS[4], 'rlock:seq', '1')
+    redis.call('zadd', KEYS[3], 'NX', seq, field)
+  end
+  redis.call('hset', KEYS[4], field, deadline .. '|' .. ttl .. '|' .. fenced .. '|' .. claim)
+  if redis.call('pttl', KEYS[3]) < keep then
+    redis.call('pexpire', KEYS[3], keep)
+    redis.call('pexpire', KEYS[4], keep)
+  end
+end
+
+-- rlock_dequeue takes field out of the queue, when queued says an earlier
+-- attempt may have put it there.
+local function rlock_dequeue(field, queued)
+  if queued == '1' then
+    redis.call('zrem', KEYS[3], field)
+    redis.call('hdel', KEYS[4], field)
+    rlock_tidy()
+  end
+end
+
+-- rlock_next_waiter takes the first live waiter out of the queue and
+-- returns its field, the TTL in ms its hold gets until claimed (its claim
+-- window when shorter than its TTL: a waiter that died meanwhile blocks the
+-- lock that long, not a whole TTL) and whether it is fenced ("1"); nil when
+-- nobody live is queued. Waiters whose deadline has passed are dropped on
+-- the way. first, called once when the queue is found not empty and before
+-- anything is taken out, may stop it: nil is then returned.
+--
+-- Every redis.call costs the server a command: the queue's first two entries
+-- are read at once, so that taking the last one drops the waiter table
+-- without asking ZCARD (what rlock_tidy would).
+local function rlock_next_waiter(first)
+  local now = nil
+  local asked = false
+  for _ = 1, 100 do
+    local heads = redis.call('zrange', KEYS[3], '0', '1')
+    if #heads == 0 then return nil end
+    if not asked then
+      asked = true
+      if not first() then return nil end
+    end
+    local f = heads[1]
+    local info = redis.call('hget', KEYS[4], f)
+    redis.call('zrem', KEYS[3], f)
+    if #heads == 1 then
+      redis.call('del', KEYS[4]) -- the queue is empty now: its table goes too
+    else
+      redis.call('hdel', KEYS[4], f)
+    end
+    if info then
+      local deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
+      if now == nil then now = rlock_now() end
+      if deadline and tonumber(deadline) >= now then
+        if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
+        return f, ttl, fenced
+      end
+    end
+  end
+  return nil
+end
+
+-- rlock_tell publishes to the client of field, on its hand-off channel, that
+-- field now holds the lock: "<field>|<token>|<previous holder>|<metadata>".
+local function rlock_tell(pub, field, token, prev, meta)
+  local client = string.match(field, '^(.*):[^:]*$') or field
+  -- '%d': a token from the clock has 16 digits, which Lua's own number to
+  -- string (%.14g) would write with an exponent.
+  redis.call(pub, KEYS[7] .. ':' .. client, field .. '|' .. string.format('%d', token) .. '|' .. prev .. '|' .. meta)
+end
+
 -- rlockFairTurns is how many hand-offs in a row may go to rlock waiters while
 -- a Redisson waiter waits: the release after them is an open one (see
 -- rlock_handoff). docs/waiting.md, Beside Redisson waiters, says why 2.
@@ -95,59 +180,33 @@ end
 -- "rlock:meta" and "rlock:handoffs" when the caller has read them (nil: read
 -- here). It returns 1 when handed over.
 --
--- Every redis.call costs the server a command: the queue's first two entries
--- are read at once, so that taking the last one drops the waiter table
--- without asking ZCARD (what rlock_tidy would).
 local function rlock_handoff(pub, prev, tokenTTL, meta, turns)
-  local now = nil
   local freed = false
-  for _ = 1, 100 do
-    local heads = redis.call('zrange', KEYS[3], '0', '1')
-    if #heads == 0 then break end
-    if not freed then
-      if meta == nil then
-        local h = redis.call('hmget', KEYS[1], 'rlock:meta', 'rlock:handoffs')
-        meta, turns = h[1], h[2]
-      end
-      meta = meta or ''
-      turns = tonumber(turns or '0') + 1
-      redis.call('del', KEYS[1])
-      freed = true
-      if turns > rlockFairTurns and rlock_others_wait(pub) then
-        redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow))
-        break
-      end
+  local f, ttl, fenced = rlock_next_waiter(function()
+    if meta == nil then
+      local h = redis.call('hmget', KEYS[1], 'rlock:meta', 'rlock:handoffs')
+      meta, turns = h[1], h[2]
     end
-    local f = heads[1]
-    local info = redis.call('hget', KEYS[4], f)
-    redis.call('zrem', KEYS[3], f)
-    if #heads == 1 then
-      redis.call('del', KEYS[4]) -- the queue is empty now: its table goes too
-    else
-      redis.call('hdel', KEYS[4], f)
+    meta = meta or ''
+    turns = tonumber(turns or '0') + 1
+    redis.call('del', KEYS[1])
+    freed = true
+    if turns > rlockFairTurns and rlock_others_wait(pub) then
+      redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow))
+      return false
     end
-    if info then
-      local deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
-      if now == nil then now = rlock_now() end
-      if deadline and tonumber(deadline) >= now then
-        -- The waiter has claim ms to take the lock over (its client then
-        -- gives it its full TTL): a waiter that died meanwhile blocks the
-        -- name that long, not a whole TTL.
-        if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
-        redis.call('hset', KEYS[1], f, '1', 'rlock:handoffs', string.format('%d', turns))
-        redis.call('pexpire', KEYS[1], ttl)
-        local token = 0
-        if fenced == '1' then
-          token = rlock_next_token(tokenTTL)
-          redis.call('hset', KEYS[1], 'rlock:token', token)
-        end
-        local client = string.match(f, '^(.*):[^:]*$') or f
-        -- '%d': a token from the clock has 16 digits, which Lua's own
-        -- number to string (%.14g) would write with an exponent.
-        redis.call(pub, KEYS[7] .. ':' .. client, f .. '|' .. string.format('%d', token) .. '|' .. prev .. '|' .. meta)
-        return 1
-      end
+    return true
+  end)
+  if f then
+    redis.call('hset', KEYS[1], f, '1', 'rlock:handoffs', string.format('%d', turns))
+    redis.call('pexpire', KEYS[1], ttl)
+    local token = 0
+    if fenced == '1' then
+      token = rlock_next_token(tokenTTL)
+      redis.call('hset', KEYS[1], 'rlock:token', token)
     end
+    rlock_tell(pub, f, token, prev, meta)
+    return 1
   end
   if not freed then
     redis.call('del', KEYS[1])
@@ -155,4 +214,58 @@ local function rlock_handoff(pub, prev, tokenTTL, meta, turns)
   -- (a queue emptied here, or before, had its waiter table dropped with it)
   redis.call(pub, KEYS[2], '0')
   return 0
+end
+
+-- The semaphore's hand-off. Its keys: KEYS[1] the count of free permits
+-- (Redisson's RPermitExpirableSemaphore: an integer string), KEYS[2]
+-- Redisson's channel redisson_sc:{name}, KEYS[3] and KEYS[4] the queue and
+-- the waiter table, KEYS[5] the permits taken: a sorted set, member the
+-- holder's field, score its expiry in the server's ms; KEYS[7] the hand-off
+-- channels' prefix. The count of hand-offs in a row lives in the waiter
+-- table ("rlock:handoffs"), which goes with the queue.
+
+-- rlockNoLease is the score of a Redisson permit taken without a lease: it
+-- never expires.
+local rlockNoLease = 922337203685477
+
+-- rlock_sem_handoff gives a permit that prev gave back to the first live
+-- waiter in the queue: the waiter's field gets a permit that expires after
+-- its claim window, and only its client is told. As for the mutex, after
+-- rlockFairTurns hand-offs in a row while Redisson waiters wait, the permit
+-- goes back to the count instead, and for rlockOpenWindow ms rlock callers
+-- that would wait leave it to Redisson's woken threads. Returns 1 when
+-- handed over, else 0 (the caller gives the permit back: rlock_sem_giveback).
+local function rlock_sem_handoff(pub, prev)
+  local turns = 0
+  local f, ttl = rlock_next_waiter(function()
+    turns = tonumber(redis.call('hget', KEYS[4], 'rlock:handoffs') or '0') + 1
+    if turns > rlockFairTurns and rlock_others_wait(pub) then
+      redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow), 'rlock:handoffs', '0')
+      return false
+    end
+    return true
+  end)
+  if not f then
+    return 0
+  end
+  redis.call('zadd', KEYS[5], string.format('%d', rlock_now() + tonumber(ttl)), f)
+  if redis.call('exists', KEYS[4]) == 1 then -- more are queued: count this one
+    redis.call('hset', KEYS[4], 'rlock:handoffs', string.format('%d', turns))
+  end
+  rlock_tell(pub, f, 0, prev, '')
+  return 1
+end
+
+-- rlock_sem_giveback puts n permits back in the count and publishes the
+-- count on Redisson's channel (its waiters take as many permits as the
+-- message says; rlock clients wake as many waiters). When no permit is out
+-- any more, the count expires after idle ms (a name unused for that long
+-- leaves nothing behind; Redisson never expires it).
+local function rlock_sem_giveback(pub, n, idle)
+  local count = redis.call('incrby', KEYS[1], n)
+  redis.call(pub, KEYS[2], count)
+  if redis.call('exists', KEYS[5]) == 0 then
+    redis.call('pexpire', KEYS[1], idle)
+  end
+  return count
 end

@@ -1,0 +1,32 @@
+package lockmw
+
+// lockKind is what kind of lock a name is: a mutex or a semaphore.
+type lockKind uint8
+
+const (
+	kindMutex lockKind = iota
+	kindSemaphore
+)
+
+// String names the kind, as the hooks' events and the logs do.
+func (k lockKind) String() string {
+	if k == kindSemaphore {
+		return "semaphore"
+	}
+	return "mutex"
+}
+
+// lockBase is what every lock kind shares and what a hold needs of the
+// lock it holds: the Client, the name, the kind, and the key the watchdog
+// renews (a mutex's hash, a semaphore's sorted set of permits).
+type lockBase struct {
+	c        *Client
+	name     string
+	kind     lockKind
+	renewKey string
+}
+
+// same reports whether b and o are one lock: the same Client, name and kind.
+func (b *lockBase) same(o *lockBase) bool {
+	return b.c == o.c && b.name == o.name && b.kind == o.kind
+}

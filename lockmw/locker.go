@@ -1,0 +1,52 @@
+package lockmw
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Locker is what the decorators ([WithLock], [Do]) take: *[Mutex] and
+// *[Semaphore] implement it. Lock and TryLock return the hold context that
+// Unlock takes, as on a Mutex.
+type Locker interface {
+	Lock(ctx context.Context) (context.Context, error)
+	TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error)
+	Unlock(ctx context.Context) error
+	Name() string
+}
+
+// The lockers of this package: they can also give a hold up later (UnlockAt,
+// for WithMinHold) and have a Client (whose end stops WithReleaseRetry).
+var (
+	_ ownLocker = (*Mutex)(nil)
+	_ ownLocker = (*Semaphore)(nil)
+)
+
+// ownLocker is a Locker of this package.
+type ownLocker interface {
+	Locker
+	UnlockAt(ctx context.Context, at time.Time) error
+	client() *Client
+}
+
+func (m *Mutex) client() *Client     { return m.c }
+func (s *Semaphore) client() *Client { return s.c }
+
+// checkLocker returns ErrInvalidArgument, naming the caller what, for a nil
+// Locker or a nil *Mutex or *Semaphore inside one.
+func checkLocker(what string, l Locker) error {
+	switch v := l.(type) {
+	case nil:
+		return fmt.Errorf("%w: %s: nil Locker", ErrInvalidArgument, what)
+	case *Mutex:
+		if v == nil {
+			return fmt.Errorf("%w: %s: nil *Mutex", ErrInvalidArgument, what)
+		}
+	case *Semaphore:
+		if v == nil {
+			return fmt.Errorf("%w: %s: nil *Semaphore", ErrInvalidArgument, what)
+		}
+	}
+	return nil
+}

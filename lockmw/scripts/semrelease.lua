@@ -1,0 +1,19 @@
+-- semrelease gives back a permit (lib.lua's semaphore keys, KEYS[6] the
+-- request's latch): to the first live waiter in the queue, else to the
+-- count, publishing the count on Redisson's channel.
+--
+-- ARGV[1] field, ARGV[2] 'publish' or 'spublish', ARGV[3] latch TTL in ms,
+-- ARGV[4] how long in ms the count outlives its last permit.
+-- Returns 1 when given back, -1 when the field holds no permit (it expired
+-- and was reclaimed, or was never ours); a re-sent request that already
+-- ran gets its first answer from the latch.
+if redis.call('zrem', KEYS[5], ARGV[1]) == 0 then
+  local done = redis.call('get', KEYS[6])
+  if done then return tonumber(done) end
+  return -1
+end
+if rlock_sem_handoff(ARGV[2], ARGV[1]) == 0 then
+  rlock_sem_giveback(ARGV[2], '1', ARGV[4])
+end
+redis.call('set', KEYS[6], '1', 'px', ARGV[3])
+return 1

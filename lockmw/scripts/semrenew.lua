@@ -1,0 +1,19 @@
+-- semrenew extends every permit of a batch that is still ours and not
+-- expired (the watchdog, and the claim of a permit handed over). KEYS are
+-- the semaphores' permit sets (one hash slot on a cluster); ARGV[1] is the
+-- TTL in ms and ARGV[1+i] the field for KEYS[i]. An expired permit may have
+-- been reclaimed by then, or may be by anyone's next attempt: it is lost.
+-- Returns one entry per key: 1 renewed, 0 gone or expired.
+local now = rlock_now()
+local expiry = string.format('%d', now + tonumber(ARGV[1]))
+local out = {}
+for i = 1, #KEYS do
+  local score = redis.call('zscore', KEYS[i], ARGV[i + 1])
+  if score and tonumber(score) > now then
+    redis.call('zadd', KEYS[i], 'XX', expiry, ARGV[i + 1])
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out

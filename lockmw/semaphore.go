@@ -1,0 +1,213 @@
+package lockmw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// semIdleTTL is how long a semaphore's count outlives its last permit: a
+// name unused for a day leaves nothing behind (Redisson never expires it).
+const semIdleTTL = 24 * time.Hour
+
+// Semaphore limits a name to at most N holders at once, across every Client
+// and process: Redisson's RPermitExpirableSemaphore, with rlock's waiting
+// (a queue and a hand-off, no polling), renewal and lost-permit signal.
+//
+// A permit is a hold: Lock and TryLock return a permit context, cancelled
+// when the permit ends, which Unlock takes; the lifetimes are a mutex's (a
+// permit without a lease is renewed by the Client's watchdog; one with a
+// lease expires). A permit is not reentrant: Lock with a permit context takes
+// a second permit, and Unlock of a context releases the innermost permit of
+// this semaphore it carries.
+//
+// The number of permits is set by the first Client that uses the name (as
+// Redisson's trySetPermits): another Client's permits argument for the same
+// name is ignored while the semaphore exists. A name is either a Mutex or a
+// Semaphore: Redis answers WRONGTYPE to the other.
+type Semaphore struct {
+	lockBase
+	k       keys
+	permits int
+	err     error
+	rdb     redis.UniversalClient
+	akeys   []string // the acquire script's keys
+}
+
+// Semaphore returns the semaphore called name with permits permits. It never
+// panics: a name that cannot be used gives a Semaphore whose every call
+// returns ErrInvalidName, permits < 1 one that returns ErrInvalidArgument,
+// and a quorum Client (NewQuorum) one that returns errors.ErrUnsupported.
+func (c *Client) Semaphore(name string, permits int) *Semaphore {
+	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore}, permits: permits}
+	single, ok := c.store.(*singleStore)
+	switch {
+	case !ok:
+		s.err = fmt.Errorf("lockmw: semaphore %q on a quorum client: %w", name, errors.ErrUnsupported)
+	case permits < 1:
+		s.err = fmt.Errorf("%w: semaphore %q with %d permits, want at least 1", ErrInvalidArgument, name, permits)
+	default:
+		s.err = validateName(name, c.cluster, newSemKeys)
+	}
+	if s.err != nil {
+		return s
+	}
+	s.rdb = single.rdb
+	s.k = newSemKeys(name)
+	s.renewKey = s.k.permits
+	s.akeys = []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits}
+	return s
+}
+
+// Name returns the semaphore's name, which is also the key of its count.
+func (s *Semaphore) Name() string { return s.name }
+
+// Err returns the error every call on the semaphore returns (see
+// Client.Semaphore), or nil.
+func (s *Semaphore) Err() error { return s.err }
+
+// Lock waits until it holds a permit or ctx ends; it is TryLock(ctx, Forever, 0).
+func (s *Semaphore) Lock(ctx context.Context) (context.Context, error) {
+	return s.TryLock(ctx, Forever, 0)
+}
+
+// TryLock takes a permit, waiting at most wait when none is free: 0 is a
+// single attempt, Forever waits until ctx ends. With lease == 0 the permit
+// is renewed by the watchdog until Unlock; with lease > 0 it expires then.
+// On success it returns the permit context (see Mutex.TryLock: the same
+// rules, except that a permit is not reentrant). On failure it returns ctx
+// and a *BusyError (matching ErrNotAcquired; its TTL is the earliest
+// permit's), ErrClosed, ErrInvalidName, ErrInvalidArgument,
+// errors.ErrUnsupported, or the Redis error.
+func (s *Semaphore) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	if s.err != nil {
+		return ctx, s.err
+	}
+	if wait < 0 {
+		return ctx, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+	}
+	if lease < 0 {
+		return ctx, fmt.Errorf("%w: negative lease %v", ErrInvalidArgument, lease)
+	}
+	if s.c.isClosed() {
+		return ctx, ErrClosed
+	}
+	lease = min(lease, time.Duration(maxTTLms)*time.Millisecond)
+	hooks := &s.c.opts.hooks
+	if hooks.AcquireStart == nil && hooks.AcquireEnd == nil {
+		return s.acquire(ctx, wait, lease, nil)
+	}
+	start := time.Now()
+	actx := ctx
+	if hooks.AcquireStart != nil {
+		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: s.name, Wait: wait, Lease: lease}); x != nil {
+			actx = x
+		}
+	}
+	ev := AcquireEndEvent{Name: s.name}
+	hctx, err := s.acquire(ctx, wait, lease, &ev)
+	if hooks.AcquireEnd != nil {
+		ev.Duration, ev.Err, ev.Outcome = time.Since(start), err, outcomeOf(err)
+		hooks.AcquireEnd(actx, ev)
+	}
+	return hctx, err
+}
+
+// Unlock gives back the permit of permit, the innermost of this semaphore
+// that the context carries: to the first waiter in the queue, else to the
+// count. As Mutex.Unlock, it works with a cancelled context, runs bounded by
+// the release timeout, and returns ErrNotHeld when the context carries no
+// permit of this semaphore, ErrLockLost when the permit was lost (nothing
+// in Redis is touched) or has expired, or the Redis error (then Unlock may
+// be called again).
+func (s *Semaphore) Unlock(permit context.Context) error {
+	return s.release(permit, 0)
+}
+
+// UnlockAt gives the permit up at at: renewal stops now and the permit
+// expires at at (at once when at has passed), when anyone's next attempt
+// reclaims it. The permit context is cancelled now.
+func (s *Semaphore) UnlockAt(permit context.Context, at time.Time) error {
+	d := time.Until(at)
+	if d <= 0 {
+		return s.release(permit, 0)
+	}
+	return s.release(permit, msCeil(d))
+}
+
+// release gives the permit permit carries back now (expireMS 0) or lets it
+// expire in expireMS.
+func (s *Semaphore) release(permit context.Context, expireMS int64) error {
+	if s.err != nil {
+		return s.err
+	}
+	lvl := s.findLevel(permit)
+	if lvl == nil {
+		return ErrNotHeld
+	}
+	lvl.mu.Lock()
+	defer lvl.mu.Unlock()
+	if lvl.released {
+		return ErrNotHeld
+	}
+	h, c := lvl.h, s.c
+	if h.getState() == holdLost {
+		lvl.released = true
+		return ErrLockLost
+	}
+	if lvl.reqID == "" {
+		lvl.reqID = c.requestID()
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(permit), c.opts.releaseTimeout)
+	defer cancel()
+	h.beginRelease()
+	defer h.endRelease()
+	n, err := s.releaseWithin(rctx, h.field, lvl.reqID, expireMS)
+	if err != nil {
+		h.end(endReleased, nil) // stop renewing: the permit expires within the watchdog timeout
+		return withCtxErr(rctx, fmt.Errorf("lockmw: unlock semaphore %q: %w", s.name, err))
+	}
+	lvl.released = true
+	if n < 0 {
+		cause := fmt.Errorf("%w: the permit of %q had expired at unlock", ErrLockLost, s.name)
+		h.end(endLost, cause)
+		return cause
+	}
+	h.end(endReleased, nil)
+	return nil
+}
+
+// Available returns how many permits are free now, after expired ones are
+// reclaimed; the semaphore's permits when nobody has used the name yet.
+func (s *Semaphore) Available(ctx context.Context) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	run := func(ctx context.Context) (int, error) {
+		n, err := semAvailableScript.Run(ctx, s.rdb, s.akeys, s.c.publishCmd(ctx), s.permits, msCeil(semIdleTTL)).Int()
+		if err != nil {
+			return 0, fmt.Errorf("lockmw: available permits of %q: %w", s.name, err)
+		}
+		return n, nil
+	}
+	if !s.c.mustBound(ctx) {
+		n, err := run(ctx)
+		return n, withCtxErr(ctx, err)
+	}
+	n, err := within(ctx, run, nil)
+	return n, withCtxErr(ctx, err)
+}
+
+// findLevel returns the innermost level of this semaphore (same Client and
+// name) that ctx carries, or nil.
+func (s *Semaphore) findLevel(ctx context.Context) *level {
+	for l := topLevel(ctx); l != nil; l = l.parent {
+		if l.h.lk.same(&s.lockBase) {
+			return l
+		}
+	}
+	return nil
+}
