@@ -75,8 +75,9 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 		t.Errorf("machine = %+v, want the redis version and own_server false with -addr", rep.Machine)
 	}
 	// rlock in every scenario, poll in uncontended, contended and
-	// many-waiters and a skipped line in the others, then the compare line.
-	if got, want := len(rep.Results), 13; got != want {
+	// many-waiters and a skipped line in the others (semaphore: two lines of
+	// rlock), then the compare line.
+	if got, want := len(rep.Results), 16; got != want {
 		t.Fatalf("%d results, want %d: %+v", got, want, rep.Results)
 	}
 
@@ -307,7 +308,7 @@ func TestFlags(t *testing.T) {
 			cfg.think != time.Millisecond || cfg.duration != 3*time.Second || cfg.held != 10000 ||
 			cfg.watchdog != 3*time.Second || cfg.rounds != 3 || cfg.waiters != 1000 ||
 			cfg.pollMin != time.Millisecond || cfg.pollMax != 5*time.Millisecond ||
-			len(cfg.scenarios) != 6 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) ||
+			len(cfg.scenarios) != 7 || cfg.permits != 4 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) ||
 			strings.Join(cfg.locks, ",") != "rlock,redsync,redsync-1ms,redislock-100ms,redislock-1ms,rueidislock,poll,setnx" || cfg.addr != "" || cfg.json {
 			t.Errorf("defaults = %+v, want %+v", cfg, want)
 		}
@@ -355,6 +356,7 @@ func TestFlags(t *testing.T) {
 		{"-lock", "rlock,spin"},
 		{"-lock", ""},
 		{"-n", "0"},
+		{"-permits", "0"},
 		{"-workers", "1"},
 		{"-watchdog", "1ms"},
 		{"-poll-min", "5ms", "-poll-max", "1ms"},

@@ -153,20 +153,43 @@
 //     commandstats usec_per_call of EVALSHA over the run, an average over
 //     every script the run sent (acquisitions too, not only releases).
 //     One header line, then one aligned line per step.
+//   - semaphore (rlock only: no other lock offers a semaphore): -workers
+//     workers, each with its own client and lockmw.Client, take permits of
+//     one semaphore of -permits for -duration, holding one -hold and
+//     pausing -think between turns (16 workers on a limit of 4), measured
+//     as contended is. Acquisitions/s; utilization (time permits were held
+//     / (wall time × permits)); the most holders at once the tool saw (an
+//     atomic counter, up after Lock returns, down before Unlock is called);
+//     hand-off p50/p99, each Lock return paired with the latest Unlock call
+//     before it, by another worker, made while this worker waited (the
+//     closest release that may have freed its permit; a Lock with no such
+//     call found a permit free and is no hand-off); wait p50/p99; client
+//     commands, INFO commandstats and redis-server CPU per acquisition;
+//     acquisitions per worker min/max; PING p50 during the run; the free
+//     permits after it. Targets: max holders ≤ permits and every permit
+//     back after the run (hard: missed, the tool exits 1); ≤ 4 client
+//     commands per acquisition; max/min acquisitions per worker ≤ 3. A
+//     second line, semaphore-uncontended, times on one goroutine a
+//     semaphore's Lock+Unlock, a mutex's Lock+Unlock and SET NX PX + DEL,
+//     taking turns as uncontended does (-n, -runs, -block): p50/p99,
+//     commands and redis-server CPU of each, and the median over runs of
+//     p50(semaphore)/p50(mutex).
 //
-// The other locks have no line of their own in many-held, mixed and trace: one
-// line per scenario names them and says why.
+// The other locks have no line of their own in many-held, mixed, trace and
+// semaphore: one line per scenario names them and says why.
 //
 // # Flags
 //
 //	-addr host:port   use this Redis instead of starting one
-//	-scenario s       all, uncontended, contended, many-held, many-waiters, mixed or trace (default all)
+//	-scenario s       all, uncontended, contended, many-held, many-waiters, mixed, trace or semaphore (default all)
 //	-lock l           all (default), both (rlock,poll), or NAME[,NAME] of the locks above
 //	-json             print one JSON document instead of text lines
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
 //	-block            uncontended: pairs per turn within a run (100)
 //	-workers, -hold, -think, -duration
-//	                  contended and trace: 16 workers, 1ms, 1ms, 3s per lock (mixed: 3s per pair)
+//	                  contended and trace: 16 workers, 1ms, 1ms, 3s per lock (mixed: 3s per pair;
+//	                  semaphore: the same, 3s)
+//	-permits          semaphore: permits of the semaphore (4)
 //	-held, -watchdog, -rounds
 //	                  many-held: 10000 locks, 3s watchdog (renewal every 1s), 3 intervals
 //	-waiters          many-waiters: 1000 names and waiters
@@ -286,6 +309,7 @@ type config struct {
 	hold     time.Duration
 	think    time.Duration
 	duration time.Duration
+	permits  int
 
 	held     int
 	watchdog time.Duration
@@ -300,7 +324,7 @@ type config struct {
 
 type profiles struct{ cpu, mem string }
 
-var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters", "mixed", "trace"}
+var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore"}
 
 // defaultConfig is what the flags default to.
 func defaultConfig() config {
@@ -314,6 +338,7 @@ func defaultConfig() config {
 		hold:      time.Millisecond,
 		think:     time.Millisecond,
 		duration:  3 * time.Second,
+		permits:   4,
 		held:      10000,
 		watchdog:  3 * time.Second,
 		rounds:    3,
@@ -333,7 +358,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		fmt.Fprintln(stderr, "usage: go run . [flags]   (in examples/bench; from the root: go run -C examples/bench . [flags])\n\nMeasures rlock beside redsync, bsm/redislock, rueidislock, a polling lock and a SET NX floor against one redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held, many-waiters, mixed or trace")
+	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held, many-waiters, mixed, trace or semaphore")
 	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(lockKinds, ", "))
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
@@ -341,9 +366,10 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	fs.IntVar(&cfg.runs, "runs", cfg.runs, "uncontended: alternating runs of lock+unlock and of the floor")
 	fs.IntVar(&cfg.block, "block", cfg.block, "uncontended: within a run, lock+unlock and the floor take turns every this many pairs")
 	fs.IntVar(&cfg.workers, "workers", cfg.workers, "contended: workers, each with its own Client")
-	fs.DurationVar(&cfg.hold, "hold", cfg.hold, "contended and mixed: how long a worker holds the lock")
+	fs.DurationVar(&cfg.hold, "hold", cfg.hold, "contended, mixed and semaphore: how long a worker holds the lock")
 	fs.DurationVar(&cfg.think, "think", cfg.think, "contended: pause between a worker's turns; mixed: the mean pause (uniform from 0 to twice this)")
-	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "contended and mixed: length of the run")
+	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "contended, mixed and semaphore: length of the run")
+	fs.IntVar(&cfg.permits, "permits", cfg.permits, "semaphore: permits of the semaphore the workers share")
 	fs.IntVar(&cfg.held, "held", cfg.held, "many-held: locks held at once")
 	fs.DurationVar(&cfg.watchdog, "watchdog", cfg.watchdog, "many-held: watchdog timeout (renewal every third of it)")
 	fs.IntVar(&cfg.rounds, "rounds", cfg.rounds, "many-held: renewal intervals to hold the locks for")
@@ -365,7 +391,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace":
 		cfg.scenarios = []string{*scenario}
 	default:
-		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed or trace", *scenario)
+		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace or semaphore", *scenario)
 	}
 	mixes, err := parseMix(*mixFlag)
 	if err != nil {
@@ -402,6 +428,7 @@ func (c config) validate() error {
 		{"-hold must not be negative", c.hold >= 0},
 		{"-think must not be negative", c.think >= 0},
 		{"-duration must be positive", c.duration > 0},
+		{"-permits must be positive", c.permits > 0},
 		{"-held must be positive", c.held > 0},
 		{"-watchdog must be at least 30ms", c.watchdog >= 30*time.Millisecond},
 		{"-rounds must be positive", c.rounds > 0},

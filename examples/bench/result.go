@@ -31,6 +31,7 @@ type target struct {
 	Op    string  `json:"op"` // "<=", ">=" or "<"
 	Limit float64 `json:"limit"`
 	Met   bool    `json:"met"`
+	Hard  bool    `json:"hard,omitempty"` // missed, it fails the run (exit 1)
 }
 
 func newResult(scenario, lock string) *result {
@@ -76,6 +77,24 @@ func (r *result) note(format string, args ...any) {
 // atMost, below and atLeast record a target.
 func (r *result) atMost(name string, v, limit float64) {
 	r.Targets = append(r.Targets, target{Name: name, Value: round(v, 4), Op: "<=", Limit: round(limit, 4), Met: v <= limit})
+}
+
+// hardAtMost records a target whose miss is a defect, not a slow run: run
+// returns an error after printing the report.
+func (r *result) hardAtMost(name string, v, limit float64) {
+	r.atMost(name, v, limit)
+	r.Targets[len(r.Targets)-1].Hard = true
+}
+
+// hardMissed names the hard targets r missed.
+func (r *result) hardMissed() []string {
+	var out []string
+	for _, t := range r.Targets {
+		if t.Hard && !t.Met {
+			out = append(out, fmt.Sprintf("%s %s: %v, limit %v", r.Scenario, t.Name, t.Value, t.Limit))
+		}
+	}
+	return out
 }
 
 func (r *result) below(name string, v, limit float64) {

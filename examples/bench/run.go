@@ -120,10 +120,28 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if cfg.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "# load average at finish %s\n", rep.Machine.LoadAtFinish)
 	}
-	fmt.Fprintf(out, "# load average at finish %s\n", rep.Machine.LoadAtFinish)
-	return nil
+	return hardMisses(rep.Results)
+}
+
+// errHardMiss is returned, after the report, when a hard target was missed:
+// not a slow run but a broken guarantee.
+var errHardMiss = errors.New("a hard target was missed")
+
+func hardMisses(rs []*result) error {
+	var missed []string
+	for _, r := range rs {
+		missed = append(missed, r.hardMissed()...)
+	}
+	if len(missed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", errHardMiss, strings.Join(missed, "; "))
 }
 
 // job is one line of the report: a scenario with one lock, and for mixed
@@ -147,6 +165,7 @@ var rlockOnly = map[string]string{
 	"many-held": "rlock only: it measures rlock's watchdog, which renews many locks in a few scripts",
 	"mixed":     "rlock only: the others do not speak Redisson's protocol",
 	"trace":     "rlock only: it traces rlock's hand-off message",
+	"semaphore": "rlock only: no other lock offers a semaphore",
 }
 
 // jobs lists the runs cfg asks for, in order.
@@ -165,6 +184,8 @@ func jobs(cfg config) []job {
 				for _, m := range cfg.mixes {
 					js = append(js, job{scenario: sc, lock: lk, mix: m})
 				}
+			case sc == "semaphore":
+				js = append(js, job{scenario: sc, lock: lk}, job{scenario: "semaphore-uncontended", lock: lk})
 			default:
 				js = append(js, job{scenario: sc, lock: lk})
 			}
@@ -196,6 +217,10 @@ func runScenario(ctx context.Context, e *env, cfg config, j job) (*result, error
 		return runMixed(ctx, e, cfg, j.mix)
 	case "trace":
 		return runTrace(ctx, e, cfg)
+	case "semaphore":
+		return runSemaphore(ctx, e, cfg)
+	case "semaphore-uncontended":
+		return runSemaphoreUncontended(ctx, e, cfg)
 	}
 	return nil, fmt.Errorf("unknown scenario %q", j.scenario)
 }
