@@ -63,89 +63,51 @@ type crashReport struct {
 	Violations    []string
 }
 
-// check proves mutual exclusion, fencing order and recovery over the
-// records of every process. timeout is the watchdog timeout; end is when the
-// run stopped (no recovery is expected after it).
-func check(recs []reliability.Record, kills []kill, timeout time.Duration, end time.Time) crashReport {
-	var rep crashReport
-	violate := func(format string, a ...any) {
-		rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))
-	}
+// run is every hold of a run, assembled from the records of every process.
+type run struct {
+	processes    int
+	acquisitions int
+	renewals     int
+	lost         int
+	byName       map[string][]*hold // holds that started, sorted by start
+	openAtKill   map[int][]*hold    // holds open when their process was killed, by pid
+	violations   []string
+}
+
+func (r *run) violate(format string, a ...any) {
+	r.violations = append(r.violations, fmt.Sprintf(format, a...))
+}
+
+// assemble builds the holds of a run from its records and the driver's
+// kills; timeout is the watchdog timeout. A hold open when its process was
+// killed ends at the earliest moment its key could have expired. It reports
+// records that make no sense, failed calls, and holds that never ended in a
+// process that was not killed.
+func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *run {
+	r := &run{byName: make(map[string][]*hold), openAtKill: make(map[int][]*hold)}
 	killedAt := make(map[int]time.Time)
 	for _, k := range kills {
 		killedAt[k.pid] = k.at
 	}
-	rep.Kills = len(kills)
-
-	type key struct {
-		pid   int
-		name  string
-		token int64
-	}
-	holds := make(map[key]*hold)
-	get := func(r reliability.Record) *hold {
-		k := key{r.Pid, r.Name, r.Token}
-		h := holds[k]
-		if h == nil {
-			h = &hold{pid: r.Pid, name: r.Name, token: r.Token}
-			holds[k] = h
-		}
-		return h
-	}
-	pids := make(map[int]bool)
-	for _, r := range recs {
-		switch r.Kind {
-		case reliability.Hello:
-			pids[r.Pid] = true
-		case reliability.Start:
-			h := get(r)
-			if h.hasStart {
-				violate("%q: token %d handed out twice to pid %d", r.Name, r.Token, r.Pid)
-			}
-			h.hasStart, h.start, h.sent = true, r.Time, r.Sent
-			h.waited = r.Note == reliability.WaitedNote
-			if h.sent.IsZero() {
-				h.sent = r.Begin
-			}
-		case reliability.End:
-			h := get(r)
-			h.hasEnd, h.end = true, r.Time
-		case reliability.Renew:
-			h := get(r)
-			h.renewals++
-			rep.Renewals++
-			if r.Time.After(h.lastRenewal) {
-				h.lastRenewal = r.Time
-			}
-		case reliability.Lost:
-			get(r).lost = r.Time
-		case reliability.Fail:
-			violate("pid %d: %s: %s", r.Pid, r.Name, r.Note)
-		default:
-			violate("pid %d: unknown record kind %q", r.Pid, r.Kind)
-		}
-	}
-	rep.Processes = len(pids)
-
-	byName := make(map[string][]*hold)
-	openAtKill := make(map[int][]*hold)
+	holds, pids := r.collect(recs)
+	r.processes = len(pids)
 	for _, h := range holds {
 		if !h.hasStart {
 			if h.hasEnd || h.isLost() {
-				violate("%q: pid %d token %d ended but never started", h.name, h.pid, h.token)
+				r.violate("%q: pid %d token %d ended but never started", h.name, h.pid, h.token)
 			}
 			continue // a renewal logged in the instant between the hold's start and its Start line
 		}
-		rep.Acquisitions++
+		r.acquisitions++
 		if h.token == 0 {
-			violate("%q: pid %d has no token", h.name, h.pid)
+			r.violate("%q: pid %d has no token", h.name, h.pid)
 		}
 		if h.isLost() {
-			rep.Lost++
+			r.lost++
 		}
 		if !h.hasEnd && !h.isLost() {
 			if _, killed := killedAt[h.pid]; !killed {
-				violate("%q: pid %d token %d never ended, and the process was not killed", h.name, h.pid, h.token)
+				r.violate("%q: pid %d token %d never ended, and the process was not killed", h.name, h.pid, h.token)
 				continue
 			}
 			// The key got its TTL no earlier than the acquire or the last
@@ -159,14 +121,90 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 				ttl = claimWindow(timeout)
 			}
 			h.end = later(h.sent, h.lastRenewal).Add(ttl - expiryTolerance)
-			openAtKill[h.pid] = append(openAtKill[h.pid], h)
+			r.openAtKill[h.pid] = append(r.openAtKill[h.pid], h)
 		}
-		byName[h.name] = append(byName[h.name], h)
+		r.byName[h.name] = append(r.byName[h.name], h)
 	}
+	for _, hs := range r.byName {
+		sort.Slice(hs, func(i, j int) bool { return hs[i].start.Before(hs[j].start) })
+	}
+	return r
+}
+
+// collect reads the records into holds, keyed by process, name and token,
+// and returns the pids that said hello.
+func (r *run) collect(recs []reliability.Record) (map[holdKey]*hold, map[int]bool) {
+	holds := make(map[holdKey]*hold)
+	get := func(rc reliability.Record) *hold {
+		k := holdKey{rc.Pid, rc.Name, rc.Token}
+		h := holds[k]
+		if h == nil {
+			h = &hold{pid: rc.Pid, name: rc.Name, token: rc.Token}
+			holds[k] = h
+		}
+		return h
+	}
+	pids := make(map[int]bool)
+	for _, rc := range recs {
+		switch rc.Kind {
+		case reliability.Hello:
+			pids[rc.Pid] = true
+		case reliability.Start:
+			h := get(rc)
+			if h.hasStart {
+				r.violate("%q: token %d handed out twice to pid %d", rc.Name, rc.Token, rc.Pid)
+			}
+			h.hasStart, h.start, h.sent = true, rc.Time, rc.Sent
+			h.waited = rc.Note == reliability.WaitedNote
+			if h.sent.IsZero() {
+				h.sent = rc.Begin
+			}
+		case reliability.End:
+			h := get(rc)
+			h.hasEnd, h.end = true, rc.Time
+		case reliability.Renew:
+			if rc.Token == 0 { // its hold cannot be told: a killed hold's expiry would be too early
+				r.violate("%q: pid %d renewed a hold with no token", rc.Name, rc.Pid)
+			}
+			h := get(rc)
+			h.renewals++
+			r.renewals++
+			if rc.Time.After(h.lastRenewal) {
+				h.lastRenewal = rc.Time
+			}
+		case reliability.Lost:
+			get(rc).lost = rc.Time
+		case reliability.Fail:
+			r.violate("pid %d: %s: %s", rc.Pid, rc.Name, rc.Note)
+		default:
+			r.violate("pid %d: unknown record kind %q", rc.Pid, rc.Kind)
+		}
+	}
+	return holds, pids
+}
+
+type holdKey struct {
+	pid   int
+	name  string
+	token int64
+}
+
+// check proves mutual exclusion, fencing order and recovery over the
+// records of every process. timeout is the watchdog timeout; end is when the
+// run stopped (no recovery is expected after it).
+func check(recs []reliability.Record, kills []kill, timeout time.Duration, end time.Time) crashReport {
+	r := assemble(recs, kills, timeout)
+	rep := crashReport{
+		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
+		Kills: len(kills), Violations: r.violations,
+	}
+	violate := func(format string, a ...any) {
+		rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))
+	}
+	byName, openAtKill := r.byName, r.openAtKill
 
 	rep.MinSlack = -1
 	for name, hs := range byName {
-		sort.Slice(hs, func(i, j int) bool { return hs[i].start.Before(hs[j].start) })
 		// Fencing: tokens strictly increase in acquisition order, lost holds
 		// included (holds of unfenced mutexes, named by negative numbers,
 		// have none).

@@ -139,6 +139,11 @@ func TestCheckerFindsViolations(t *testing.T) {
 			want: "never started",
 		},
 		{
+			name: "a renewal of a hold with no token is a violation",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(R, 1, "a", 0, 300), rec(E, 1, "a", 1, 400)},
+			want: "renewed a hold with no token",
+		},
+		{
 			name: "a failed call is a violation",
 			recs: []reliability.Record{{Kind: reliability.Fail, Pid: 1, Name: "a", Note: "unlock: boom"}},
 			want: "unlock: boom",

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -36,6 +37,21 @@ const (
 
 var crashNames = []string{"crash-a", "crash-b", "crash-c", "crash-d"}
 
+// workload is what the processes of a crash scenario contend for.
+type workload struct {
+	mode  string   // the worker's mode
+	names []string // -names
+	args  []string // the mode's own flags
+	// locker gives the driver's waiters their Locker of a name.
+	locker func(c *lockmw.Client, name string) lockmw.Locker
+}
+
+var mutexWorkload = workload{
+	mode:   "crash",
+	names:  crashNames,
+	locker: func(c *lockmw.Client, name string) lockmw.Locker { return c.Mutex(name, lockmw.WithFencing()) },
+}
+
 // TestCrashMutualExclusion is scenario 1: worker processes contend on a few
 // names while the driver SIGKILLs holders and starts replacements; the
 // checker then proves from every process's log that no two holds of a name
@@ -47,34 +63,12 @@ func TestCrashMutualExclusion(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	bin := workerBinary(t)
 	srv := redistest.Start(t)
-	d := newDriver(t, bin, srv.Addr(), time.Now().Add(dur))
-	for range crashProcs {
-		d.spawn()
-	}
-
-	// Kill a holder every 0.3 to 1 s, until a few seconds before the end so
-	// that the last recoveries can be seen.
-	killUntil := d.until.Add(-3 * time.Second)
-	for time.Now().Before(killUntil) {
-		time.Sleep(300*time.Millisecond + rand.N(700*time.Millisecond)) // the kill schedule
-		if v := d.pickHolder(300 * time.Millisecond); v != nil {
-			d.kill(v)
-			d.spawn()
-		}
-	}
-	d.finish()
-
-	var recs []reliability.Record
-	for _, path := range d.logs {
-		rs, err := readRecords(path)
-		require.NoError(t, err)
-		recs = append(recs, rs...)
-	}
+	d := newDriver(t, workerBinary(t), srv.Addr(), time.Now().Add(dur), mutexWorkload)
+	recs := d.run()
 	rep := check(recs, d.kills, crashWatchdog, d.until)
 	t.Logf("crash: %v run, %d processes (%d at a time, %d goroutines each, plus the driver), %d names, watchdog %v",
-		dur.Round(time.Second), rep.Processes-1, crashProcs, crashGoroutines, len(crashNames), crashWatchdog)
+		dur.Round(time.Second), rep.Processes-1, crashProcs, crashGoroutines, len(d.wl.names), crashWatchdog)
 	t.Logf("crash: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries, worst recovery %v (bound %v), min slack after a killed hold's expiry %v, %d lost holds (%d noticed late), %d violations",
 		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.WorstRecovery.Round(time.Millisecond),
 		crashWatchdog+crashWatchdog/3, rep.MinSlack.Round(100*time.Microsecond), rep.Lost, rep.LateNotices, len(rep.Violations))
@@ -111,6 +105,7 @@ type driver struct {
 	addr  string
 	dir   string
 	until time.Time
+	wl    workload
 
 	procs []*proc // alive
 	logs  []string
@@ -137,8 +132,8 @@ type proc struct {
 	open   map[string]string // "name token" -> name, from the log so far
 }
 
-func newDriver(t *testing.T, bin, addr string, until time.Time) *driver {
-	d := &driver{t: t, bin: bin, addr: addr, dir: t.TempDir(), until: until}
+func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *driver {
+	d := &driver{t: t, bin: bin, addr: addr, dir: t.TempDir(), until: until, wl: wl}
 	path := filepath.Join(d.dir, "driver.log")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	require.NoError(t, err)
@@ -147,7 +142,18 @@ func newDriver(t *testing.T, bin, addr string, until time.Time) *driver {
 	d.log.Write(reliability.Record{Kind: reliability.Hello, Time: time.Now(), Note: "driver"})
 	d.rdb = redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	d.rdb.AddHook(reliability.SendHook{})
-	d.c = lockmw.New(d.rdb, lockmw.WithWatchdogTimeout(crashWatchdog))
+	// The driver's holds are named as the workers': by their fencing
+	// token, or by a negative number of their own.
+	var unfenced atomic.Int64
+	d.c = lockmw.New(d.rdb, lockmw.WithWatchdogTimeout(crashWatchdog), lockmw.WithHooks(lockmw.Hooks{
+		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
+			tok := e.Token
+			if tok == 0 {
+				tok = -unfenced.Add(1)
+			}
+			return reliability.WithToken(ctx, tok)
+		},
+	}))
 	t.Cleanup(func() {
 		for _, p := range d.procs { // after a failed assertion
 			_ = p.cmd.Process.Kill()
@@ -168,6 +174,34 @@ func newDriver(t *testing.T, bin, addr string, until time.Time) *driver {
 	return d
 }
 
+// run runs the scenario until d.until: crashProcs workers at a time, a
+// holder killed and replaced every 0.3 to 1 s; it returns the records of
+// every process.
+func (d *driver) run() []reliability.Record {
+	for range crashProcs {
+		d.spawn()
+	}
+	// Kill until a few seconds before the end so that the last recoveries
+	// can be seen.
+	killUntil := d.until.Add(-3 * time.Second)
+	for time.Now().Before(killUntil) {
+		time.Sleep(300*time.Millisecond + rand.N(700*time.Millisecond)) // the kill schedule
+		if v := d.pickHolder(300 * time.Millisecond); v != nil {
+			d.kill(v)
+			d.spawn()
+		}
+	}
+	d.finish()
+
+	var recs []reliability.Record
+	for _, path := range d.logs {
+		rs, err := readRecords(path)
+		require.NoError(d.t, err)
+		recs = append(recs, rs...)
+	}
+	return recs
+}
+
 // spawn starts a worker process.
 func (d *driver) spawn() {
 	t := d.t
@@ -181,9 +215,10 @@ func (d *driver) spawn() {
 	errf, err := os.Create(p.stderr)
 	require.NoError(t, err)
 	defer errf.Close()
-	p.cmd = exec.Command(d.bin, "crash", "-addr", d.addr, "-log", p.log,
-		"-names", strings.Join(crashNames, ","), "-goroutines", strconv.Itoa(crashGoroutines),
-		"-until", strconv.FormatInt(d.until.UnixNano(), 10), "-watchdog", crashWatchdog.String())
+	args := append([]string{d.wl.mode, "-addr", d.addr, "-log", p.log,
+		"-names", strings.Join(d.wl.names, ","), "-goroutines", strconv.Itoa(crashGoroutines),
+		"-until", strconv.FormatInt(d.until.UnixNano(), 10), "-watchdog", crashWatchdog.String()}, d.wl.args...)
+	p.cmd = exec.Command(d.bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = errf, errf
 	p.cmd.SysProcAttr = sysProcAttr()
 	require.NoError(t, p.cmd.Start())
@@ -276,7 +311,7 @@ func (d *driver) kill(p *proc) {
 func (d *driver) waitFor(name string) {
 	ctx, cancel := context.WithDeadline(context.Background(), d.until)
 	defer cancel()
-	m := d.c.Mutex(name, lockmw.WithFencing())
+	m := d.wl.locker(d.c, name)
 	lctx, sent := reliability.WithSendTimes(ctx)
 	begin := time.Now()
 	hctx, err := m.Lock(lctx)
@@ -286,7 +321,7 @@ func (d *driver) waitFor(name string) {
 		}
 		return
 	}
-	tok, _ := m.Token(hctx)
+	tok := reliability.TokenOf(hctx) // as HoldStart named the hold
 	d.log.Write(reliability.Record{Kind: reliability.Start, Name: name, Token: tok, Time: time.Now(), Begin: begin, Sent: sent.Last()})
 	time.Sleep(2 * time.Millisecond) // the critical section
 	if errors.Is(context.Cause(hctx), lockmw.ErrLockLost) {

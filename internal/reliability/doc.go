@@ -8,7 +8,8 @@
 //     names while a driver SIGKILLs holders and starts replacements; every
 //     critical section is logged as [Record]s and a checker proves that no
 //     two holds of a name overlapped, that fencing tokens increased, and how
-//     soon a dead holder's lock was free again;
+//     soon a dead holder's lock was free again; crashsem_test.go does the
+//     same with semaphores (never more holds than permits);
 //   - pause_test.go: a holder process frozen with SIGSTOP past its watchdog
 //     timeout loses the lock, learns it when it wakes, and its fenced write
 //     is rejected by [GuardedWrite];

@@ -11,9 +11,10 @@ import (
 	"go.uber.org/goleak"
 )
 
-// soak, when set, makes TestCrash run that long instead of its short
-// default: go test ./internal/reliability -run Crash -soak=5m -v.
-var soak = flag.Duration("soak", 0, "run the crash scenario this long (default: a short run)")
+// soak, when set, makes the crash scenarios (TestCrashMutualExclusion,
+// TestCrashSemaphore) run that long instead of their short defaults:
+// go test ./internal/reliability -run Crash -soak=5m -v.
+var soak = flag.Duration("soak", 0, "run the crash scenarios this long (default: a short run)")
 
 var worker struct {
 	once sync.Once

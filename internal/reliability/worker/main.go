@@ -14,6 +14,12 @@
 // lockmw.ErrLockLost. A process killed while holding leaves a Start line with
 // no End.
 //
+//	worker crash-sem -addr A -log FILE -names a,b -permits 2 -goroutines 4 -until UNIXNANO [-watchdog 1s]
+//
+// does the same with a permit of the semaphore of each name (permits
+// permits, watchdog-renewed); a permit has no fencing token, so every hold is
+// named by a negative number of its own.
+//
 //	worker hold -addr A -name N -resource KEY [-watchdog 1s]
 //
 // takes one lock and talks on stdin/stdout, one line each way: it prints
@@ -44,13 +50,15 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: worker crash|hold [flags]")
+		fmt.Fprintln(os.Stderr, "usage: worker crash|crash-sem|hold [flags]")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
 	case "crash":
-		err = crash(os.Args[2:])
+		err = crash(os.Args[2:], 0)
+	case "crash-sem":
+		err = crash(os.Args[2:], -1)
 	case "hold":
 		err = hold(os.Args[2:])
 	default:
@@ -68,19 +76,28 @@ func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks) (*redis.
 	return rdb, lockmw.New(rdb, lockmw.WithWatchdogTimeout(watchdog), lockmw.WithHooks(hooks))
 }
 
-func crash(args []string) error {
-	fs := flag.NewFlagSet("crash", flag.ContinueOnError)
+// crash runs the crash workload: mutexes when permits is 0, semaphores
+// (with a -permits flag) otherwise.
+func crash(args []string, permits int) error {
+	mode := "crash"
+	if permits != 0 {
+		mode = "crash-sem"
+	}
+	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
 	addr := fs.String("addr", "", "redis-server address")
 	logPath := fs.String("log", "", "log file (appended)")
 	names := fs.String("names", "", "comma-separated lock names")
 	goroutines := fs.Int("goroutines", 4, "contending goroutines")
 	until := fs.Int64("until", 0, "stop at this time, Unix nanoseconds")
 	watchdog := fs.Duration("watchdog", time.Second, "lockmw watchdog timeout")
+	if permits != 0 {
+		fs.IntVar(&permits, "permits", 2, "permits of each semaphore")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *addr == "" || *logPath == "" || *names == "" || *until == 0 {
-		return errors.New("crash: -addr, -log, -names and -until are required")
+		return fmt.Errorf("%s: -addr, -log, -names and -until are required", mode)
 	}
 	f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -90,7 +107,8 @@ func crash(args []string) error {
 	lg := reliability.NewLog(f, os.Getpid())
 
 	// A hold is named in the log by its fencing token; a hold of an unfenced
-	// mutex gets a negative number of its own, unique in this process.
+	// mutex or a permit gets a negative number of its own, unique in this
+	// process.
 	var unfenced atomic.Int64
 	hooks := lockmw.Hooks{
 		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
@@ -122,10 +140,17 @@ func crash(args []string) error {
 	list := strings.Split(*names, ",")
 	var wg sync.WaitGroup
 	for i := range *goroutines {
-		// Every other goroutine locks without fencing: those take the
-		// uncontended fast path (RESTORE) when they find a name free.
-		fenced := i%2 == 0
-		wg.Go(func() { contend(ctx, c, list, fenced, lg) })
+		locker := func(name string) lockmw.Locker { return c.Semaphore(name, permits) }
+		if permits == 0 {
+			// Every other goroutine locks without fencing: those take the
+			// uncontended fast path (RESTORE) when they find a name free.
+			var opts []lockmw.MutexOption
+			if i%2 == 0 {
+				opts = append(opts, lockmw.WithFencing())
+			}
+			locker = func(name string) lockmw.Locker { return c.Mutex(name, opts...) }
+		}
+		wg.Go(func() { contend(ctx, locker, list, lg) })
 	}
 	wg.Wait()
 	return lg.Err()
@@ -140,14 +165,12 @@ func holdTime() time.Duration {
 	return time.Millisecond + rand.N(20*time.Millisecond)
 }
 
-func contend(ctx context.Context, c *lockmw.Client, names []string, fenced bool, lg *reliability.Log) {
-	var opts []lockmw.MutexOption
-	if fenced {
-		opts = append(opts, lockmw.WithFencing())
-	}
+// contend locks a random name with the Locker locker gives for it, holds it
+// and unlocks, logging every step, until ctx ends.
+func contend(ctx context.Context, locker func(name string) lockmw.Locker, names []string, lg *reliability.Log) {
 	for ctx.Err() == nil {
 		name := names[rand.IntN(len(names))]
-		m := c.Mutex(name, opts...)
+		m := locker(name)
 		lctx, sent := reliability.WithSendTimes(ctx)
 		begin := time.Now()
 		hctx, err := m.Lock(lctx)
