@@ -79,6 +79,9 @@ type AcquireStartEvent struct {
 	Reentrant bool          // the context already holds the lock
 	Wait      time.Duration // Forever for Lock
 	Lease     time.Duration // 0: watchdog
+	// Permits is the semaphore's permits when the lock is a permit of a
+	// [Semaphore] (its limit); 0 for a [Mutex].
+	Permits int
 }
 
 // AcquireEndEvent describes how an acquisition ended.
@@ -93,6 +96,9 @@ type AcquireEndEvent struct {
 	// Holder and HolderMetadata describe the holder last seen while waiting.
 	Holder         string
 	HolderMetadata string
+	// Permits is the semaphore's permits when the lock is a permit of a
+	// [Semaphore] (its limit); 0 for a [Mutex].
+	Permits int
 }
 
 // HoldStartEvent describes a new hold.
@@ -102,6 +108,9 @@ type HoldStartEvent struct {
 	Token  int64         // fencing token; 0 when the mutex is not fenced
 	Lease  time.Duration // 0: renewed by the watchdog
 	Waited bool          // the acquisition had to wait
+	// Permits is the semaphore's permits when the lock is a permit of a
+	// [Semaphore] (its limit); 0 for a [Mutex].
+	Permits int
 }
 
 // HoldEndEvent describes the end of a hold.
@@ -110,6 +119,9 @@ type HoldEndEvent struct {
 	Duration time.Duration
 	Lost     bool  // the hold ended without its owner releasing it
 	Err      error // why, when lost (matches ErrLockLost or ErrClosed)
+	// Permits is the semaphore's permits when the lock is a permit of a
+	// [Semaphore] (its limit); 0 for a [Mutex].
+	Permits int
 }
 
 // RenewalOutcome is the result of renewing one lock.
@@ -139,6 +151,9 @@ type RenewedLock struct {
 	Name    string
 	Context context.Context // the context HoldStart returned for this hold
 	Outcome RenewalOutcome
+	// Permits is the semaphore's permits when the lock is a permit of a
+	// [Semaphore] (its limit); 0 for a [Mutex].
+	Permits int
 }
 
 // RenewalEvent describes one renewal script.

@@ -24,6 +24,7 @@ type lockBase struct {
 	name     string
 	kind     lockKind
 	renewKey string
+	permits  int // a semaphore's; 0 for a mutex (the hooks' events report it)
 }
 
 // same reports whether b and o are one lock: the same Client, name and kind.

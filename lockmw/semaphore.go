@@ -42,7 +42,7 @@ type Semaphore struct {
 // returns ErrInvalidName, permits < 1 one that returns ErrInvalidArgument,
 // and a quorum Client (NewQuorum) one that returns errors.ErrUnsupported.
 func (c *Client) Semaphore(name string, permits int) *Semaphore {
-	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore}, permits: permits}
+	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore, permits: max(permits, 0)}, permits: permits}
 	single, ok := c.store.(*singleStore)
 	switch {
 	case !ok:
@@ -103,11 +103,11 @@ func (s *Semaphore) TryLock(ctx context.Context, wait, lease time.Duration) (con
 	start := time.Now()
 	actx := ctx
 	if hooks.AcquireStart != nil {
-		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: s.name, Wait: wait, Lease: lease}); x != nil {
+		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: s.name, Wait: wait, Lease: lease, Permits: s.permits}); x != nil {
 			actx = x
 		}
 	}
-	ev := AcquireEndEvent{Name: s.name}
+	ev := AcquireEndEvent{Name: s.name, Permits: s.permits}
 	hctx, err := s.acquire(ctx, wait, lease, &ev)
 	if hooks.AcquireEnd != nil {
 		ev.Duration, ev.Err, ev.Outcome = time.Since(start), err, outcomeOf(err)

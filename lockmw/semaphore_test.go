@@ -404,3 +404,39 @@ func TestSemaphoreWire(t *testing.T) {
 	assert.Equal(t, int64(0), admin.Exists(ctx, "{sem-wire}:timeout").Val())
 	assert.Greater(t, admin.PTTL(ctx, "sem-wire").Val(), 23*time.Hour, "idle: the count expires after a day")
 }
+
+// The hooks' events say a permit is one: Permits is the semaphore's limit
+// (0 for a mutex).
+func TestSemaphoreHookEvents(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	note := func(what string, permits int) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[what] = permits
+	}
+	hooks := lockmw.Hooks{
+		AcquireStart: func(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
+			note("acquire-start "+e.Name, e.Permits)
+			return ctx
+		},
+		AcquireEnd: func(_ context.Context, e lockmw.AcquireEndEvent) { note("acquire-end "+e.Name, e.Permits) },
+		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
+			note("hold-start "+e.Name, e.Permits)
+			return ctx
+		},
+		HoldEnd: func(_ context.Context, e lockmw.HoldEndEvent) { note("hold-end "+e.Name, e.Permits) },
+	}
+	c := locktest.NewOn(t, srv, lockmw.WithHooks(hooks))
+	require.NoError(t, lockmw.WithLock(ctx, c.Semaphore("hooked-sem", 3), func(context.Context) error { return nil }))
+	require.NoError(t, lockmw.WithLock(ctx, c.Mutex("hooked-mutex"), func(context.Context) error { return nil }))
+	mu.Lock()
+	defer mu.Unlock()
+	for _, ev := range []string{"acquire-start", "acquire-end", "hold-start", "hold-end"} {
+		assert.Equal(t, 3, seen[ev+" hooked-sem"], ev)
+		assert.Equal(t, 0, seen[ev+" hooked-mutex"], ev)
+	}
+}
