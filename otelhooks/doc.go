@@ -10,30 +10,37 @@
 //
 // # Spans
 //
-// All spans are of kind INTERNAL.
+// All spans are of kind INTERNAL. A permit of a [lockmw.Semaphore] is traced
+// as a lock: its lock.wait and lock.hold spans are a mutex's, told apart by
+// lock.kind ("mutex" or "semaphore"), and a semaphore's carry lock.permits,
+// its limit (the permits its Client asked for; absent for a mutex).
 //
 //   - lock.wait runs from the start of Lock or TryLock to acquired, timed out,
 //     canceled or failed, as a child of the caller's span. Attributes:
-//     lock.name, lock.outcome ("acquired", "timeout", "canceled", "error"),
-//     lock.reentrant, lock.waited, lock.fencing_token when acquired on a fenced
-//     mutex, and when the lock was busy lock.holder (the holder's
-//     "<clientID>:<ownerID>", the last one seen). When the lock was busy the span
-//     carries a link to the holder's lock.hold span, even when the holder is
-//     another process: see below. Status Error only for outcome "error".
+//     lock.name, lock.kind, lock.permits for a semaphore, lock.outcome
+//     ("acquired", "timeout", "canceled", "error"), lock.reentrant,
+//     lock.waited, lock.fencing_token when acquired on a fenced mutex, and
+//     when the lock was busy lock.holder (the holder's "<clientID>:<ownerID>",
+//     the last one seen). When the lock was busy the span carries a link to
+//     the holder's lock.hold span, even when the holder is another process:
+//     see below. Status Error only for outcome "error".
 //   - lock.hold runs from the acquisition to the final Unlock, the loss of the
 //     lock or Client.Close, as a child of the caller's span. The hold context
 //     that Lock returns carries it, so spans started from that context (work
 //     done under the lock) are its children. Attributes: lock.name,
-//     lock.waited, lock.lost, lock.fencing_token when fenced, lock.lease when
-//     leased, lock.closed when abandoned by Close. When the lock is lost the
-//     status is Error and lock.lost is true.
+//     lock.kind, lock.permits for a semaphore, lock.waited, lock.lost,
+//     lock.fencing_token when fenced, lock.lease when leased, lock.closed
+//     when abandoned by Close. When the lock is lost the status is Error and
+//     lock.lost is true.
 //   - lock.renew is one short span per renewal script of the watchdog, a root
 //     span linked to the lock.hold span of every lock it renewed (one script
 //     renews up to 100 locks, so 10,000 held locks make 100 spans per
 //     renewal interval, not 10,000). Attributes: lock.outcome ("renewed",
 //     "lost" when any lock was gone, "error" when the script failed),
 //     lock.count, lock.renewed_count, lock.lost_count, lock.failed_count; each
-//     link has lock.name and lock.outcome.
+//     link has lock.name, lock.kind, lock.permits for a semaphore and
+//     lock.outcome. One script renews mutexes and permits together, so the
+//     span itself has no lock.kind.
 //
 // # Who waited for whom
 //
@@ -48,17 +55,23 @@
 // it last tried. The field is written in the background right
 // after the acquisition (one more script per hold; [WithHolderLinks] turns it
 // off), so a waiter that arrives within a round trip of it may find no link.
+// A semaphore's permits have no hash to keep it in, so a wait for a permit
+// has no link.
 //
 // # Metrics
 //
-//	lock.wait.duration  histogram, s   lock.name, lock.outcome, lock.reentrant
-//	lock.hold.duration  histogram, s   lock.name
-//	lock.renewals       counter        lock.name, lock.outcome (renewed, lost, error), one per lock renewed
-//	lock.lost           counter        lock.name
+//	lock.wait.duration  histogram, s   lock.name, lock.kind, lock.permits, lock.outcome, lock.reentrant
+//	lock.hold.duration  histogram, s   lock.name, lock.kind, lock.permits
+//	lock.renewals       counter        lock.name, lock.kind, lock.permits, lock.outcome (renewed, lost, error), one per lock renewed
+//	lock.lost           counter        lock.name, lock.kind, lock.permits
 //
 // lock.name is on by default; lock names made from IDs make one time series
 // each, so turn it off with [WithLockNameAttribute] or group names with
-// [WithLockNameFunc].
+// [WithLockNameFunc]. lock.kind ("mutex" or "semaphore") is always there, and
+// lock.permits (a semaphore's limit) on a semaphore's data points only: both
+// come from the program's code, not its data, so they add a few series at
+// most (a name is one kind, with the limit its Clients set), never one per
+// client or holder.
 //
 // # Cost
 //

@@ -9,10 +9,10 @@ import (
 
 // The names of the metrics.
 const (
-	WaitDurationMetric = "lock.wait.duration" // histogram, s: acquisitions, by lock.name, lock.outcome, lock.reentrant
-	HoldDurationMetric = "lock.hold.duration" // histogram, s: ended holds, by lock.name
-	RenewalsMetric     = "lock.renewals"      // counter: renewals of one lock, by lock.name, lock.outcome
-	LostMetric         = "lock.lost"          // counter: holds lost, by lock.name
+	WaitDurationMetric = "lock.wait.duration" // histogram, s: acquisitions, by lock.name, lock.kind, lock.permits, lock.outcome, lock.reentrant
+	HoldDurationMetric = "lock.hold.duration" // histogram, s: ended holds, by lock.name, lock.kind, lock.permits
+	RenewalsMetric     = "lock.renewals"      // counter: renewals of one lock, by lock.name, lock.kind, lock.permits, lock.outcome
+	LostMetric         = "lock.lost"          // counter: holds lost, by lock.name, lock.kind, lock.permits
 )
 
 // Bucket boundaries in seconds: waits from a millisecond to a minute, holds up
@@ -77,10 +77,14 @@ func (t *telemetry) metricName(name string) (attribute.KeyValue, bool) {
 	return LockNameKey.String(name), true
 }
 
-// metricAttrs returns the metric attributes for name followed by extra.
-func (t *telemetry) metricAttrs(name string, extra ...attribute.KeyValue) metric.MeasurementOption {
+// metricAttrs returns the metric attributes for the lock name of permits
+// permits (0: a mutex): extra, lock.kind, lock.permits for a semaphore, and
+// lock.name.
+func (t *telemetry) metricAttrs(name string, permits int, extra ...attribute.KeyValue) metric.MeasurementOption {
+	attrs := make([]attribute.KeyValue, 0, len(extra)+3)
+	attrs = appendKind(append(attrs, extra...), permits)
 	if kv, ok := t.metricName(name); ok {
-		return metric.WithAttributes(append(extra, kv)...)
+		attrs = append(attrs, kv)
 	}
-	return metric.WithAttributes(extra...)
+	return metric.WithAttributes(attrs...)
 }

@@ -24,6 +24,8 @@ const (
 // The attributes of the spans and metrics.
 const (
 	LockNameKey         = attribute.Key("lock.name")          // string: the lock name
+	LockKindKey         = attribute.Key("lock.kind")          // string: "mutex" or "semaphore"
+	LockPermitsKey      = attribute.Key("lock.permits")       // int: a semaphore's permits (its limit); absent for a mutex
 	LockOutcomeKey      = attribute.Key("lock.outcome")       // string: lockmw.Outcome or lockmw.RenewalOutcome
 	LockReentrantKey    = attribute.Key("lock.reentrant")     // bool: the acquisition re-entered a hold
 	LockWaitedKey       = attribute.Key("lock.waited")        // bool: the lock was busy at least once
@@ -117,3 +119,19 @@ type (
 )
 
 var spanKind = trace.WithSpanKind(trace.SpanKindInternal)
+
+// The values of lock.kind.
+var (
+	mutexKind     = LockKindKey.String("mutex")
+	semaphoreKind = LockKindKey.String("semaphore")
+)
+
+// appendKind appends to attrs what kind of lock an event with permits
+// permits is (lockmw's Permits: a semaphore's limit, 0 for a mutex):
+// lock.kind, and for a semaphore lock.permits.
+func appendKind(attrs []attribute.KeyValue, permits int) []attribute.KeyValue {
+	if permits > 0 {
+		return append(attrs, semaphoreKind, LockPermitsKey.Int(permits))
+	}
+	return append(attrs, mutexKind)
+}

@@ -6,7 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/go-rlock/rlock/lockmw"
@@ -15,11 +14,14 @@ import (
 // renewal makes one lock.renew span for one renewal script: a root span (the
 // watchdog works for no request) linked to the lock.hold span of every lock
 // the script renewed, so that a batch of 100 locks is one span, not 100.
-// Each link says which lock it is and how its renewal went.
+// Each link says which lock it is, what kind, and how its renewal went. One
+// script may renew mutexes and semaphores' permits together, so the span
+// itself has no lock.kind.
 func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 	end := time.Now()
 	links := make([]trace.Link, 0, len(e.Locks))
 	var counts [3]int64 // by lockmw.RenewalOutcome
+	var byKind renewalCounts
 	ctx := context.Background()
 	byName := t.nameAttr && t.m.renewals.Enabled(ctx)
 	for _, l := range e.Locks {
@@ -30,22 +32,20 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 		counts[o]++
 		if span, ok := t.holdSpan(l.Context); ok {
 			if sc := span.SpanContext(); sc.IsValid() {
-				links = append(links, trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
-					LockNameKey.String(l.Name),
-					LockOutcomeKey.String(o.String()),
-				}})
+				attrs := make([]attribute.KeyValue, 0, 4)
+				attrs = append(attrs, LockNameKey.String(l.Name), LockOutcomeKey.String(o.String()))
+				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(attrs, l.Permits)})
 			}
 		}
-		if byName {
-			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.Name, LockOutcomeKey.String(o.String())))
+		switch {
+		case byName:
+			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.Name, l.Permits, LockOutcomeKey.String(o.String())))
+		case !t.nameAttr:
+			byKind.add(o, l.Permits)
 		}
 	}
-	if !t.nameAttr {
-		for o, n := range counts {
-			if n > 0 {
-				t.m.renewals.Add(ctx, n, metric.WithAttributes(LockOutcomeKey.String(lockmw.RenewalOutcome(o).String())))
-			}
-		}
+	for _, c := range byKind {
+		t.m.renewals.Add(ctx, c.n, t.metricAttrs("", c.permits, LockOutcomeKey.String(c.outcome.String())))
 	}
 
 	outcome := lockmw.Renewed
@@ -71,4 +71,25 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 		span.SetStatus(codes.Error, e.Err.Error())
 	}
 	span.End(trace.WithTimestamp(end))
+}
+
+// renewalCounts counts the locks of a renewal script by outcome and permits
+// (lock.kind and lock.permits), for the lock.renewals metric without
+// lock.name: a few entries, so a slice.
+type renewalCounts []renewalCount
+
+type renewalCount struct {
+	outcome lockmw.RenewalOutcome
+	permits int // 0: a mutex
+	n       int64
+}
+
+func (rc *renewalCounts) add(o lockmw.RenewalOutcome, permits int) {
+	for i := range *rc {
+		if c := &(*rc)[i]; c.outcome == o && c.permits == permits {
+			c.n++
+			return
+		}
+	}
+	*rc = append(*rc, renewalCount{outcome: o, permits: permits, n: 1})
 }

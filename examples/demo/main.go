@@ -7,7 +7,7 @@
 // examples/internal/devredis); set REDIS_ADDR=host:port to use a real server.
 // It exits 0 when every section behaved as it says, and 1 otherwise.
 //
-// It runs six sections, one after the other, each printing one line per
+// It runs seven sections, one after the other, each printing one line per
 // event (with the time since the section began) and a summary line:
 //
 //  1. Two service instances, each with its own gocron scheduler and lockmw
@@ -27,6 +27,9 @@
 //     while a waiter takes the lock over.
 //  6. The contention timeline of a few workers drawn from the OpenTelemetry
 //     spans that otelhooks records: '.' waiting, '#' holding.
+//  7. An export route limited to two at once across two instances (a
+//     lockmw.Semaphore of 2 permits around the handler): five requests, all
+//     served, and the timeline from the spans shows at most two at once.
 //
 // Every server, scheduler and Client it starts is stopped before it exits.
 package main
@@ -86,6 +89,7 @@ var sections = []section{
 	{"A reentrant call chain (lockmw.WithLock → Do → Wrap)", reentrantSection},
 	{"A force unlock cancels the holder's context (ErrLockLost)", forceUnlockSection},
 	{"The contention timeline, from the OpenTelemetry spans (otelhooks)", timelineSection},
+	{"An export route limited to two at once (lockmw.Semaphore, otelhooks)", exportSection},
 }
 
 // demo runs every section on rdb, described as where, and stops at the first

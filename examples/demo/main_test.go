@@ -35,6 +35,8 @@ func requireReport(t *testing.T, out string) {
 		"409 Conflict, Retry-After: 2",
 		"hold count 1 → 2 → 3 → 2 → 1",
 		"context.Cause(hctx) = lockmw: lock lost",
+		"5 requests, all 200 OK; the \"build export\" spans show at most 2 exports at once",
+		"lock.kind=semaphore, lock.permits=2",
 	} {
 		require.Contains(t, out, want)
 	}
