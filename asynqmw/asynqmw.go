@@ -19,20 +19,24 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 // New returns middleware that runs each task holding the lock of its key
 // (see [WithKey]) on c, so that tasks with the same key never run at the same
 // time, on any number of workers and servers sharing c's Redis; tasks with
-// different keys run in parallel up to the servers' concurrency. The
-// returned middleware is safe for concurrent use; c must stay open while
-// servers use it.
+// different keys run in parallel up to the servers' concurrency. With
+// [WithLimit](n), n > 1, each task holds one of n permits of its key's
+// semaphore instead, so that at most n tasks with the same key run at once;
+// below, "the lock" is then the permit. The returned middleware is safe for
+// concurrent use; c must stay open while servers use it.
 //
 // For each attempt of a task it:
 //
 //   - computes the key; "" runs the handler without a lock;
-//   - tries to lock prefix+"lock:"+key, waiting at most the [WithWait] time.
-//     If the key stays busy, [Retry] returns an error that [IsBusy]
-//     recognises and that matches lockmw.ErrNotAcquired, and [Skip] returns
-//     nil without running the handler. A key that is not a valid lock name
-//     (control characters, longer than lockmw.MaxNameLen, invalid UTF-8)
-//     gives an error matching lockmw.ErrInvalidName and asynq.SkipRetry, so
-//     the task is archived at once;
+//   - tries to lock prefix+"lock:"+key (with a limit above 1, to take a
+//     permit of the semaphore prefix+"limit:"+key), waiting at most the
+//     [WithWait] time. If the key stays busy (no permit is free), [Retry]
+//     returns an error that [IsBusy] recognises and that matches
+//     lockmw.ErrNotAcquired, and [Skip] returns nil without running the
+//     handler. A key that is not a valid lock name (control characters,
+//     longer than lockmw.MaxNameLen, invalid UTF-8) gives an error matching
+//     lockmw.ErrInvalidName and asynq.SkipRetry, so the task is archived at
+//     once;
 //   - with a dedup window, returns nil without running the handler if the
 //     key's mark is present (see [WithDedupWindow]);
 //   - runs the handler with the lock's hold context, derived from the task's
@@ -64,12 +68,16 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 // skipped.
 //
 // New panics if c is nil, an option is nil or an option's value is invalid
-// (see [Option]).
+// (see [Option]), or with a limit above 1 on a quorum c (see [WithLimit]).
 func New(c *lockmw.Client, opts ...Option) asynq.MiddlewareFunc {
 	if c == nil {
 		panic("asynqmw: New(nil): a lockmw.Client is required")
 	}
 	mw := &middleware{c: c, o: newOptions(opts)}
+	// Only a quorum Client refuses every semaphore: ask one, without Redis.
+	if mw.o.limit > 1 && errors.Is(c.Semaphore("asynqmw", mw.o.limit).Err(), errors.ErrUnsupported) {
+		panic(fmt.Sprintf("asynqmw: WithLimit(%d): a quorum lockmw.Client has no semaphores", mw.o.limit))
+	}
 	return func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 			return mw.process(ctx, t, next)
@@ -102,13 +110,24 @@ func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Han
 	if key == "" {
 		return next.ProcessTask(ctx, t)
 	}
-	m := mw.c.Mutex(mw.o.prefix + "lock:" + key)
-	r := &run{mw: mw, t: t, next: next, key: key, lockedName: m.Name()}
-	err := lockmw.WithLock(ctx, m, r.work, lockmw.WithWait(mw.o.wait), unlockRetry)
+	l := mw.locker(key)
+	r := &run{mw: mw, t: t, next: next, key: key, lockedName: l.Name()}
+	err := lockmw.WithLock(ctx, l, r.work, lockmw.WithWait(mw.o.wait), unlockRetry)
 	if !r.locked {
-		return mw.lockFailed(ctx, t, m.Name(), err)
+		return mw.lockFailed(ctx, t, l.Name(), err)
 	}
 	return r.result(err)
+}
+
+// locker returns what an attempt of a task with key takes: the key's lock,
+// or one permit of its semaphore when the limit is above 1. The two never
+// share a name, so instances configured either way never mistake one for
+// the other (Redis would answer WRONGTYPE).
+func (mw *middleware) locker(key string) lockmw.Locker {
+	if mw.o.limit > 1 {
+		return mw.c.Semaphore(mw.o.prefix+"limit:"+key, mw.o.limit)
+	}
+	return mw.c.Mutex(mw.o.prefix + "lock:" + key)
 }
 
 // unlockRetry is the back-off of a release retried after a Redis error: 10

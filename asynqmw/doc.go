@@ -1,7 +1,7 @@
 // Package asynqmw is asynq (github.com/hibiken/asynq) middleware, built on
-// rlock's lock, that runs tasks with the same key one at a time across all
-// workers and servers, and optionally skips a task whose key has just been
-// processed.
+// rlock's lock, that runs tasks with the same key one at a time (or at most n
+// at a time) across all workers and servers, and optionally skips a task
+// whose key has just been processed.
 //
 // asynq's Unique option de-duplicates at enqueue time only: it refuses a
 // second task while the first is queued, and its key is not released when the
@@ -34,11 +34,33 @@
 // with an error matching lockmw.ErrLockLost, so asynq retries the task: the
 // handler should stop when its context is done.
 //
+// # Limits
+//
+// With [WithLimit](n), n > 1, at most n tasks with the same key run at once:
+// each attempt takes one permit of a lockmw.Semaphore of n permits instead of
+// the key's lock. A task that finds no free permit is busy, and follows
+// [WithWait] and [WithOnBusy] as a task whose key is locked does:
+//
+//	byTenant := func(_ context.Context, t *asynq.Task) string { return "export:" + tenantOf(t) }
+//	mux.Use(asynqmw.New(c, asynqmw.WithKey(byTenant), asynqmw.WithLimit(2)))
+//
+// A limit does not combine with a dedup window (New panics): tasks of one
+// key run side by side, so a duplicate could start before the first one has
+// left its mark.
+//
 // # Keys
 //
-// The lock of key K is the rlock lock named "asynq:lock:K" and its dedup mark
-// the string key "asynq:done:K" (see [WithKeyPrefix]). Because the locks are
-// Redisson-compatible RLocks, a Java service using Redisson can take the same
-// lock by name. The middleware may share asynq's Redis or use another one: it
-// uses only the lockmw.Client it is given.
+// The lock of key K is the rlock lock named "asynq:lock:K", its semaphore
+// (with a limit above 1) the rlock semaphore named "asynq:limit:K", and its
+// dedup mark the string key "asynq:done:K" (see [WithKeyPrefix]). A limit of
+// 1 is the lock, under the same name as without [WithLimit], so servers
+// running older versions of this package and newer ones exclude each other.
+// The semaphore's name is never a lock's: while servers with a limit of 1 and
+// servers with a limit of n > 1 run side by side (a deploy that changes the
+// limit), they do not limit each other (up to 1+n tasks of a key may run),
+// but neither ever finds a key of the wrong type.
+// Because the locks are Redisson-compatible RLocks, and the semaphores
+// RPermitExpirableSemaphores, a Java service using Redisson can take the same
+// lock or permit by name. The middleware may share asynq's Redis or use
+// another one: it uses only the lockmw.Client it is given.
 package asynqmw

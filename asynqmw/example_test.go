@@ -109,3 +109,67 @@ func ExampleWithOnBusy() {
 	mux.Use(asynqmw.New(locks, asynqmw.WithOnBusy(asynqmw.Skip)))
 	_ = mux
 }
+
+// At most two exports of one tenant run at once, on every server: a third
+// waits up to a minute for a permit, in rlock's fair queue, then goes back to
+// the queue as a busy task. Exports of other tenants are not held up.
+func ExampleWithLimit() {
+	srv, err := redistest.Launch(redistest.Config{}) // a throwaway redis-server
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+
+	locks := lockmw.New(rdb)
+	defer locks.Close()
+
+	byTenant := func(_ context.Context, t *asynq.Task) string { return "export:" + string(t.Payload()) }
+	var running atomic.Int32
+	var overLimit atomic.Bool
+	done := make(chan struct{}, 6)
+	mux := asynq.NewServeMux()
+	mux.Use(asynqmw.New(locks, asynqmw.WithKey(byTenant), asynqmw.WithLimit(2), asynqmw.WithWait(time.Minute)))
+	mux.HandleFunc("export", func(ctx context.Context, t *asynq.Task) error {
+		if running.Add(1) > 2 {
+			overLimit.Store(true)
+		}
+		time.Sleep(20 * time.Millisecond) // the work
+		running.Add(-1)
+		done <- struct{}{}
+		return nil
+	})
+
+	server := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency:       6,
+		IsFailure:         func(err error) bool { return !asynqmw.IsBusy(err) },
+		RetryDelayFunc:    asynqmw.RetryDelay(time.Second, nil),
+		TaskCheckInterval: 50 * time.Millisecond,
+		LogLevel:          asynq.ErrorLevel,
+	})
+	if err := server.Start(mux); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer server.Shutdown()
+
+	client := asynq.NewClientFromRedisClient(rdb)
+	for range 6 {
+		if _, err := client.Enqueue(asynq.NewTask("export", []byte("acme"))); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	for range 6 {
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			fmt.Println("timed out")
+			return
+		}
+	}
+	fmt.Println("exports: 6, more than 2 at once:", overLimit.Load())
+	// Output: exports: 6, more than 2 at once: false
+}

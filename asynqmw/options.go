@@ -3,10 +3,11 @@ package asynqmw
 import (
 	"context"
 	"fmt"
-	"github.com/go-rlock/rlock/internal/construct"
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/go-rlock/rlock/internal/construct"
 )
 
 // Option configures the middleware made by [New]. New applies the options in
@@ -48,6 +49,7 @@ type options struct {
 	onBusy BusyPolicy
 	dedup  time.Duration
 	prefix string
+	limit  int
 }
 
 // newOptions applies opts over the defaults, in order, then checks the
@@ -58,6 +60,7 @@ func newOptions(opts []Option) options {
 		key:    DefaultKey,
 		onBusy: Retry,
 		prefix: DefaultKeyPrefix,
+		limit:  1,
 	}
 	o = construct.Apply("asynqmw", "New", o, opts, (*options).invalid)
 	return o
@@ -74,6 +77,10 @@ func (o *options) invalid() string {
 		return fmt.Sprintf("WithOnBusy(%v): must be Retry or Skip", o.onBusy)
 	case o.dedup < 0:
 		return fmt.Sprintf("WithDedupWindow(%v): must not be negative", o.dedup)
+	case o.limit < 1:
+		return fmt.Sprintf("WithLimit(%d): must be at least 1", o.limit)
+	case o.dedup > 0 && o.limit > 1:
+		return fmt.Sprintf("WithDedupWindow(%v) with WithLimit(%d): a duplicate could run beside the first, before its mark is written; use a limit of 1", o.dedup, o.limit)
 	}
 	return ""
 }
@@ -109,15 +116,39 @@ func WithOnBusy(p BusyPolicy) Option {
 // written with PX d while the lock is still held, and checked after the lock
 // is acquired, so a duplicate that waited for the lock sees it. A handler
 // that fails, panics or loses its lock leaves no mark. The default is 0: off.
-// A negative d panics in New.
+// A negative d panics in New, and so does d > 0 with a [WithLimit] above 1:
+// tasks that share a semaphore run side by side, so a duplicate could start
+// before the first one's mark is written.
 func WithDedupWindow(d time.Duration) Option {
 	return func(o *options) { o.dedup = d }
 }
 
 // WithKeyPrefix sets the prefix of the Redis keys the middleware uses: the
-// lock of key K is named prefix + "lock:" + K and its dedup mark is
-// prefix + "done:" + K. The default is [DefaultKeyPrefix], "asynq:"; asynq's
-// own keys ("asynq:{queue}:…", "asynq:servers…") never collide with these.
+// lock of key K is named prefix + "lock:" + K, its semaphore (see
+// [WithLimit]) prefix + "limit:" + K, and its dedup mark prefix + "done:" +
+// K. The default is [DefaultKeyPrefix], "asynq:"; asynq's own keys
+// ("asynq:{queue}:…", "asynq:servers…") never collide with these.
 func WithKeyPrefix(prefix string) Option {
 	return func(o *options) { o.prefix = prefix }
+}
+
+// WithLimit sets how many tasks with the same key may run at once, across
+// all workers and servers. The default is 1: the key's lock, a mutex named
+// prefix + "lock:" + K (see [WithKeyPrefix]). With n > 1 each attempt takes
+// one permit of a lockmw.Semaphore of n permits named prefix + "limit:" + K,
+// never the name of a lock: servers with a limit of 1 and servers with a
+// limit above 1 never take each other's lock or semaphore, nor limit each
+// other (during a deploy that changes the limit, up to 1+n tasks of a key may
+// run). An attempt that finds no free permit for the whole wait is busy,
+// exactly as with a busy lock (see [WithWait], [WithOnBusy], [IsBusy]).
+//
+// The number of permits of a key's semaphore is set by the first attempt
+// that uses the key and kept until the key has been idle for a day
+// (lockmw.Client.Semaphore: the first setting wins), so a changed n applies
+// to a key in use only after that; a new [WithKeyPrefix] applies it at once.
+//
+// n < 1 panics in New, and so does n > 1 with [WithDedupWindow], or on a
+// quorum lockmw.Client (lockmw.NewQuorum), which has no semaphores.
+func WithLimit(n int) Option {
+	return func(o *options) { o.limit = n }
 }
