@@ -1,6 +1,7 @@
 // Package httpmw is net/http middleware that runs requests one at a time per
-// route, or per resource, across every instance of a service: the HTTP
-// counterpart of Redisson's @RequestLockable, on a [lockmw] lock.
+// route, or per resource, across every instance of a service (or at most n
+// at a time, see [WithLimit]): the HTTP counterpart of Redisson's
+// @RequestLockable, on a [lockmw] lock.
 //
 //	m := httpmw.New(locks) // locks is a *lockmw.Client
 //	mux.Handle("POST /reports", m.Wrap(reports))          // per route: "http:POST /reports"
@@ -24,6 +25,26 @@
 // That is correct, only less spread; a [WithKey] name without braces gets a
 // slot of its own.
 //
+// # Limits
+//
+// [WithLimit] lets up to n requests with the same key run at once, across
+// every instance: three exports per tenant, two report builds per route.
+//
+//	exports := httpmw.New(locks, httpmw.WithPathValues("tenant"), httpmw.WithLimit(3))
+//	mux.Handle("POST /tenants/{tenant}/exports", exports.Wrap(export))
+//
+// With n = 1, the default, the key's lock is a [lockmw.Mutex] named by the
+// key, as before limits existed. With n > 1 it is a [lockmw.Semaphore] of n
+// permits whose name has "limit:" after [KeyPrefix], here
+//
+//	http:limit:POST /tenants/{tenant}/exports#tenant=acme
+//
+// ("limit:" + the key for a [WithKey] name without the prefix). No default
+// key is such a name, so instances on either side of a change of limit do
+// not block each other while a deploy rolls. A request over the limit
+// waits, gets the busy answer and leaves the queue as one waiting for a
+// mutex does.
+//
 // # Waiting and answers
 //
 // A request waits its turn up to the wait ([WithWait], 10s by default),
@@ -33,7 +54,8 @@
 // whole seconds, at least 1. A lock renewed by the watchdog says nothing
 // about when its holder will be done, so Retry-After is the [WithRetryAfter]
 // hint (1s by default) unless the middleware holds its locks with a lease
-// ([WithLease]): then it is the holder's remaining lease. Waiters queue in
+// ([WithLease]): then it is the holder's remaining lease, under a limit the
+// remaining lease of the permit that expires first. Waiters queue in
 // Redis: an unlock hands the lock to the next request in arrival order,
 // whichever instance it waits on.
 //

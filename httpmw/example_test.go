@@ -94,3 +94,14 @@ func ExampleWithLease() {
 	m := httpmw.New(locks, httpmw.WithLease(30*time.Second), httpmw.WithBusyStatus(http.StatusTooManyRequests))
 	_ = m
 }
+
+// At most three exports per tenant at once, across every instance; a fourth
+// waits up to 30s for a permit, then gets 429 Too Many Requests.
+func ExampleWithLimit() {
+	var locks *lockmw.Client // lockmw.New(rdb)
+	exports := httpmw.New(locks, httpmw.WithPathValues("tenant"), httpmw.WithLimit(3),
+		httpmw.WithWait(30*time.Second), httpmw.WithBusyStatus(http.StatusTooManyRequests))
+	mux := http.NewServeMux()
+	// Each tenant's semaphore is "http:limit:POST /tenants/{tenant}/exports#tenant=<tenant>".
+	mux.Handle("POST /tenants/{tenant}/exports", exports.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { /* ... */ })))
+}

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/go-rlock/rlock/lockmw"
 )
 
-// Middleware serializes requests that share a lock key across every
-// instance of a service whose Middlewares use lockmw Clients on the same
-// Redis. It is configured once by [New] and safe for concurrent use.
+// Middleware serializes requests that share a lock key (or lets at most
+// [WithLimit] of them run at once) across every instance of a service whose
+// Middlewares use lockmw Clients on the same Redis. It is configured once by [New] and safe for concurrent use.
 type Middleware struct {
 	c   *lockmw.Client
 	cfg config
@@ -29,17 +30,39 @@ func New(c *lockmw.Client, opts ...Option) *Middleware {
 
 // Key returns the name of the lock that a request served by [Middleware.Wrap]
 // takes: the key function's result, with the path values appended when
-// [WithPathValues] was given; "" when the request takes no lock.
+// [WithPathValues] was given, and "limit:" inserted under a [WithLimit]
+// above 1; "" when the request takes no lock.
 func (m *Middleware) Key(r *http.Request) string {
 	k := m.cfg.key(r)
-	if k == "" || len(m.cfg.pathValues) == 0 {
-		return k
+	if k != "" && len(m.cfg.pathValues) > 0 {
+		k = appendPathValues(k, r, m.cfg.pathValues)
 	}
-	return appendPathValues(k, r, m.cfg.pathValues)
+	return m.lockName(k)
 }
 
-// Wrap returns a handler that runs h one request at a time per lock key, for
-// use on a route of a ServeMux:
+// lockName is the name of the lock of key k: k itself for a mutex, the
+// semaphore's name (see WithLimit) under a limit above 1.
+func (m *Middleware) lockName(k string) string {
+	if k == "" || m.cfg.limit == 1 {
+		return k
+	}
+	if rest, ok := strings.CutPrefix(k, KeyPrefix); ok {
+		return KeyPrefix + limitInfix + rest
+	}
+	return limitInfix + k
+}
+
+// locker is the lock called name: a Mutex, or under a limit above 1 a
+// Semaphore of that many permits.
+func (m *Middleware) locker(name string) lockmw.Locker {
+	if m.cfg.limit == 1 {
+		return m.c.Mutex(name)
+	}
+	return m.c.Semaphore(name, m.cfg.limit)
+}
+
+// Wrap returns a handler that runs h one request at a time per lock key (at
+// most [WithLimit] at a time), for use on a route of a ServeMux:
 //
 //	mux.Handle("POST /orders/{id}", m.Wrap(h))
 //
@@ -51,7 +74,8 @@ func (m *Middleware) Key(r *http.Request) string {
 //   - it got the lock: h runs with the hold context as r.Context(), which is
 //     cancelled, with cause [lockmw.ErrLockLost], if the lock is lost; the
 //     lock is released when h returns or panics (the panic goes on to the
-//     server). A nested Wrap with the same key and Client re-enters.
+//     server). A nested Wrap with the same key and Client re-enters (under
+//     a limit above 1 it takes another permit).
 //   - the lock stayed busy: the busy status ([WithBusyStatus]), a Retry-After
 //     header (see [WithLease] and [WithRetryAfter]) and a short plain-text
 //     body.
@@ -101,16 +125,16 @@ func (m *Middleware) WrapMux(mux *http.ServeMux) http.Handler {
 		kr := new(http.Request)
 		*kr = *r
 		kr.Pattern = pattern
-		m.serve(w, r, mux, m.cfg.key(kr))
+		m.serve(w, r, mux, m.lockName(m.cfg.key(kr)))
 	})
 }
 
 // redirectType is the type of the handlers ServeMux redirects with.
 var redirectType = reflect.TypeOf(http.RedirectHandler("/", http.StatusTemporaryRedirect))
 
-// serve runs h under the lock key ("" runs it without a lock).
-func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handler, key string) {
-	if key == "" {
+// serve runs h under the lock called name ("" runs it without a lock).
+func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handler, name string) {
+	if name == "" {
 		h.ServeHTTP(w, r)
 		return
 	}
@@ -123,17 +147,17 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handle
 		}
 		return
 	}
-	mu := m.c.Mutex(key)
+	l := m.locker(name)
 	// WithLock releases the lock also when h panics; the panic then goes on.
 	// Once h has run, the response is written: what happened to the lock
 	// meanwhile is the Client's hooks' to report.
 	ran := false
-	err = lockmw.WithLock(r.Context(), mu, func(hctx context.Context) error {
+	err = lockmw.WithLock(r.Context(), l, func(hctx context.Context) error {
 		ran = true
 		h.ServeHTTP(w, r.WithContext(hctx))
 		return nil
 	}, lockmw.WithWait(m.cfg.wait), lockmw.WithLease(m.cfg.lease))
 	if !ran {
-		m.reject(w, r, mu, err)
+		m.reject(w, r, l, err)
 	}
 }

@@ -24,6 +24,10 @@ const (
 	KeyPrefix = "http:"
 )
 
+// limitInfix follows KeyPrefix in the name of a limit's semaphore (see
+// WithLimit), as asynqmw's follows its prefix.
+const limitInfix = "limit:"
+
 // Option configures a [Middleware]. [New] applies the options in order, then
 // checks the result once: an invalid value, or a nil Option, makes it panic
 // with one line naming the option and the value. Option constructors never
@@ -38,6 +42,7 @@ type config struct {
 	busyStatus int
 	retryAfter time.Duration
 	bodyBuffer int64
+	limit      int
 	noNames    bool // WithPathValues was given no names
 }
 
@@ -48,6 +53,7 @@ func defaultConfig() config {
 		busyStatus: DefaultBusyStatus,
 		retryAfter: DefaultRetryAfter,
 		bodyBuffer: DefaultBodyBuffer,
+		limit:      1,
 	}
 }
 
@@ -101,7 +107,8 @@ func WithWait(d time.Duration) Option {
 // watchdog: the lock expires d after it was taken and is never renewed, so
 // r.Context() has a deadline at the lease end and a handler that outlives it
 // loses the lock. In exchange, a busy answer can say when the holder will be
-// done: its Retry-After is the holder's remaining TTL. Use it only when every
+// done: its Retry-After is the holder's remaining TTL (under [WithLimit], the
+// remaining TTL of the permit that expires first). Use it only when every
 // holder of these keys (every instance of the service) holds them with a
 // lease; a watchdog-renewed TTL says nothing about when the holder finishes.
 // The default is 0: the watchdog renews the lock for as long as the handler
@@ -120,7 +127,10 @@ func WithBusyStatus(code int) Option {
 }
 
 // WithRetryAfter sets the Retry-After hint of a busy answer when the holder's
-// remaining lease is unknown, which is always the case without [WithLease].
+// remaining lease is unknown, which is always the case without [WithLease];
+// with WithLease the remaining lease wins, and the hint is sent only when
+// the holder turns out to have no TTL. The same holds under [WithLimit],
+// where the holder is the permit that expires first.
 // It is sent in whole seconds, rounded up, at least 1 (so 0 means 1s). The
 // default is [DefaultRetryAfter] (1s). A negative d makes New panic.
 func WithRetryAfter(d time.Duration) Option {
@@ -139,6 +149,33 @@ func WithRetryAfter(d time.Duration) Option {
 // KiB); 0 reads nothing before the wait. A negative n makes New panic.
 func WithBodyBuffer(n int64) Option {
 	return func(c *config) { c.bodyBuffer = n }
+}
+
+// WithLimit lets at most n requests with the same key run at once, across
+// every instance; the default is 1, one at a time.
+//
+// With n = 1 the key's lock is a [lockmw.Mutex] named by the key, as it has
+// always been. With n > 1 it is a [lockmw.Semaphore] of n permits named by
+// the key with "limit:" inserted after [KeyPrefix], as asynqmw inserts it
+// after its own prefix: "http:POST /exports" becomes
+// "http:limit:POST /exports" and "http:POST /o/{id}#id=1" becomes
+// "http:limit:POST /o/{id}#id=1"; a key that does not start with KeyPrefix
+// (a [WithKey] name) gets "limit:" in front: "tenant:7" becomes
+// "limit:tenant:7". No default key is ever such a name, so instances with
+// n = 1 and n > 1 on one route do not block each other: during a rolling
+// deploy from n = 1 to n = 3 up to 1 + 3 requests may run at once (a
+// WithKey function must not return names starting with "limit:" for the
+// same to hold). Instances that disagree on n > 1 share one semaphore,
+// whose size the first instance to use it sets (see [lockmw.Semaphore]).
+//
+// A request over the limit waits, answers and leaves the queue as one
+// waiting for a mutex does (see [WithWait], [WithBusyStatus],
+// [WithRetryAfter]); with [WithLease] its Retry-After is the remaining lease
+// of the permit that expires first. A permit is not reentrant: a nested
+// Wrap with the same key takes a second permit (and waits for itself when
+// none is left). n < 1 makes New panic.
+func WithLimit(n int) Option {
+	return func(c *config) { c.limit = n }
 }
 
 // newConfig applies opts over the defaults, in order, then checks the result
@@ -167,6 +204,8 @@ func (c *config) invalid() string {
 		return fmt.Sprintf("WithRetryAfter(%v): must not be negative", c.retryAfter)
 	case c.bodyBuffer < 0:
 		return fmt.Sprintf("WithBodyBuffer(%d): must not be negative", c.bodyBuffer)
+	case c.limit < 1:
+		return fmt.Sprintf("WithLimit(%d): must be at least 1", c.limit)
 	}
 	for _, n := range c.pathValues {
 		if !isWildcardName(n) {

@@ -19,13 +19,13 @@ const (
 )
 
 // reject answers a request that did not get the lock.
-func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, mu *lockmw.Mutex, err error) {
+func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, l lockmw.Locker, err error) {
 	var busy *lockmw.BusyError
 	switch {
 	case r.Context().Err() != nil:
 		http.Error(w, endedBody, http.StatusServiceUnavailable)
 	case errors.As(err, &busy):
-		w.Header().Set("Retry-After", strconv.FormatInt(seconds(m.retryAfter(r, mu, busy)), 10))
+		w.Header().Set("Retry-After", strconv.FormatInt(seconds(m.retryAfter(r, l, busy)), 10))
 		http.Error(w, busyBody, m.cfg.busyStatus)
 	case errors.Is(err, lockmw.ErrInvalidName):
 		http.Error(w, invalidKeyBody, http.StatusBadRequest)
@@ -35,13 +35,14 @@ func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, mu *lockmw.M
 }
 
 // retryAfter is the holder's remaining lease when holders lease (WithLease)
-// and the lock still has a TTL, else the hint.
-func (m *Middleware) retryAfter(r *http.Request, mu *lockmw.Mutex, busy *lockmw.BusyError) time.Duration {
+// and the lock still has a TTL, else the hint. Under a limit the holder is
+// the permit that expires first, whose TTL busy has from the last attempt.
+func (m *Middleware) retryAfter(r *http.Request, l lockmw.Locker, busy *lockmw.BusyError) time.Duration {
 	if m.cfg.lease <= 0 {
 		return m.cfg.retryAfter
 	}
 	ttl := busy.TTL
-	if m.cfg.wait > 0 {
+	if mu, ok := l.(*lockmw.Mutex); ok && m.cfg.wait > 0 {
 		// The TTL in busy was seen at the last attempt, which may be a while
 		// ago; ask for the current one.
 		if d, err := mu.TTL(r.Context()); err == nil {

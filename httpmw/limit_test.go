@@ -1,0 +1,270 @@
+package httpmw_test
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-rlock/rlock/httpmw"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/lockmw"
+)
+
+// concurrency counts the handlers inside at once, and the most there were.
+type concurrency struct{ in, max, all atomic.Int64 }
+
+func (c *concurrency) enter() {
+	c.all.Add(1)
+	n := c.in.Add(1)
+	for {
+		m := c.max.Load()
+		if n <= m || c.max.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+func (c *concurrency) exit() { c.in.Add(-1) }
+
+// gate is a handler that signals entered and then blocks until open is
+// called. Tests defer open: a deferred call runs before the cleanups, among
+// them the test server's Close, which waits for its handlers.
+type gate struct {
+	entered chan struct{}
+	open    func()
+	opened  chan struct{}
+	c       concurrency
+}
+
+func newGate(capacity int) *gate {
+	g := &gate{entered: make(chan struct{}, capacity), opened: make(chan struct{})}
+	g.open = sync.OnceFunc(func() { close(g.opened) })
+	return g
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.c.enter()
+	defer g.c.exit()
+	g.entered <- struct{}{}
+	<-g.opened
+}
+
+// enteredNow is how many handlers have entered so far.
+func (g *gate) enteredNow() int { return len(g.entered) }
+
+func TestLimitRunsAtMostNAtOnceAcrossInstances(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const limit, n = 3, 9
+	g := newGate(n)
+	defer g.open()
+	// Two instances, each its own Client, Middleware, mux and server. The short
+	// watchdog timeout also makes waiters retry every 300ms, as in
+	// TestSerializesARouteAcrossInstances.
+	var servers []*httptest.Server
+	var locks *lockmw.Client
+	for range 2 {
+		locks = locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(900*time.Millisecond))
+		m := httpmw.New(locks, httpmw.WithLimit(limit), httpmw.WithWait(lockmw.Forever))
+		mux := http.NewServeMux()
+		mux.Handle("POST /exports/{id}", m.Wrap(g))
+		servers = append(servers, startHTTP(t, mux))
+	}
+
+	replies := make(chan reply, n)
+	for i := range n {
+		go func() {
+			replies <- send(t.Context(), servers[i%2], "POST", "/exports/"+strconv.Itoa(i), nil)
+		}()
+	}
+	const name = "http:limit:POST /exports/{id}"
+	testsupport.Eventually(t, patience, "three requests inside and six queued", func() bool {
+		return g.enteredNow() == limit && queued(t, locks.Redis(), name) == n-limit
+	})
+	assert.Equal(t, limit, g.enteredNow(), "a request over the limit entered")
+	g.open()
+	for range n {
+		r := testsupport.Recv(t, replies, patience, "reply")
+		require.NoError(t, r.err)
+		assert.Equal(t, http.StatusOK, r.status, r.body)
+	}
+	assert.EqualValues(t, n, g.c.all.Load())
+	assert.EqualValues(t, limit, g.c.max.Load(), "most handlers inside at once")
+}
+
+func TestLimitBusy(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks := locktest.NewOn(t, srv)
+	const lease = time.Minute
+	tests := []struct {
+		name string
+		opts []httpmw.Option
+		// retry is the Retry-After range allowed when the permits were taken
+		// within elapsed of the answer.
+		retry func(elapsed time.Duration) (lo, hi int)
+	}{
+		{"without a lease the answer carries the hint", nil, fixed(1)},
+		{"an explicit hint without a lease", []httpmw.Option{httpmw.WithRetryAfter(7 * time.Second)}, fixed(7)},
+		{"with a lease the earliest permit's remaining lease wins over the hint",
+			[]httpmw.Option{httpmw.WithLease(lease), httpmw.WithRetryAfter(7 * time.Second)},
+			func(elapsed time.Duration) (int, int) {
+				return int(math.Ceil((lease - elapsed).Seconds())), int(lease / time.Second)
+			}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const limit = 3
+			g := newGate(limit + 1)
+			defer g.open()
+			opts := append([]httpmw.Option{httpmw.WithLimit(limit), httpmw.WithWait(0)}, tt.opts...)
+			route := "/busy" + strconv.Itoa(i)
+			mux := http.NewServeMux()
+			mux.Handle("GET "+route, httpmw.New(locks, opts...).Wrap(g))
+			s := startHTTP(t, mux)
+
+			start := time.Now()
+			var held []<-chan reply
+			for range limit {
+				held = append(held, sendAsync(t.Context(), s, "GET", route))
+			}
+			testsupport.Eventually(t, patience, "three requests inside", func() bool { return g.enteredNow() == limit })
+			// Bounded: were it let in, it would block in the gate.
+			r := send(testsupport.CtxFor(t, patience), s, "GET", route, nil)
+			elapsed := time.Since(start)
+			require.NoError(t, r.err)
+			assert.Equal(t, http.StatusConflict, r.status)
+			assert.Contains(t, r.body, "busy")
+			lo, hi := tt.retry(elapsed)
+			got, err := strconv.Atoi(r.header.Get("Retry-After"))
+			require.NoError(t, err, "Retry-After %q", r.header.Get("Retry-After"))
+			assert.True(t, lo <= got && got <= hi, "Retry-After %d, want %d to %d", got, lo, hi)
+			assert.Equal(t, limit, g.enteredNow(), "the fourth request ran")
+
+			g.open()
+			for _, ch := range held {
+				assert.Equal(t, http.StatusOK, testsupport.Recv(t, ch, patience, "reply").status)
+			}
+			assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", route, nil).status, "after the permits came back")
+		})
+	}
+}
+
+func fixed(s int) func(time.Duration) (int, int) {
+	return func(time.Duration) (int, int) { return s, s }
+}
+
+func TestLimitClientGoneLeavesTheQueue(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks := locktest.NewOn(t, srv)
+	for _, tc := range []struct {
+		name, method, body string
+	}{
+		{"without a body", "GET", ""},
+		{"with a body", "POST", `{"qty":1}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const limit = 2
+			pattern := tc.method + " /limited"
+			name := "http:limit:" + pattern
+			g := newGate(limit + 1)
+			defer g.open()
+			wrapped := httpmw.New(locks, httpmw.WithLimit(limit), httpmw.WithWait(lockmw.Forever)).Wrap(g)
+			served := make(chan struct{}, limit+1)
+			mux := http.NewServeMux()
+			mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer func() { served <- struct{}{} }()
+				wrapped.ServeHTTP(w, r)
+			}))
+			s := startHTTP(t, mux)
+			var held []<-chan reply
+			for range limit {
+				held = append(held, sendAsync(t.Context(), s, tc.method, "/limited"))
+			}
+			testsupport.Eventually(t, patience, "two requests inside", func() bool { return g.enteredNow() == limit })
+
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			got := make(chan reply, 1)
+			go func() { got <- send(ctx, s, tc.method, "/limited", strings.NewReader(tc.body)) }()
+			testsupport.Eventually(t, patience, "request queued", func() bool { return queued(t, locks.Redis(), name) == 1 })
+			cancel()
+			assert.ErrorIs(t, testsupport.Recv(t, got, patience, "client").err, context.Canceled)
+			testsupport.Recv(t, served, patience, "the middleware giving up")
+			testsupport.Eventually(t, patience, "waiter leaving the queue", func() bool { return queued(t, locks.Redis(), name) == 0 })
+			assert.Equal(t, limit, g.enteredNow(), "the handler ran for a client that left")
+
+			g.open()
+			for _, ch := range held {
+				assert.Equal(t, http.StatusOK, testsupport.Recv(t, ch, patience, "reply").status)
+			}
+			sem := locks.Semaphore(name, limit)
+			testsupport.Eventually(t, patience, "every permit back", func() bool {
+				n, err := sem.Available(t.Context())
+				return err == nil && n == limit
+			})
+		})
+	}
+}
+
+// Rolling deploys mix instances with and without a limit: WithLimit(1) keeps
+// the mutex at today's name, a limit above 1 is a semaphore at another name.
+func TestLimitNames(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	locks, old := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+
+	t.Run("WithLimit(1) is today's mutex", func(t *testing.T) {
+		mux := http.NewServeMux()
+		mux.Handle("GET /one", httpmw.New(locks, httpmw.WithLimit(1), httpmw.WithWait(0)).Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+		s := startHTTP(t, mux)
+		release := holdLock(t, old, "http:GET /one", 0)
+		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "GET", "/one", nil).status)
+		release()
+		assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/one", nil).status)
+	})
+
+	t.Run("a limit above 1 is a semaphore beside the mutex", func(t *testing.T) {
+		g := newGate(1)
+		defer g.open()
+		mux := http.NewServeMux()
+		mux.Handle("GET /three", httpmw.New(locks, httpmw.WithLimit(3), httpmw.WithWait(0)).Wrap(g))
+		s := startHTTP(t, mux)
+		holdLock(t, old, "http:GET /three", 0) // an old instance serving the route
+		got := sendAsync(t.Context(), s, "GET", "/three")
+		testsupport.Recv(t, g.entered, patience, "handler entering")
+		n, err := locks.Semaphore("http:limit:GET /three", 3).Available(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, 2, n, "permits left while one request runs")
+		g.open()
+		assert.Equal(t, http.StatusOK, testsupport.Recv(t, got, patience, "reply").status)
+	})
+
+	t.Run("WrapMux limits each pattern", func(t *testing.T) {
+		g := newGate(1)
+		defer g.open()
+		mux := http.NewServeMux()
+		mux.Handle("GET /m", g)
+		s := startHTTP(t, httpmw.New(locks, httpmw.WithLimit(2)).WrapMux(mux))
+		got := sendAsync(t.Context(), s, "GET", "/m")
+		testsupport.Recv(t, g.entered, patience, "handler entering")
+		n, err := locks.Semaphore("http:limit:GET /m", 2).Available(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "permits left while one request runs")
+		g.open()
+		assert.Equal(t, http.StatusOK, testsupport.Recv(t, got, patience, "reply").status)
+	})
+}
