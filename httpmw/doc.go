@@ -54,8 +54,8 @@
 // whole seconds, at least 1. A lock renewed by the watchdog says nothing
 // about when its holder will be done, so Retry-After is the [WithRetryAfter]
 // hint (1s by default) unless the middleware holds its locks with a lease
-// ([WithLease]): then it is the holder's remaining lease, under a limit the
-// remaining lease of the permit that expires first. Waiters queue in
+// ([WithLease]): then it is the holder's remaining lease. Under a limit
+// ([WithLimit]) it is the remaining TTL of the permit that expires first. Waiters queue in
 // Redis: an unlock hands the lock to the next request in arrival order,
 // whichever instance it waits on.
 //

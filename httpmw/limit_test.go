@@ -116,8 +116,8 @@ func TestLimitBusy(t *testing.T) {
 		// within elapsed of the answer.
 		retry func(elapsed time.Duration) (lo, hi int)
 	}{
-		{"without a lease the answer carries the hint", nil, fixed(1)},
-		{"an explicit hint without a lease", []httpmw.Option{httpmw.WithRetryAfter(7 * time.Second)}, fixed(7)},
+		{"without a lease the earliest permit's TTL (the watchdog's)", nil, watchdogTTL},
+		{"without a lease the TTL wins over an explicit hint", []httpmw.Option{httpmw.WithRetryAfter(7 * time.Second)}, watchdogTTL},
 		{"with a lease the earliest permit's remaining lease wins over the hint",
 			[]httpmw.Option{httpmw.WithLease(lease), httpmw.WithRetryAfter(7 * time.Second)},
 			func(elapsed time.Duration) (int, int) {
@@ -267,4 +267,10 @@ func TestLimitNames(t *testing.T) {
 		g.open()
 		assert.Equal(t, http.StatusOK, testsupport.Recv(t, got, patience, "reply").status)
 	})
+}
+
+// watchdogTTL is the Retry-After range of watchdog permits taken within
+// elapsed of the answer: their remaining TTL, at most the watchdog timeout.
+func watchdogTTL(elapsed time.Duration) (lo, hi int) {
+	return int(math.Ceil((lockmw.DefaultWatchdogTimeout - elapsed).Seconds())), int(lockmw.DefaultWatchdogTimeout / time.Second)
 }

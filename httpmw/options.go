@@ -107,8 +107,8 @@ func WithWait(d time.Duration) Option {
 // watchdog: the lock expires d after it was taken and is never renewed, so
 // r.Context() has a deadline at the lease end and a handler that outlives it
 // loses the lock. In exchange, a busy answer can say when the holder will be
-// done: its Retry-After is the holder's remaining TTL (under [WithLimit], the
-// remaining TTL of the permit that expires first). Use it only when every
+// done: its Retry-After is the holder's remaining TTL (under [WithLimit] it
+// is the remaining TTL of the permit that expires first anyway). Use it only when every
 // holder of these keys (every instance of the service) holds them with a
 // lease; a watchdog-renewed TTL says nothing about when the holder finishes.
 // The default is 0: the watchdog renews the lock for as long as the handler
@@ -170,8 +170,10 @@ func WithBodyBuffer(n int64) Option {
 //
 // A request over the limit waits, answers and leaves the queue as one
 // waiting for a mutex does (see [WithWait], [WithBusyStatus],
-// [WithRetryAfter]); with [WithLease] its Retry-After is the remaining lease
-// of the permit that expires first. A permit is not reentrant: a nested
+// [WithRetryAfter]), except that its Retry-After is the remaining TTL of the
+// permit that expires first, rounded up (a watchdog permit's is at most the
+// watchdog timeout: the latest a permit comes back even if its holder
+// dies); the hint only when that TTL is unknown. A permit is not reentrant: a nested
 // Wrap with the same key takes a second permit (and waits for itself when
 // none is left). n < 1 makes New panic.
 func WithLimit(n int) Option {

@@ -34,10 +34,15 @@ func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, l lockmw.Loc
 	}
 }
 
-// retryAfter is the holder's remaining lease when holders lease (WithLease)
-// and the lock still has a TTL, else the hint. Under a limit the holder is
-// the permit that expires first, whose TTL busy has from the last attempt.
+// retryAfter is, under a limit, the remaining TTL of the permit that
+// expires first (busy has it from the last attempt): the latest a permit
+// comes back even if its holder dies. For a mutex it is the holder's
+// remaining lease when holders lease (WithLease) and the lock still has a
+// TTL. Otherwise, and when the TTL is unknown, the hint.
 func (m *Middleware) retryAfter(r *http.Request, l lockmw.Locker, busy *lockmw.BusyError) time.Duration {
+	if _, ok := l.(*lockmw.Semaphore); ok && busy.TTL > 0 {
+		return busy.TTL
+	}
 	if m.cfg.lease <= 0 {
 		return m.cfg.retryAfter
 	}
