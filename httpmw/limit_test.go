@@ -162,10 +162,6 @@ func TestLimitBusy(t *testing.T) {
 	}
 }
 
-func fixed(s int) func(time.Duration) (int, int) {
-	return func(time.Duration) (int, int) { return s, s }
-}
-
 func TestLimitClientGoneLeavesTheQueue(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
