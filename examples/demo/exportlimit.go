@@ -19,12 +19,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/go-rlock/rlock/examples/internal/timeline"
+	"github.com/go-rlock/rlock/httpmw"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/otelhooks"
 )
 
 const (
-	exportLock     = "exports:tenant-7"
+	exportKey      = "exports:tenant-7"   // httpmw.WithKey's name for the route
+	exportLock     = "limit:" + exportKey // the semaphore httpmw.WithLimit takes for it
 	exportLimit    = 2
 	exportRequests = 5
 	exportWork     = 150 * time.Millisecond // an export's work under its permit
@@ -77,7 +79,7 @@ func exportSection(ctx context.Context, p *printer, rdb redis.UniversalClient) e
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 
-	p.note("instance-A and instance-B serve POST /exports inside lockmw.WithLock(ctx, c.Semaphore(%q, %d), ...):", exportLock, exportLimit)
+	p.note("instance-A and instance-B serve POST /exports through httpmw.New(c, WithLimit(%d), WithKey(%q)), a semaphore %q:", exportLimit, exportKey, exportLock)
 	p.note("at most %d exports at once across both, each working %v; their Clients have otelhooks", exportLimit, exportWork)
 
 	if err := sendExports(ctx, client, services, p); err != nil {
@@ -162,9 +164,14 @@ func sendExports(ctx context.Context, client *http.Client, services []*httpServi
 // instrumented with hooks.
 func newExportService(rdb redis.UniversalClient, hooks lockmw.Hooks, e *exportInstance) *httpService {
 	locks := lockmw.New(rdb, lockmw.WithHooks(hooks), withName(e.name))
-	// The route's limit, written with the core: httpmw.WithLimit(2) is the
-	// adapter's form of it (httpmw.New(c, httpmw.WithLimit(2)).Wrap(h)).
-	exports := locks.Semaphore(exportLock, exportLimit)
+	// The route's limit: at most exportLimit requests of the key at once,
+	// across both instances (a lockmw.Semaphore named exportLock).
+	limited := httpmw.New(locks, httpmw.WithLimit(exportLimit),
+		httpmw.WithKey(func(*http.Request) string { return exportKey }))
+	export := limited.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// r.Context() is the permit context, whose span is the permit's lock.hold.
+		fmt.Fprint(w, e.export(r.Context(), r.URL.Query().Get("n")))
+	}))
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /exports", func(w http.ResponseWriter, r *http.Request) {
@@ -173,16 +180,7 @@ func newExportService(rdb redis.UniversalClient, hooks lockmw.Hooks, e *exportIn
 		// demo's client sends no traceparent.
 		ctx, span := e.tracer.Start(r.Context(), exportRoot+n, trace.WithSpanKind(trace.SpanKindServer))
 		defer span.End()
-		var body string
-		err := lockmw.WithLock(ctx, exports, func(pctx context.Context) error {
-			body = e.export(pctx, n)
-			return nil
-		})
-		if err != nil {
-			http.Error(w, "export: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprint(w, body)
+		export.ServeHTTP(w, r.WithContext(ctx))
 	})
 	return &httpService{name: e.name, locks: locks, srv: httptest.NewServer(mux)}
 }

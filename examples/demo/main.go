@@ -89,7 +89,7 @@ var sections = []section{
 	{"A reentrant call chain (lockmw.WithLock → Do → Wrap)", reentrantSection},
 	{"A force unlock cancels the holder's context (ErrLockLost)", forceUnlockSection},
 	{"The contention timeline, from the OpenTelemetry spans (otelhooks)", timelineSection},
-	{"An export route limited to two at once (lockmw.Semaphore, otelhooks)", exportSection},
+	{"An export route limited to two at once (httpmw.WithLimit, otelhooks)", exportSection},
 }
 
 // demo runs every section on rdb, described as where, and stops at the first
