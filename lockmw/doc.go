@@ -87,6 +87,16 @@
 // hand-off, its permits renewed by the same watchdog and lost the same way.
 // A permit is not reentrant. See docs/semaphores.md.
 //
+// # Leadership
+//
+// [Lead] campaigns for a mutex and runs a function while the caller leads:
+// one instance leads, the others stand by in the queue and take over at
+// once when the leader steps down, or within the watchdog timeout plus one
+// renewal interval when it dies. The function's context ends when
+// leadership is lost (ErrLockLost); Lead then campaigns again.
+// [Mutex.Holder] tells an observer who leads, with the leader's hook
+// metadata.
+//
 // # Fencing
 //
 // With WithFencing each new hold takes a token from INCR

@@ -3,6 +3,8 @@ package lockmw
 import (
 	"context"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // IsLocked reports whether any owner holds the lock.
@@ -52,4 +54,60 @@ func query[T any](ctx context.Context, m *Mutex, f func(context.Context) (T, err
 		return f(ctx)
 	}
 	return within(ctx, f, nil)
+}
+
+// Holder describes who holds a lock now.
+type Holder struct {
+	// Field is the holder's hash field, "<clientID>:<ownerID>" (a Redisson
+	// holder's is "<uuid>:<threadID>").
+	Field string
+	// Metadata is the string a Metadata hook stored with the hold; "" when
+	// none.
+	Metadata string
+	// TTL is the lock's remaining time to live; -1 when it has no expiry.
+	TTL time.Duration
+}
+
+// Holder reports who holds the lock, without taking part (an observer of
+// Lead asks who leads): false when nobody does. On a quorum client it reads
+// the first master.
+func (m *Mutex) Holder(ctx context.Context) (Holder, bool, error) {
+	if m.err != nil {
+		return Holder{}, false, m.err
+	}
+	type found struct {
+		h  Holder
+		ok bool
+	}
+	f, err := query(ctx, m, func(ctx context.Context) (found, error) {
+		rdb := m.c.store.nodes()[0]
+		var fields *redis.MapStringStringCmd
+		var ttl *redis.DurationCmd
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			fields = p.HGetAll(ctx, m.k.lock)
+			ttl = p.PTTL(ctx, m.k.lock)
+			return nil
+		})
+		if err != nil {
+			return found{}, err
+		}
+		var h Holder
+		for k, v := range fields.Val() {
+			switch {
+			case k == "rlock:meta":
+				h.Metadata = v
+			case len(k) < 6 || k[:6] != "rlock:":
+				h.Field = k
+			}
+		}
+		if h.Field == "" {
+			return found{}, nil
+		}
+		h.TTL = ttl.Val()
+		if h.TTL < 0 {
+			h.TTL = -1
+		}
+		return found{h, true}, nil
+	})
+	return f.h, f.ok, withCtxErr(ctx, err)
 }

@@ -1,0 +1,162 @@
+package lockmw_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A leader that finishes steps down: Lead returns fn's error and the next
+// standby leads at once (a hand-off, not an expiry: well within the 30 s
+// watchdog timeout).
+func TestLeadStepsDownToTheStandby(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	hooks := lockmw.Hooks{Metadata: func(context.Context, string) string { return "instance-a" }}
+	a := locktest.NewOn(t, srv, lockmw.WithHooks(hooks))
+	b := locktest.NewOn(t, srv)
+	leading, finish := make(chan struct{}), make(chan struct{})
+	errA := make(chan error, 1)
+	go func() {
+		errA <- lockmw.Lead(ctx, a.Mutex("lead-stepdown"), func(lead context.Context) error {
+			close(leading)
+			<-finish
+			return errors.New("a's work is done")
+		})
+	}()
+	testsupport.Recv(t, leading, 10*time.Second, "a leads")
+	testsupport.Eventually(t, 10*time.Second, "a's metadata stored", func() bool {
+		h, ok, err := b.Mutex("lead-stepdown").Holder(ctx)
+		return err == nil && ok && h.Metadata == "instance-a"
+	})
+	h, ok, err := b.Mutex("lead-stepdown").Holder(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Regexp(t, "^"+a.ID()+`:\d+$`, h.Field, "the observer sees a's field")
+	assert.Greater(t, h.TTL, time.Duration(0))
+
+	bLeads := make(chan time.Time, 1)
+	errB := make(chan error, 1)
+	go func() {
+		errB <- lockmw.Lead(ctx, b.Mutex("lead-stepdown"), func(context.Context) error {
+			bLeads <- time.Now()
+			return nil
+		})
+	}()
+	testsupport.Eventually(t, 10*time.Second, "b queued", func() bool {
+		return srv.Client().ZCard(ctx, "rlock_queue:{lead-stepdown}").Val() == 1
+	})
+	stepDown := time.Now()
+	close(finish)
+	assert.EqualError(t, testsupport.Recv(t, errA, 10*time.Second, "a's Lead"), "a's work is done")
+	took := testsupport.Recv(t, bLeads, 20*time.Second, "b leads").Sub(stepDown)
+	assert.Less(t, took, 10*time.Second, "handed over, not left to expire (30 s)")
+	require.NoError(t, testsupport.Recv(t, errB, 10*time.Second, "b's Lead"))
+	_, ok, err = b.Mutex("lead-stepdown").Holder(ctx)
+	require.NoError(t, err)
+	assert.False(t, ok, "nobody leads once both stepped down")
+}
+
+// A leader that loses its lock is told (its context ends with ErrLockLost)
+// and campaigns again once fn returns.
+func TestLeadCampaignsAgainAfterALoss(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(1500*time.Millisecond))
+	terms := make(chan context.Context, 2)
+	var n atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		done <- lockmw.Lead(ctx, c.Mutex("lead-lost"), func(lead context.Context) error {
+			terms <- lead
+			if n.Add(1) == 2 {
+				return nil // the second term steps down
+			}
+			<-lead.Done()
+			return context.Cause(lead)
+		})
+	}()
+	first := testsupport.Recv(t, terms, 10*time.Second, "the first term")
+	_, err := locktest.NewOn(t, srv).Mutex("lead-lost").ForceUnlock(ctx)
+	require.NoError(t, err)
+	testsupport.Done(t, first, 10*time.Second, "the lost term's context")
+	assert.ErrorIs(t, context.Cause(first), lockmw.ErrLockLost)
+	testsupport.Recv(t, terms, 10*time.Second, "the second term")
+	require.NoError(t, testsupport.Recv(t, done, 10*time.Second, "Lead"))
+}
+
+// When ctx ends, Lead waits for fn, releases, and returns ctx's cause joined
+// with fn's different error.
+func TestLeadEndsWithItsContext(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := locktest.NewOn(t, srv)
+	stop := errors.New("shutting down")
+	ctx, cancel := context.WithCancelCause(testsupport.Ctx(t))
+	leading := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- lockmw.Lead(ctx, c.Mutex("lead-ctx"), func(lead context.Context) error {
+			close(leading)
+			<-lead.Done()
+			return errors.New("fn saw the end")
+		})
+	}()
+	testsupport.Recv(t, leading, 10*time.Second, "it leads")
+	cancel(stop)
+	err := testsupport.Recv(t, done, 10*time.Second, "Lead")
+	assert.ErrorIs(t, err, stop)
+	assert.ErrorContains(t, err, "fn saw the end")
+	locked, err := c.Mutex("lead-ctx").IsLocked(testsupport.Ctx(t))
+	require.NoError(t, err)
+	assert.False(t, locked, "released")
+}
+
+// Bad input returns at once; Redis errors while campaigning are retried
+// until Redis answers.
+func TestLeadBadInputAndRedisErrors(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
+	ok := func(context.Context) error { return nil }
+	assert.ErrorIs(t, lockmw.Lead(ctx, nil, ok), lockmw.ErrInvalidArgument)
+	assert.ErrorIs(t, lockmw.Lead(ctx, c.Mutex("x"), nil), lockmw.ErrInvalidArgument)
+	assert.ErrorIs(t, lockmw.Lead(ctx, c.Mutex(""), ok), lockmw.ErrInvalidName)
+
+	rdb := srv.NewClient()
+	var attempts atomic.Int64
+	rdb.AddHook(countScripts{&attempts}) // outside the failing hook: counts the failed ones
+	fail := &locktest.FailHook{}
+	fail.On.Store(true)
+	rdb.AddHook(fail)
+	f := locktest.New(t, rdb)
+	led := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- lockmw.Lead(ctx, f.Mutex("lead-redis-down"), func(context.Context) error {
+			close(led)
+			return nil
+		})
+	}()
+	testsupport.Eventually(t, 10*time.Second, "a few failed campaigns", func() bool { return attempts.Load() >= 3 })
+	select {
+	case <-led:
+		t.Fatal("led while Redis failed")
+	default:
+	}
+	fail.On.Store(false)
+	testsupport.Recv(t, led, 20*time.Second, "it leads once Redis answers")
+	require.NoError(t, testsupport.Recv(t, done, 10*time.Second, "Lead"))
+}
