@@ -48,6 +48,12 @@
 // key run side by side, so a duplicate could start before the first one has
 // left its mark.
 //
+// # One scheduler at a time
+//
+// [RunScheduler] runs an asynq.Scheduler only on the instance that leads a
+// lockmw.Mutex ([lockmw.Lead]), so that periodic tasks are enqueued once,
+// not once per instance; a standby takes over when the leader goes.
+//
 // # Keys
 //
 // The lock of key K is the rlock lock named "asynq:lock:K", its semaphore
