@@ -69,15 +69,51 @@ func topLevel(ctx context.Context) *level {
 	return l
 }
 
-// findLevel returns the innermost level of m's lock (same Client and name)
-// that ctx carries, or nil.
-func (m *Mutex) findLevel(ctx context.Context) *level {
+// findLevel returns the innermost level of b's lock (same Client, name and
+// kind) that ctx carries, or nil.
+func (b *lockBase) findLevel(ctx context.Context) *level {
 	for l := topLevel(ctx); l != nil; l = l.parent {
-		if l.h.lk.same(&m.lockBase) {
+		if l.h.lk.same(b) {
 			return l
 		}
 	}
 	return nil
+}
+
+// levelToRelease returns the level ctx carries of b's lock, locked, for a
+// release (the caller unlocks its mu), with its request ID set; ErrNotHeld
+// when ctx carries none or it was released, ErrLockLost when its hold was
+// lost (then it counts as released: nothing in Redis is touched).
+func (b *lockBase) levelToRelease(ctx context.Context) (*level, error) {
+	lvl := b.findLevel(ctx)
+	if lvl == nil {
+		return nil, ErrNotHeld
+	}
+	lvl.mu.Lock()
+	switch {
+	case lvl.released:
+		lvl.mu.Unlock()
+		return nil, ErrNotHeld
+	case lvl.h.getState() == holdLost:
+		lvl.released = true
+		lvl.cancelLevel(ErrLockLost)
+		lvl.mu.Unlock()
+		return nil, ErrLockLost
+	}
+	if lvl.reqID == "" {
+		lvl.reqID = b.c.requestID()
+	}
+	return lvl, nil
+}
+
+// expireIn is UnlockAt's at in ms from now, rounded up; 0 when it has passed
+// (release now).
+func expireIn(at time.Time) int64 {
+	d := time.Until(at)
+	if d <= 0 {
+		return 0
+	}
+	return msCeil(d)
 }
 
 // state returns the hold's state.

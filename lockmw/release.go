@@ -28,11 +28,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // Unlock. The hold context is cancelled now, and the lock stays owned until it
 // expires: even this Client cannot take it again before.
 func (m *Mutex) UnlockAt(ctx context.Context, at time.Time) error {
-	d := time.Until(at)
-	if d <= 0 {
-		return m.release(ctx, 0)
-	}
-	return m.release(ctx, msCeil(d))
+	return m.release(ctx, expireIn(at))
 }
 
 // release releases the level ctx carries; with expireMS > 0 the last level
@@ -41,35 +37,23 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	if m.err != nil {
 		return m.err
 	}
-	lvl := m.findLevel(ctx)
-	if lvl == nil {
-		return ErrNotHeld
+	lvl, err := m.levelToRelease(ctx)
+	if err != nil {
+		return err
 	}
-	lvl.mu.Lock()
 	defer lvl.mu.Unlock()
-	if lvl.released {
-		return ErrNotHeld
-	}
 	h, c := lvl.h, m.c
-	if h.getState() == holdLost {
-		lvl.released = true
-		lvl.cancelLevel(ErrLockLost)
-		return ErrLockLost
-	}
-	if lvl.reqID == "" {
-		lvl.reqID = c.requestID()
+	if lvl.latchArg == nil {
 		lvl.latchArg = m.k.latchBase + lvl.reqID
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
 	defer cancel()
 	h.beginRelease()
 	defer h.endRelease()
-	var n int64
-	var err error
 	// The local count of levels decides the last one: Redis may count one
 	// more while a re-entry whose reply was lost waits to be undone.
 	last := h.addLevels(0) == 1
-	n, err = m.releaseWithin(rctx, releaseReq{h: h, lvl: lvl, expireMS: expireMS, last: last})
+	n, err := m.releaseWithin(rctx, releaseReq{h: h, lvl: lvl, expireMS: expireMS, last: last})
 	if err != nil {
 		if h.addLevels(0) == 1 {
 			// The owner's last level: stop renewing, so that the lock

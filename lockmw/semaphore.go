@@ -131,11 +131,7 @@ func (s *Semaphore) Unlock(permit context.Context) error {
 // expires at at (at once when at has passed), when anyone's next attempt
 // reclaims it. The permit context is cancelled now.
 func (s *Semaphore) UnlockAt(permit context.Context, at time.Time) error {
-	d := time.Until(at)
-	if d <= 0 {
-		return s.release(permit, 0)
-	}
-	return s.release(permit, msCeil(d))
+	return s.release(permit, expireIn(at))
 }
 
 // release gives the permit permit carries back now (expireMS 0) or lets it
@@ -144,23 +140,12 @@ func (s *Semaphore) release(permit context.Context, expireMS int64) error {
 	if s.err != nil {
 		return s.err
 	}
-	lvl := s.findLevel(permit)
-	if lvl == nil {
-		return ErrNotHeld
+	lvl, err := s.levelToRelease(permit)
+	if err != nil {
+		return err
 	}
-	lvl.mu.Lock()
 	defer lvl.mu.Unlock()
-	if lvl.released {
-		return ErrNotHeld
-	}
 	h, c := lvl.h, s.c
-	if h.getState() == holdLost {
-		lvl.released = true
-		return ErrLockLost
-	}
-	if lvl.reqID == "" {
-		lvl.reqID = c.requestID()
-	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(permit), c.opts.releaseTimeout)
 	defer cancel()
 	h.beginRelease()
@@ -199,15 +184,4 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 	}
 	n, err := within(ctx, run, nil)
 	return n, withCtxErr(ctx, err)
-}
-
-// findLevel returns the innermost level of this semaphore (same Client and
-// name) that ctx carries, or nil.
-func (s *Semaphore) findLevel(ctx context.Context) *level {
-	for l := topLevel(ctx); l != nil; l = l.parent {
-		if l.h.lk.same(&s.lockBase) {
-			return l
-		}
-	}
-	return nil
 }
