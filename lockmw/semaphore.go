@@ -30,11 +30,10 @@ const semIdleTTL = 24 * time.Hour
 // Semaphore: Redis answers WRONGTYPE to the other.
 type Semaphore struct {
 	lockBase
-	k       keys
-	permits int
-	err     error
-	rdb     redis.UniversalClient
-	akeys   []string // the acquire script's keys
+	k     keys
+	err   error
+	rdb   redis.UniversalClient
+	akeys []string // the acquire script's keys
 }
 
 // Semaphore returns the semaphore called name with permits permits. It never
@@ -42,7 +41,7 @@ type Semaphore struct {
 // returns ErrInvalidName, permits < 1 one that returns ErrInvalidArgument,
 // and a quorum Client (NewQuorum) one that returns errors.ErrUnsupported.
 func (c *Client) Semaphore(name string, permits int) *Semaphore {
-	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore, permits: max(permits, 0)}, permits: permits}
+	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore, permits: permits}}
 	single, ok := c.store.(*singleStore)
 	switch {
 	case !ok:

@@ -39,16 +39,7 @@ func runSemaphoreUncontended(ctx context.Context, e *env, cfg config) (*result, 
 		}
 		return mu.Unlock(h)
 	}
-	floorOp := func() error {
-		ok, err := rdb.SetNX(ctx, floorKey, "owner", 30*time.Second).Result()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("floor key %s was already set", floorKey)
-		}
-		return rdb.Del(ctx, floorKey).Err()
-	}
+	floorOp := floorPair(ctx, rdb, floorKey)
 	ops := []func() error{semOp, mutexOp, floorOp}
 	// Warm up: load the scripts, open the connection, settle the GC.
 	for range min(200, cfg.n) {

@@ -38,16 +38,7 @@ func runUncontended(ctx context.Context, e *env, cfg config, kind string) (*resu
 		}
 		return l.unlock(h)
 	}
-	floorOp := func() error {
-		ok, err := rdb.SetNX(ctx, floorKey, "owner", 30*time.Second).Result()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("floor key %s was already set", floorKey)
-		}
-		return rdb.Del(ctx, floorKey).Err()
-	}
+	floorOp := floorPair(ctx, rdb, floorKey)
 	// Warm up: load the scripts, open the connection, settle the GC.
 	for range min(200, cfg.n) {
 		if err := lockOp(); err != nil {
@@ -250,4 +241,19 @@ func countKeys(ctx context.Context, rdb *redis.Client, pattern string) (int, err
 		n++
 	}
 	return n, iter.Err()
+}
+
+// floorPair returns the floor's operation: a bare SET NX PX of key and its
+// DEL, on rdb.
+func floorPair(ctx context.Context, rdb *redis.Client, key string) func() error {
+	return func() error {
+		ok, err := rdb.SetNX(ctx, key, "owner", 30*time.Second).Result()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("floor key %s was already set", key)
+		}
+		return rdb.Del(ctx, key).Err()
+	}
 }
