@@ -7,9 +7,13 @@
 //   - [Locker] (gocron.WithDistributedLocker): every run of a job takes the
 //     job's lock, named "gocron:" + the job's name; the instance that gets
 //     it runs the job, the others skip that run. Work spreads over the fleet.
-//   - [Elector] (gocron.WithDistributedElector): the instance that holds a
-//     leader lock runs all jobs, the others none. When it stops or crashes,
-//     another instance takes over.
+//   - [Elector] (gocron.WithDistributedElector): the instance that leads
+//     ([lockmw.Lead] on a leader lock) runs all jobs, the others none. Each
+//     Elector campaigns in the background from [NewElector] to its Close or
+//     its lockmw.Client's, and IsLeader answers from memory, with no round
+//     trip per job run. When the leader closes, a standby takes over at once
+//     (a hand-off); when it crashes, within the watchdog timeout plus one
+//     renewal interval.
 //
 // gocron never calls a Locker when an Elector is set: pick one.
 //
@@ -35,6 +39,18 @@
 // that runs elsewhere gives an error matching lockmw.ErrNotAcquired; a Redis
 // failure gives one matching [ErrUnavailable] and never ErrNotAcquired, so an
 // AfterLockError listener can tell them apart.
+//
+// # Leadership
+//
+// A leader stops leading the moment lockmw reports its lock lost (a renewal
+// found it gone, or renewals failed until it could have expired): IsLeader
+// fails from then on, with an error matching [ErrNotLeader] and
+// lockmw.ErrLockLost, and the Elector campaigns again by itself. A standby's
+// IsLeader fails with [ErrNotLeader] alone; Redis errors during the
+// campaign are retried with back-off and never reported as
+// [ErrUnavailable], which is the Locker's. A run that gocron started while
+// this instance led goes on after a loss, as a Locker's job does (see
+// below).
 //
 // # A lost lock does not stop the job
 //

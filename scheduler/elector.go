@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/go-co-op/gocron/v2"
@@ -12,38 +13,48 @@ import (
 
 var _ gocron.Elector = (*Elector)(nil)
 
-// Elector is a gocron.Elector on lockmw: set it with
-// gocron.WithDistributedElector on every instance's scheduler, and only the
-// instance that holds the leader lock runs jobs. The leader lock is renewed
-// by the watchdog of the lockmw.Client for as long as the leader lives.
-//
-// gocron asks IsLeader before each run of each job and never calls a Locker
-// when the scheduler has an Elector: the leader's jobs run unlocked, and
-// jobs of all instances run on the leader only.
-//
-// Leadership moves when the leader stops: its Close releases the lock and
-// another instance becomes leader at its next IsLeader; a leader that
-// crashes stops renewing, and another instance takes over once the lock
-// expires, within the watchdog timeout of the leader's lockmw.Client. Call
-// Close after the scheduler's Shutdown.
-//
-// An Elector is safe for concurrent use; concurrent IsLeader calls of a
-// non-leader make one acquisition attempt at a time.
-type Elector struct {
-	m   *lockmw.Mutex
-	opt options
+// errElectorClosed is the cause of the campaign's context after Close.
+var errElectorClosed = errors.New("scheduler: elector closed")
 
-	mu        sync.Mutex
-	closed    bool
-	leader    *held // the leader lock; nil when not the leader
-	stopWatch func() bool
+// Elector is a gocron.Elector on [lockmw.Lead]: set it with
+// gocron.WithDistributedElector on every instance's scheduler, and only the
+// instance that leads runs jobs.
+//
+// [NewElector] starts a campaign for the leader lock on a goroutine of its
+// own, which ends at the Elector's Close or the lockmw.Client's. The
+// campaign waits in the lock's queue (no polling); the leader holds the lock,
+// renewed by the watchdog of the lockmw.Client, until it closes, its client
+// closes or it loses the lock, and after a loss campaigns again. gocron asks
+// IsLeader before each run of each job, and IsLeader answers from memory:
+// no round trip per job run. gocron never calls a Locker when the scheduler
+// has an Elector: the leader's jobs run unlocked, and jobs of all instances
+// run on the leader only.
+//
+// Leadership moves at once when the leader closes (a hand-off: its Close
+// releases the lock and the next standby in the queue takes it), and within
+// the watchdog timeout plus one renewal interval of the leader's
+// lockmw.Client when the leader crashes (the lock expires). Call Close after
+// the scheduler's Shutdown.
+//
+// An Elector is safe for concurrent use.
+type Elector struct {
+	m    *lockmw.Mutex
+	log  *slog.Logger
+	stop context.CancelCauseFunc
+	done chan struct{} // closed when the campaign has ended
+
+	mu     sync.Mutex
+	closed bool
+	lead   context.Context // the hold context of the current or last term; nil before the first
+	ended  error           // why the campaign ended by itself (the client closed); nil while it runs
 }
 
 // NewElector returns an Elector whose leader lock is the key prefix (see
-// [WithKeyPrefix]) followed by name; electors of instances that elect one
-// leader share the name and the prefix. It panics when c is nil, name is
-// empty or makes an invalid lock name, or an option is invalid.
-// [WithMinHold] does not apply to it.
+// [WithKeyPrefix]) followed by name, and starts its campaign; electors of
+// instances that elect one leader share the name and the prefix. It panics
+// when c is nil, name is empty or makes an invalid lock name, or an option is
+// invalid. [WithMinHold] and [WithLockTimeout] do not apply to it (it makes
+// no attempt per call), but their values are checked as for a Locker.
 func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 	if c == nil {
 		panic(fmt.Sprintf("scheduler: NewElector(nil, %q): a lockmw.Client is required", name))
@@ -58,75 +69,85 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 	if _, err := m.HoldCount(context.Background()); errors.Is(err, lockmw.ErrInvalidName) {
 		panic(fmt.Sprintf("scheduler: NewElector(c, %q): %v", name, err))
 	}
-	return &Elector{m: m, opt: o}
+	ctx, stop := context.WithCancelCause(context.Background())
+	e := &Elector{m: m, log: o.logger, stop: stop, done: make(chan struct{})}
+	go e.campaign(ctx)
+	return e
 }
 
-// IsLeader returns nil when this instance is the leader, and an error
-// matching [ErrNotLeader] otherwise.
+// IsLeader returns nil while this instance leads, and an error matching
+// [ErrNotLeader] otherwise. It answers from memory, with no round trip, and
+// ignores ctx.
 //
-// The leader answers from memory, with no round trip. It stops being the
-// leader as soon as lockmw reports the leader lock lost (a renewal found it
-// gone or someone else's, or renewals failed until it could have expired) or
-// the lockmw.Client closed: the first IsLeader after that returns an error
-// that also matches lockmw.ErrLockLost or lockmw.ErrClosed, and the next one
-// tries to become leader again. After the lockmw.Client closed, that first
-// IsLeader also gives the leader lock back (it is no longer renewed), so
-// another instance leads without waiting for it to expire. A non-leader makes one attempt to take the
-// leader lock, bounded by the lock timeout ([WithLockTimeout]) and ctx: the
-// error then also matches lockmw.ErrNotAcquired when another instance leads,
-// and [ErrUnavailable] when Redis failed. After Close it always returns an
-// error.
-func (e *Elector) IsLeader(ctx context.Context) error {
+// It stops returning nil as soon as the term ends: when lockmw reports the
+// leader lock lost (a renewal found it gone or someone else's, or renewals
+// failed until it could have expired) the error also matches
+// lockmw.ErrLockLost, until the campaign, which goes on by itself, wins
+// again; when the lockmw.Client closed it also matches lockmw.ErrClosed, for
+// good. A standby's error says that it campaigns. After Close it always
+// returns an error.
+func (e *Elector) IsLeader(context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
-		return fmt.Errorf("%w: elector %q is closed", ErrNotLeader, e.m.Name())
+	name := e.m.Name()
+	switch {
+	case e.closed:
+		return fmt.Errorf("%w: elector %q is closed", ErrNotLeader, name)
+	case e.lead != nil && e.lead.Err() == nil:
+		return nil
+	case e.ended != nil:
+		return fmt.Errorf("%w: elector %q: the campaign ended: %w", ErrNotLeader, name, e.ended)
+	case e.lead != nil:
+		return fmt.Errorf("%w: elector %q: leadership lost: %w", ErrNotLeader, name, context.Cause(e.lead))
 	}
-	if e.leader != nil {
-		if e.leader.hold.Err() == nil {
-			return nil
-		}
-		cause := context.Cause(e.leader.hold)
-		// Ends the hold: after a loss this touches nothing in Redis; after
-		// the client's Close it releases the lock if it is still ours.
-		_ = e.leader.Release()
-		e.leader, e.stopWatch = nil, nil
-		return fmt.Errorf("%w: %q: leadership lost: %w", ErrNotLeader, e.m.Name(), cause)
-	}
-	h, err := take(ctx, context.Background(), e.m, e.opt.lockTimeout, 0)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNotLeader, classify(fmt.Sprintf("elector %q", e.m.Name()), err))
-	}
-	log, name := e.opt.logger, e.m.Name()
-	e.leader = h
-	e.stopWatch = h.watchLoss(func(cause error) {
-		log.Warn("scheduler: leadership lost", "elector", name, "cause", cause)
-	})
+	return fmt.Errorf("%w: elector %q: campaigning", ErrNotLeader, name)
+}
+
+// Close ends the campaign and waits for it: a leader stops leading (IsLeader
+// fails from the moment Close is called) and releases the leader lock, so
+// that the next standby leads at once; a release that fails leaves the lock
+// to expire within the watchdog timeout. Later IsLeader calls return an
+// error. It does not close the lockmw.Client, and returns nil (it is an
+// io.Closer). Calling it again waits for the same end.
+func (e *Elector) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.stop(errElectorClosed)
+	<-e.done
 	return nil
 }
 
-// Close gives the leadership up, if this instance has it, by releasing the
-// leader lock, so that another instance becomes leader at its next IsLeader;
-// later IsLeader calls return an error. It returns the Redis error when the
-// release failed (it is then retried in the background until it succeeds,
-// or the lock is lost or the client closed; meanwhile no other instance can
-// lead). It does not close the lockmw.Client. Calling it again does nothing.
-func (e *Elector) Close() error {
+// campaign runs lockmw.Lead until Close (ctx ends) or Lead gives up (the
+// client closed).
+func (e *Elector) campaign(ctx context.Context) {
+	defer close(e.done)
+	for {
+		err := lockmw.Lead(ctx, e.m, e.term)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			e.log.Info("scheduler: elector stopped campaigning", "elector", e.m.Name(), "err", err)
+			e.mu.Lock()
+			e.ended = err
+			e.mu.Unlock()
+			return
+		}
+		// A term ended for a reason other than a loss or the end of ctx:
+		// Lead released the lock; campaign again.
+	}
+}
+
+// term is Lead's fn: it makes IsLeader answer nil until lead ends.
+func (e *Elector) term(lead context.Context) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil
-	}
-	e.closed = true
-	if e.leader == nil {
-		return nil
-	}
-	leader := e.leader
-	e.stopWatch()
-	e.leader, e.stopWatch = nil, nil
-	err := leader.Release()
-	if err != nil && !errors.Is(err, lockmw.ErrLockLost) {
-		return fmt.Errorf("scheduler: closing elector %q: %w", e.m.Name(), err)
+	e.lead = lead
+	e.mu.Unlock()
+	e.log.Info("scheduler: leading", "elector", e.m.Name())
+	<-lead.Done()
+	if cause := context.Cause(lead); !errors.Is(cause, errElectorClosed) {
+		e.log.Warn("scheduler: leadership lost", "elector", e.m.Name(), "cause", cause)
 	}
 	return nil
 }

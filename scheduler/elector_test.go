@@ -2,6 +2,8 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,9 +14,20 @@ import (
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/scheduler"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
+
+// handOffBound bounds a hand-off in these tests: generous for a loaded
+// machine, and well under the default 30s watchdog timeout, so that a
+// takeover within it is a hand-off, not an expiry.
+const handOffBound = 10 * time.Second
+
+// defaultOptions gives a go-redis client the defaults users have
+// (ContextTimeoutEnabled false), for the tests whose subject is a fault.
+func defaultOptions(o *redis.Options) { o.ContextTimeoutEnabled = false }
 
 // countingLocker counts the calls gocron makes to a Locker.
 type countingLocker struct {
@@ -27,164 +40,341 @@ func (c *countingLocker) Lock(ctx context.Context, key string) (gocron.Lock, err
 	return c.l.Lock(ctx, key)
 }
 
-// electedPair starts two instances, each with its own client and elector,
+// member is one instance of an elected fleet: its client, elector and
+// gocron scheduler.
+type member struct {
+	name string
+	c    *lockmw.Client
+	e    *scheduler.Elector
+	in   *instance
+}
+
+// electedFleet starts n instances, each with its own client and elector,
 // running a job every 100ms that records which instance ran it.
-func electedPair(t *testing.T, srv *redistest.Server, locker *countingLocker, copts ...lockmw.Option) (map[string]*scheduler.Elector, map[string]*lockmw.Client, map[string]*instance, *runLog) {
+func electedFleet(t *testing.T, srv *redistest.Server, n int, locker *countingLocker) ([]*member, *runLog) {
 	t.Helper()
-	const every = 100 * time.Millisecond
-	log := newRunLog(every)
-	electors, clients, ins := map[string]*scheduler.Elector{}, map[string]*lockmw.Client{}, map[string]*instance{}
-	var list []*instance
-	for _, name := range []string{"a", "b"} {
-		c := locktest.NewOn(t, srv, copts...)
-		e := scheduler.NewElector(c, "leader")
-		t.Cleanup(func() { _ = e.Close() })
-		opts := []gocron.SchedulerOption{gocron.WithDistributedElector(e)}
+	log := newRunLog(100 * time.Millisecond)
+	var fleet []*member
+	var ins []*instance
+	for i := range n {
+		m := &member{name: fmt.Sprintf("instance-%d", i), c: locktest.NewOn(t, srv)}
+		m.e = scheduler.NewElector(m.c, "leader")
+		t.Cleanup(func() { _ = m.e.Close() })
+		opts := []gocron.SchedulerOption{gocron.WithDistributedElector(m.e)}
 		if locker != nil {
 			opts = append(opts, gocron.WithDistributedLocker(locker))
 		}
-		in := newInstance(t, name, opts...)
-		electors[name], clients[name], ins[name] = e, c, in
-		list = append(list, in)
+		m.in = newInstance(t, m.name, opts...)
+		fleet, ins = append(fleet, m), append(ins, m.in)
 	}
-	startJobs(t, log, "elected", list, nil, log.record)
-	return electors, clients, ins, log
+	startJobs(t, log, "elected", ins, nil, log.record)
+	return fleet, log
 }
 
-// leaderOf waits for runs and returns the one instance that ran them.
-func leaderOf(t *testing.T, log *runLog) (leader, follower string) {
+// leaders returns the electors of electors whose IsLeader answers nil now.
+func leaders(electors ...*scheduler.Elector) []*scheduler.Elector {
+	var l []*scheduler.Elector
+	for _, e := range electors {
+		if e.IsLeader(context.Background()) == nil {
+			l = append(l, e)
+		}
+	}
+	return l
+}
+
+func electorsOf(fleet []*member) []*scheduler.Elector {
+	var es []*scheduler.Elector
+	for _, m := range fleet {
+		es = append(es, m.e)
+	}
+	return es
+}
+
+// leaderOf waits for runs of the job and returns the one member that ran
+// them, after checking that its elector, and no other, leads.
+func leaderOf(t *testing.T, fleet []*member, log *runLog) *member {
 	t.Helper()
-	testsupport.Eventually(t, 10*time.Second, "3 runs", func() bool { return log.count() >= 3 })
+	testsupport.Eventually(t, handOffBound, "3 runs", func() bool { return log.count() >= 3 })
 	runs := log.byInstance()
 	require.Len(t, runs, 1, "only the leader runs jobs: %v", runs)
-	for name := range runs {
-		leader = name
+	for _, m := range fleet {
+		if runs[m.name] > 0 {
+			require.Equal(t, []*scheduler.Elector{m.e}, leaders(electorsOf(fleet)...), "the instance that runs the jobs leads, alone")
+			return m
+		}
 	}
-	if leader == "a" {
-		return "a", "b"
-	}
-	return "b", "a"
+	t.Fatalf("runs by an unknown instance: %v", runs)
+	return nil
 }
 
-func TestElectorFailsOverWhenTheLeaderCloses(t *testing.T) {
+// Three instances with real gocron schedulers: one leads and runs every
+// job; when it closes, one standby leads at once (a hand-off, well within
+// the 30s watchdog timeout) and runs the jobs, and the closed one never
+// leads again.
+func TestElectorOneLeaderAmongThreeHandsOverAtClose(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
 	locker := &countingLocker{l: scheduler.NewLocker(locktest.NewOn(t, srv))}
-	electors, _, _, log := electedPair(t, srv, locker)
-	leader, follower := leaderOf(t, log)
+	fleet, log := electedFleet(t, srv, 3, locker)
+	old := leaderOf(t, fleet, log)
+	for _, m := range fleet {
+		if m != old {
+			err := m.e.IsLeader(ctx)
+			require.ErrorIs(t, err, scheduler.ErrNotLeader, "%s is a standby", m.name)
+			assert.NotErrorIs(t, err, scheduler.ErrUnavailable)
+		}
+	}
 
-	require.NoError(t, electors[leader].IsLeader(ctx))
-	err := electors[follower].IsLeader(ctx)
-	require.ErrorIs(t, err, scheduler.ErrNotLeader)
-	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
-	assert.NotErrorIs(t, err, scheduler.ErrUnavailable)
+	old.in.stop()
+	require.NoError(t, old.e.Close())
+	require.NoError(t, old.e.Close(), "a second Close")
+	err := old.e.IsLeader(ctx)
+	require.ErrorIs(t, err, scheduler.ErrNotLeader, "a closed elector never leads")
+	assert.ErrorContains(t, err, "is closed")
 
-	require.NoError(t, electors[leader].Close())
-	require.NoError(t, electors[leader].Close(), "a second Close")
-	assert.ErrorIs(t, electors[leader].IsLeader(ctx), scheduler.ErrNotLeader, "a closed elector never leads")
-
-	testsupport.Eventually(t, 10*time.Second, "the follower runs the job", func() bool { return log.byInstance()[follower] >= 3 })
-	before := log.byInstance()[leader]
-	testsupport.Eventually(t, 10*time.Second, "3 more runs", func() bool { return log.byInstance()[follower] >= 6 })
-	assert.Equal(t, before, log.byInstance()[leader], "the old leader runs nothing")
-	require.NoError(t, electors[follower].IsLeader(ctx))
+	var next *scheduler.Elector
+	testsupport.Eventually(t, handOffBound, "a standby leads", func() bool {
+		l := leaders(electorsOf(fleet)...)
+		if len(l) == 1 {
+			next = l[0]
+		}
+		return len(l) == 1
+	})
+	require.NotSame(t, old.e, next)
+	var heir *member
+	for _, m := range fleet {
+		if m.e == next {
+			heir = m
+		}
+	}
+	before := log.byInstance()[old.name]
+	testsupport.Eventually(t, handOffBound, "the new leader runs the job", func() bool { return log.byInstance()[heir.name] >= 3 })
+	runs := log.byInstance()
+	assert.Equal(t, before, runs[old.name], "the old leader runs nothing")
+	assert.Len(t, runs, 2, "the third instance never ran the job: %v", runs)
+	assert.Equal(t, []*scheduler.Elector{next}, leaders(electorsOf(fleet)...), "one leader")
 	assert.Zero(t, locker.calls.Load(), "gocron never calls the Locker when an Elector is set")
 }
 
-// A crashed leader stops renewing its lock: another instance leads once the
-// lock expires. Stopping the leader's scheduler and closing its
-// lockmw.Client stops renewal without releasing, as a crash does.
-func TestElectorFailsOverWhenTheLeaderCrashes(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	ctx := testsupport.Ctx(t)
-	electors, clients, ins, log := electedPair(t, srv, nil, lockmw.WithWatchdogTimeout(600*time.Millisecond))
-	leader, follower := leaderOf(t, log)
-
-	ins[leader].stop()
-	require.NoError(t, clients[leader].Close())
-	ttl, err := srv.Client().PTTL(ctx, "gocron:leader").Result()
-	require.NoError(t, err)
-	require.Positive(t, ttl, "the crashed leader's lock is still there")
-
-	testsupport.Eventually(t, 10*time.Second, "the follower runs the job", func() bool { return log.byInstance()[follower] >= 3 })
-	require.NoError(t, electors[follower].IsLeader(ctx))
-	err = electors[leader].IsLeader(ctx)
-	require.ErrorIs(t, err, scheduler.ErrNotLeader)
-	assert.ErrorIs(t, err, lockmw.ErrClosed, "the old leader knows why")
-	require.NoError(t, electors[follower].IsLeader(ctx), "and leaves the new leader's lock alone")
+// lossHandler is a slog.Handler that, when its elector logs the loss of its
+// leadership, sends what that elector's IsLeader answers at that moment
+// (the campaign goes on only after the log) on ch.
+type lossHandler struct {
+	e  atomic.Pointer[scheduler.Elector]
+	ch chan error
 }
 
-// After its lockmw.Client closes, a leader stops leading at once and gives
-// the leader lock back at its next IsLeader.
-func TestElectorStopsLeadingWhenItsClientCloses(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	ctx := testsupport.Ctx(t)
-	c := locktest.NewOn(t, srv)
-	e := scheduler.NewElector(c, "closing")
-	t.Cleanup(func() { _ = e.Close() })
-	require.NoError(t, e.IsLeader(ctx))
-	require.NoError(t, c.Close())
-	err := e.IsLeader(ctx)
-	require.ErrorIs(t, err, scheduler.ErrNotLeader)
-	assert.ErrorIs(t, err, lockmw.ErrClosed)
-	n, err := srv.Client().Exists(ctx, "gocron:closing").Result()
-	require.NoError(t, err)
-	assert.Zero(t, n, "the leader lock was given back")
-	assert.ErrorIs(t, e.IsLeader(ctx), lockmw.ErrClosed, "a closed client cannot lead again")
+func (h *lossHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *lossHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "scheduler: leadership lost" {
+		select {
+		case h.ch <- h.e.Load().IsLeader(ctx):
+		default:
+		}
+	}
+	return nil
 }
 
-// Losing the leader lock makes the next IsLeader fail without a round trip;
-// the one after tries to lead again.
-func TestElectorLosesLeadershipAtOnce(t *testing.T) {
+func (h *lossHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *lossHandler) WithGroup(string) slog.Handler      { return h }
+
+// A forced unlock deletes the leader lock: the leader learns it at its next
+// renewal, its IsLeader fails from then on (no stale nil once the loss is
+// known), and the campaigns go on until one of the electors, maybe the same,
+// leads again.
+func TestElectorLeadsAgainAfterAForcedUnlock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
-	// A lock timeout short against the test, long against a loaded machine.
-	const lockTimeout = time.Second
-	e := scheduler.NewElector(locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond)), "lose",
-		scheduler.WithLockTimeout(lockTimeout), scheduler.WithKeyPrefix("p:"))
-	t.Cleanup(func() { _ = e.Close() })
-	require.NoError(t, e.IsLeader(ctx))
-	// The leader leads past the lock timeout: the hold outlives the attempt.
-	time.Sleep(lockTimeout + lockTimeout/5)
-	require.NoError(t, e.IsLeader(ctx))
-
-	other := locktest.NewOn(t, srv).Mutex("p:lose")
-	_, err := other.ForceUnlock(ctx)
-	require.NoError(t, err)
-	hold, err := other.TryLock(ctx, 0, 0)
-	require.NoError(t, err)
-
-	var lost error
-	testsupport.Eventually(t, 3*time.Second, "IsLeader fails", func() bool {
-		lost = e.IsLeader(ctx)
-		return lost != nil
+	var electors []*scheduler.Elector
+	handlers := map[*scheduler.Elector]*lossHandler{}
+	for range 3 {
+		h := &lossHandler{ch: make(chan error, 1)}
+		c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
+		e := scheduler.NewElector(c, "forced", scheduler.WithLogger(slog.New(h)))
+		h.e.Store(e)
+		t.Cleanup(func() { _ = e.Close() })
+		electors, handlers[e] = append(electors, e), h
+	}
+	var leader *scheduler.Elector
+	testsupport.Eventually(t, handOffBound, "one leads", func() bool {
+		l := leaders(electors...)
+		if len(l) == 1 {
+			leader = l[0]
+		}
+		return len(l) == 1
 	})
-	assert.ErrorIs(t, lost, scheduler.ErrNotLeader)
-	assert.ErrorIs(t, lost, lockmw.ErrLockLost, "the first failure says the lock was lost")
-	err = e.IsLeader(ctx)
-	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "then it tries again and finds the lock busy")
 
-	require.NoError(t, other.Unlock(hold))
-	require.NoError(t, e.IsLeader(ctx), "the lock is free again")
-	require.NoError(t, e.Close())
-	n, err := srv.Client().Exists(ctx, "p:lose").Result()
+	n, err := locktest.NewOn(t, srv).Mutex("gocron:forced").ForceUnlock(ctx)
 	require.NoError(t, err)
-	assert.Zero(t, n, "Close releases the leader lock")
+	require.True(t, n, "the leader lock was there")
+
+	lost := testsupport.Recv(t, handlers[leader].ch, handOffBound, "the leader logs the loss")
+	assert.ErrorIs(t, lost, scheduler.ErrNotLeader, "IsLeader fails as soon as the loss is known")
+	assert.ErrorIs(t, lost, lockmw.ErrLockLost, "and says why")
+	testsupport.Eventually(t, handOffBound, "one leads again", func() bool { return len(leaders(electors...)) == 1 })
 }
 
-func TestElectorWithRedisDown(t *testing.T) {
+// When the lockmw.Client of a leader closes, its IsLeader fails at once
+// (lockmw.ErrClosed), the leader lock is given back (a standby leads well
+// within the 30s watchdog timeout) and the campaign's goroutine ends without
+// the Elector's Close.
+func TestElectorEndsWithItsClient(t *testing.T) {
+	// Not parallel: goleak compares the goroutines with those before the
+	// electors started, and paused parallel tests start none.
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	before := goleak.IgnoreCurrent()
+	a := lockmw.New(srv.NewClient())
+	ea := scheduler.NewElector(a, "ending")
+	testsupport.Eventually(t, handOffBound, "a leads", func() bool { return ea.IsLeader(ctx) == nil })
+	b := lockmw.New(srv.NewClient())
+	eb := scheduler.NewElector(b, "ending")
+
+	require.NoError(t, a.Close())
+	err := ea.IsLeader(ctx)
+	require.ErrorIs(t, err, scheduler.ErrNotLeader, "no longer leads once its client is closed")
+	assert.ErrorIs(t, err, lockmw.ErrClosed)
+	testsupport.Eventually(t, handOffBound, "b leads", func() bool { return eb.IsLeader(ctx) == nil })
+	assert.ErrorIs(t, ea.IsLeader(ctx), lockmw.ErrClosed, "a closed client never leads again")
+
+	require.NoError(t, b.Close())
+	assert.ErrorIs(t, eb.IsLeader(ctx), lockmw.ErrClosed)
+	goleak.VerifyNone(t, before)
+	require.NoError(t, ea.Close(), "Close after the campaign ended")
+	require.NoError(t, eb.Close())
+}
+
+// ctxMark marks the contexts handed to IsLeader, so that a hook can see a
+// command sent with one.
+type ctxMark struct{}
+
+// markHook counts the commands sent with a context marked by ctxMark.
+type markHook struct{ n atomic.Int32 }
+
+func (h *markHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *markHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if ctx.Value(ctxMark{}) != nil {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *markHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if ctx.Value(ctxMark{}) != nil {
+			h.n.Add(int32(len(cmds)))
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// IsLeader answers from memory: with the server frozen (a round trip would
+// hang, then fail) the leader still answers nil and the standby
+// ErrNotLeader, and no command is sent with their contexts.
+func TestElectorIsLeaderMakesNoRoundTrip(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.WithValue(testsupport.Ctx(t), ctxMark{}, true)
+	var hook markHook
+	var electors []*scheduler.Elector
+	for range 2 {
+		rdb := srv.NewClient(defaultOptions)
+		rdb.AddHook(&hook)
+		e := scheduler.NewElector(locktest.New(t, rdb), "memory")
+		t.Cleanup(func() { _ = e.Close() })
+		electors = append(electors, e)
+	}
+	testsupport.Eventually(t, handOffBound, "one leads", func() bool { return len(leaders(electors...)) == 1 })
+	leader, standby := electors[0], electors[1]
+	if leader.IsLeader(ctx) != nil {
+		leader, standby = standby, leader
+	}
+
+	require.NoError(t, srv.Pause())
+	t.Cleanup(func() { _ = srv.Resume() }) // before the electors close
+	for range 100 {
+		require.NoError(t, leader.IsLeader(ctx))
+		require.ErrorIs(t, standby.IsLeader(ctx), scheduler.ErrNotLeader)
+	}
+	require.NoError(t, srv.Resume())
+	assert.Zero(t, hook.n.Load(), "IsLeader sent no command")
+}
+
+// A campaign that meets Redis down retries: IsLeader says not leader (and
+// never ErrUnavailable, which is the Locker's), and the elector leads once
+// Redis is back.
+func TestElectorCampaignsThroughRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
-	e := scheduler.NewElector(locktest.NewOn(t, srv), "down")
-	t.Cleanup(func() { _ = e.Close() })
 	require.NoError(t, srv.Stop())
+	e := scheduler.NewElector(locktest.New(t, srv.NewClient(defaultOptions)), "down")
+	t.Cleanup(func() { _ = e.Close() })
 	err := e.IsLeader(ctx)
 	require.ErrorIs(t, err, scheduler.ErrNotLeader)
-	assert.ErrorIs(t, err, scheduler.ErrUnavailable)
+	assert.NotErrorIs(t, err, scheduler.ErrUnavailable)
 	assert.NotErrorIs(t, err, lockmw.ErrNotAcquired)
+
+	require.NoError(t, srv.Restart())
+	// The campaign backs off up to 5s between attempts.
+	testsupport.Eventually(t, 20*time.Second, "the elector leads once Redis is back", func() bool { return e.IsLeader(ctx) == nil })
+}
+
+// A leader cut off from Redis stops leading before its lock can expire;
+// a standby leads only after that: polling the standby, then the leader,
+// never finds both leading.
+func TestElectorLeaderCutOffStepsDownBeforeTheStandbyLeads(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	const watchdog = 600 * time.Millisecond
+	var fail [2]locktest.FailHook
+	var electors []*scheduler.Elector
+	for i := range 2 {
+		rdb := srv.NewClient(defaultOptions)
+		rdb.AddHook(&fail[i])
+		e := scheduler.NewElector(locktest.New(t, rdb, lockmw.WithWatchdogTimeout(watchdog)), "cut")
+		t.Cleanup(func() { _ = e.Close() })
+		electors = append(electors, e)
+	}
+	testsupport.Eventually(t, handOffBound, "one leads", func() bool { return len(leaders(electors...)) == 1 })
+	li := 0
+	if electors[1].IsLeader(ctx) == nil {
+		li = 1
+	}
+	leader, standby := electors[li], electors[1-li]
+
+	fail[li].On.Store(true)
+	testsupport.Eventually(t, handOffBound, "the standby leads", func() bool {
+		if standby.IsLeader(ctx) != nil {
+			return false
+		}
+		err := leader.IsLeader(ctx)
+		require.ErrorIs(t, err, scheduler.ErrNotLeader, "the cut-off leader stopped leading before the standby led")
+		assert.ErrorIs(t, err, lockmw.ErrLockLost)
+		return true
+	})
+	fail[li].On.Store(false)
+}
+
+// Close during a campaign that waits in the queue ends it at once.
+func TestElectorCloseOfAStandby(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	a := scheduler.NewElector(locktest.NewOn(t, srv), "standby")
+	t.Cleanup(func() { _ = a.Close() })
+	testsupport.Eventually(t, handOffBound, "a leads", func() bool { return a.IsLeader(ctx) == nil })
+	b := scheduler.NewElector(locktest.NewOn(t, srv), "standby")
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }()
+	require.NoError(t, testsupport.Recv(t, closed, handOffBound, "the standby's Close"))
+	assert.ErrorIs(t, b.IsLeader(ctx), scheduler.ErrNotLeader)
+	assert.NoError(t, a.IsLeader(ctx), "the leader goes on")
 }

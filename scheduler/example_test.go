@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/go-rlock/rlock/internal/redistest"
@@ -82,8 +83,9 @@ func ExampleLocker_Lock() {
 	// b with Redis down: true false
 }
 
-// With an Elector, the instance that holds the leader lock runs all jobs;
-// when it closes, another one leads at its next IsLeader.
+// With an Elector, the instance that leads runs all jobs. NewElector starts
+// campaigning; IsLeader answers from memory. When the leader closes, the
+// next standby leads at once.
 func ExampleNewElector() {
 	srv, err := redistest.Launch(redistest.Config{})
 	if err != nil {
@@ -96,18 +98,28 @@ func ExampleNewElector() {
 	defer a.Close()
 	b := lockmw.New(srv.NewClient())
 	defer b.Close()
+	// On each instance: gocron.NewScheduler(gocron.WithDistributedElector(e)).
+	// gocron asks IsLeader before every run; here we ask until it says yes.
+	leads := func(e *scheduler.Elector) bool {
+		for range 500 {
+			if e.IsLeader(ctx) == nil {
+				return true
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return false
+	}
 
 	ea := scheduler.NewElector(a, "leader")
+	fmt.Println("a leads:", leads(ea))
 	eb := scheduler.NewElector(b, "leader")
 	defer eb.Close()
-	// On each instance: gocron.NewScheduler(gocron.WithDistributedElector(e)).
-
-	fmt.Println("a leads:", ea.IsLeader(ctx) == nil)
-	fmt.Println("b leads:", eb.IsLeader(ctx) == nil)
-	_ = ea.Close() // a stops: after its scheduler's Shutdown
-	fmt.Println("b leads:", eb.IsLeader(ctx) == nil)
+	err = eb.IsLeader(ctx)
+	fmt.Println("b is a standby:", errors.Is(err, scheduler.ErrNotLeader))
+	_ = ea.Close() // a stops, after its scheduler's Shutdown: b leads at once
+	fmt.Println("b leads:", leads(eb))
 	// Output:
 	// a leads: true
-	// b leads: false
+	// b is a standby: true
 	// b leads: true
 }

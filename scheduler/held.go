@@ -18,9 +18,8 @@ import (
 var releaseRetry = lockmw.WithReleaseRetry(50*time.Millisecond, 2*time.Second, 0)
 
 // A held lock is a lockmw.WithLock call, on a goroutine of its own, whose fn
-// waits until release: gocron takes a lock in one call (Locker.Lock,
-// Elector.IsLeader) and gives it up in another (Lock.Unlock, Elector.Close),
-// and WithLock holds it in between.
+// waits until release: gocron takes a lock in one call (Locker.Lock) and
+// gives it up in another (Lock.Unlock), and WithLock holds it in between.
 type held struct {
 	hold    context.Context // the hold context fn got
 	release chan struct{}   // closed to make fn return

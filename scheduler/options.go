@@ -90,11 +90,12 @@ func WithMinHold(d time.Duration) Option {
 	return func(o *options) { o.minHold = d }
 }
 
-// WithLockTimeout bounds one acquisition attempt, of [Locker.Lock] and of
-// [Elector.IsLeader] when it is not the leader: when Redis has not answered
-// within d the call returns an error matching [ErrUnavailable], so a slow or
-// paused Redis delays a job by at most d rather than by the go-redis read
-// timeout. The default is [DefaultLockTimeout] (500ms). d must be positive
+// WithLockTimeout bounds one acquisition attempt of [Locker.Lock]: when
+// Redis has not answered within d the call returns an error matching
+// [ErrUnavailable], so a slow or paused Redis delays a job by at most d
+// rather than by the go-redis read timeout. The default is
+// [DefaultLockTimeout] (500ms). An [Elector] ignores it: it campaigns in the
+// background and its IsLeader makes no attempt. d must be positive
 // (NewLocker and NewElector panic otherwise).
 func WithLockTimeout(d time.Duration) Option {
 	return func(o *options) { o.lockTimeout = d }
