@@ -38,6 +38,7 @@ var errElectorClosed = errors.New("scheduler: elector closed")
 //
 // An Elector is safe for concurrent use.
 type Elector struct {
+	c    *lockmw.Client
 	m    *lockmw.Mutex
 	log  *slog.Logger
 	stop context.CancelCauseFunc
@@ -70,7 +71,7 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 		panic(fmt.Sprintf("scheduler: NewElector(c, %q): %v", name, err))
 	}
 	ctx, stop := context.WithCancelCause(context.Background())
-	e := &Elector{m: m, log: o.logger, stop: stop, done: make(chan struct{})}
+	e := &Elector{c: c, m: m, log: o.logger, stop: stop, done: make(chan struct{})}
 	go e.campaign(ctx)
 	return e
 }
@@ -118,13 +119,28 @@ func (e *Elector) Close() error {
 	return nil
 }
 
-// campaign runs lockmw.Lead until Close (ctx ends) or Lead gives up (the
-// client closed).
+// campaign runs lockmw.Lead until Close, or until the client closes: Lead
+// returns ErrClosed at its next attempt, and the campaign's context ends at
+// once (not after a back-off between attempts).
 func (e *Elector) campaign(ctx context.Context) {
 	defer close(e.done)
+	ctx, cancel := context.WithCancelCause(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-e.c.Done():
+			cancel(lockmw.ErrClosed)
+		case <-ctx.Done():
+		}
+	}()
+	defer func() {
+		cancel(nil)
+		<-watched
+	}()
 	for {
 		err := lockmw.Lead(ctx, e.m, e.term)
-		if ctx.Err() != nil {
+		if errors.Is(context.Cause(ctx), errElectorClosed) {
 			return
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -377,4 +378,54 @@ func TestElectorCloseOfAStandby(t *testing.T) {
 	require.NoError(t, testsupport.Recv(t, closed, handOffBound, "the standby's Close"))
 	assert.ErrorIs(t, b.IsLeader(ctx), scheduler.ErrNotLeader)
 	assert.NoError(t, a.IsLeader(ctx), "the leader goes on")
+}
+
+// backoffHandler is a slog.Handler that sends the back-off of every failed
+// campaign attempt that lockmw logs on ch.
+type backoffHandler struct{ ch chan time.Duration }
+
+func (h backoffHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h backoffHandler) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "backoff" {
+			select {
+			case h.ch <- a.Value.Duration():
+			default:
+			}
+		}
+		return true
+	})
+	return nil
+}
+
+func (h backoffHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h backoffHandler) WithGroup(string) slog.Handler      { return h }
+
+// A campaign that waits between attempts with Redis failing ends as soon as its
+// client closes, not after the back-off.
+func TestElectorEndsWithItsClientDuringABackOff(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	var fail locktest.FailHook
+	fail.On.Store(true)
+	rdb := srv.NewClient(defaultOptions)
+	rdb.AddHook(&fail)
+	h := backoffHandler{ch: make(chan time.Duration, 1)}
+	c := locktest.New(t, rdb, lockmw.WithLogger(slog.New(h)))
+	e := scheduler.NewElector(c, "backoff")
+	t.Cleanup(func() { _ = e.Close() })
+	var backoff time.Duration
+	for backoff < time.Second {
+		backoff = testsupport.Recv(t, h.ch, 30*time.Second, "a failed attempt")
+	}
+	closed := time.Now()
+	require.NoError(t, c.Close())
+	testsupport.Eventually(t, 10*time.Second, "the campaign ends", func() bool {
+		return errors.Is(e.IsLeader(ctx), lockmw.ErrClosed)
+	})
+	took := time.Since(closed)
+	assert.Less(t, took, backoff, "the campaign ended %v after the client's Close, before its back-off of %v", took, backoff)
+	assert.ErrorContains(t, e.IsLeader(ctx), "the campaign ended")
 }
