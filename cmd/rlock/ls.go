@@ -70,8 +70,8 @@ func runLs(ctx context.Context, c *cli, args []string) error {
 			break
 		}
 	}
-	if l.tw != nil {
-		l.p.keep(l.tw.Flush())
+	if l.tw != nil && (err == nil || errors.Is(err, errLimit)) {
+		l.p.keep(l.tw.Flush()) // the table is held until complete: nothing of it on a failure
 	}
 	if errors.Is(err, errLimit) {
 		fmt.Fprintf(c.stderr, "rlock: ls stopped early, at -limit %d entries; more names may match\n", l.limit)

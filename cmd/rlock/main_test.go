@@ -115,7 +115,9 @@ var topologies = []struct {
 }
 
 // args joins connection flags and a command line.
-func args(conn []string, rest ...string) []string { return append(append([]string{}, conn...), rest...) }
+func args(conn []string, rest ...string) []string {
+	return append(append([]string{}, conn...), rest...)
+}
 
 // lines splits output into its non-empty lines.
 func lines(s string) []string {
