@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,16 @@ const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 // withTrace is a lockmw option storing traceparent with every hold.
 func withTrace() lockmw.Option {
 	return lockmw.WithHooks(lockmw.Hooks{Metadata: func(context.Context, string) string { return traceparent }})
+}
+
+// seq numbers the names of one test binary's runs (go test -count=N reuses
+// the servers).
+var seq atomic.Int64
+
+// unique returns name with a suffix of its own, so that a test run again
+// on the same servers does not find what an earlier run left.
+func unique(name string) string {
+	return fmt.Sprintf("%s#%d", name, seq.Add(1))
 }
 
 // redisClient returns a new go-redis client of the topology, closed at the

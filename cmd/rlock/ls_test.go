@@ -27,7 +27,7 @@ func TestLsListsLocksAndSemaphoresOnEveryMaster(t *testing.T) {
 			rdb := redisClient(t, topo.name)
 			ctx := testsupport.Ctx(t)
 			c := newClient(t, rdb)
-			prefix := fmt.Sprintf("ls:%s:", topo.name)
+			prefix := unique("ls:"+topo.name) + ":"
 			var want []string
 			for i := range 6 { // names without a hash tag: spread over the masters
 				name := fmt.Sprintf("%sorder:%d", prefix, i)
@@ -83,7 +83,7 @@ func TestLsSaysWhenItStopsAtTheLimit(t *testing.T) {
 		t.Run(topo.name, func(t *testing.T) {
 			rdb := redisClient(t, topo.name)
 			c := newClient(t, rdb)
-			prefix := fmt.Sprintf("limit:%s:", topo.name)
+			prefix := unique("limit:"+topo.name) + ":"
 			for i := range 5 {
 				_, err := c.Mutex(fmt.Sprintf("%s%d", prefix, i)).TryLock(testsupport.Ctx(t), 0, 0)
 				require.NoError(t, err)

@@ -57,7 +57,7 @@ func TestShowALockHeldByRlockWithItsWaitersInOrder(t *testing.T) {
 			rdb := redisClient(t, topo.name)
 			holderC := newClient(t, rdb, withTrace())
 			waiterC := newClient(t, rdb)
-			name := "show:invoice:" + topo.name
+			name := unique("show:invoice:" + topo.name)
 			m := holderC.Mutex(name, lockmw.WithFencing())
 			hold, err := m.Lock(testsupport.Ctx(t))
 			require.NoError(t, err)
@@ -133,7 +133,7 @@ func TestShowASemaphoreWithRlockAndRedissonPermits(t *testing.T) {
 		t.Run(topo.name, func(t *testing.T) {
 			rdb := redisClient(t, topo.name)
 			ctx := testsupport.Ctx(t)
-			name := "show:export:" + topo.name
+			name := unique("show:export:" + topo.name)
 			c := newClient(t, rdb)
 			sem := c.Semaphore(name, 2)
 			permit, err := sem.TryLock(ctx, 0, 0)

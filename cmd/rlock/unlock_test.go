@@ -16,7 +16,7 @@ func TestUnlockWithYesFreesTheLockForTheWaiter(t *testing.T) {
 		t.Run(topo.name, func(t *testing.T) {
 			rdb := redisClient(t, topo.name)
 			holder, waiter := newClient(t, rdb, lockmw.WithWatchdogTimeout(3*time.Second)), newClient(t, rdb)
-			name := "unlock:stuck:" + topo.name
+			name := unique("unlock:stuck:" + topo.name)
 			m := holder.Mutex(name)
 			hold, err := m.Lock(testsupport.Ctx(t))
 			require.NoError(t, err)

@@ -98,7 +98,7 @@ func TestWatchReportsAcquireHandOffReleaseLossAndGivingUp(t *testing.T) {
 			rdb := redisClient(t, topo.name)
 			a, b := newClient(t, rdb), newClient(t, rdb)
 			ctx := testsupport.Ctx(t)
-			name := "watch:job:" + topo.name
+			name := unique("watch:job:" + topo.name)
 			ma, mb := a.Mutex(name), b.Mutex(name)
 			w := startWatch(t, topo.flags(), name)
 			w.next(t, "free")
@@ -151,7 +151,7 @@ func TestWatchReportsAcquireHandOffReleaseLossAndGivingUp(t *testing.T) {
 // release).
 func TestWatchIsNotCountedAsARedissonWaiter(t *testing.T) {
 	rdb := redisClient(t, "single node")
-	name := "watch:counted"
+	name := unique("watch:counted")
 	w := startWatch(t, onSingle(), name)
 	w.next(t, "free")
 	ctx := testsupport.Ctx(t)
