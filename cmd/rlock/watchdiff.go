@@ -35,10 +35,11 @@ type tracker struct {
 	started  bool             // the first state was seen
 	holders  map[string]int64 // believed holders → expiry in server ms (-1 never or unknown)
 	queue    map[string]waiter
-	began    map[string]bool // reported as holding
-	ended    map[string]bool // reported as no longer holding
-	handoffs int64           // the last hold's rlock:handoffs
-	expired  bool            // a keyspace event said the key expired
+	began    marks // reported as holding
+	ended    marks // reported as no longer holding
+	gen      int   // how many states were observed
+	handoffs int64 // the last hold's rlock:handoffs
+	expired  bool  // a keyspace event said the key expired
 	now      func() time.Time
 }
 
@@ -46,7 +47,7 @@ type tracker struct {
 func newTracker(name string, exact bool) *tracker {
 	return &tracker{
 		name: name, exact: exact, holders: map[string]int64{}, queue: map[string]waiter{},
-		began: map[string]bool{}, ended: map[string]bool{}, now: time.Now,
+		began: marks{}, ended: marks{}, now: time.Now,
 	}
 }
 
@@ -64,7 +65,7 @@ func (t *tracker) observe(s *state) []event {
 		gone := t.gone(s)
 		began := t.newHolders(s, gone) // first: a hand-off ends its giver
 		for _, f := range gone {
-			if !t.ended[f] {
+			if !t.ended.has(f) {
 				evs = append(evs, t.end(f, s))
 			}
 		}
@@ -82,7 +83,7 @@ func (t *tracker) initial(s *state) []event {
 		e := t.ev("held", h.Field)
 		e.Token, e.Detail = s.lock.token, expiresIn(s, h.ExpiresMS)
 		evs = append(evs, e)
-		t.began[h.Field] = true
+		t.began.mark(h.Field, t.gen)
 	}
 	if len(evs) == 0 {
 		e := t.ev("free", "")
@@ -115,10 +116,10 @@ func (t *tracker) gone(s *state) []string {
 func (t *tracker) newHolders(s *state, gone []string) []event {
 	var evs []event
 	for _, h := range s.holders {
-		if _, ok := t.holders[h.Field]; ok || t.began[h.Field] {
+		if _, ok := t.holders[h.Field]; ok || t.began.has(h.Field) {
 			continue
 		}
-		t.began[h.Field] = true
+		t.began.mark(h.Field, t.gen)
 		_, queued := t.queue[h.Field]
 		handed := s.kind == kindLock && s.lock.handoffs > 0 || s.kind == kindSemaphore && queued
 		if !handed {
@@ -131,7 +132,7 @@ func (t *tracker) newHolders(s *state, gone []string) []event {
 		e.Token = s.lock.token
 		if from := t.unended(gone); len(from) == 1 {
 			e.From = from[0]
-			t.ended[from[0]] = true
+			t.ended.mark(from[0], t.gen)
 		}
 		if n := s.lock.handoffs - t.handoffs; s.kind == kindLock && t.handoffs < s.lock.handoffs && n > 1 {
 			e.Detail = fmt.Sprintf("%d hand-offs since the last poll; those between were not seen", n)
@@ -145,7 +146,7 @@ func (t *tracker) newHolders(s *state, gone []string) []event {
 func (t *tracker) unended(gone []string) []string {
 	var out []string
 	for _, f := range gone {
-		if !t.ended[f] {
+		if !t.ended.has(f) {
 			out = append(out, f)
 		}
 	}
@@ -155,7 +156,7 @@ func (t *tracker) unended(gone []string) []string {
 // end reports that holder f no longer holds: lost when it reached its
 // expiry (or a keyspace event said the key expired), else released.
 func (t *tracker) end(f string, s *state) event {
-	t.ended[f] = true
+	t.ended.mark(f, t.gen)
 	exp := t.holders[f]
 	expired := slices.ContainsFunc(s.expired, func(h holder) bool { return h.Field == f })
 	if t.expired || expired || exp >= 0 && exp <= s.nowMS+slackMS {
@@ -172,7 +173,7 @@ func (t *tracker) waiterChanges(s *state) []event {
 	now := map[string]bool{}
 	for _, w := range s.waiters {
 		now[w.Field] = true
-		if _, ok := t.queue[w.Field]; !ok && !t.began[w.Field] {
+		if _, ok := t.queue[w.Field]; !ok && !t.began.has(w.Field) {
 			e := t.ev("waiter_joined", w.Field)
 			e.Detail = "deadline " + msTime(w.DeadlineMS)
 			evs = append(evs, e)
@@ -180,7 +181,7 @@ func (t *tracker) waiterChanges(s *state) []event {
 	}
 	for _, f := range sortedKeys(t.queue) {
 		w := t.queue[f]
-		if now[f] || t.began[f] {
+		if now[f] || t.began.has(f) {
 			continue
 		}
 		switch {
@@ -210,15 +211,50 @@ func (t *tracker) remember(s *state) {
 		t.queue[w.Field] = w
 	}
 	t.handoffs, t.expired = s.lock.handoffs, false
+	t.gen++
+	t.began.prune(t.gen, t.current)
+	t.ended.prune(t.gen, t.current)
+}
+
+// current reports whether f is a holder or waiter of the last state.
+func (t *tracker) current(f string) bool {
+	_, held := t.holders[f]
+	_, queued := t.queue[f]
+	return held || queued
+}
+
+// marks remembers fields already reported, with the observation they were
+// last marked at. A field is never given out twice, so once it has left
+// the state for a few observations it cannot come back: forgetting it then
+// keeps a long watch of a busy lock in bounded memory.
+type marks map[string]int
+
+// mark records f at observation gen.
+func (m marks) mark(f string, gen int) { m[f] = gen }
+
+// has reports whether f is marked.
+func (m marks) has(f string) bool {
+	_, ok := m[f]
+	return ok
+}
+
+// prune forgets the fields marked more than two observations before gen
+// that are no longer current.
+func (m marks) prune(gen int, current func(string) bool) {
+	for f, g := range m {
+		if g < gen-2 && !current(f) {
+			delete(m, f)
+		}
+	}
 }
 
 // handoff reports a hand-off message "<field>|<token>|<previous holder>|…"
 // (prev "" after a force unlock).
 func (t *tracker) handoff(to, token, prev string) []event {
-	if t.began[to] {
+	if t.began.has(to) {
 		return nil
 	}
-	t.began[to] = true
+	t.began.mark(to, t.gen)
 	t.holders[to] = -1
 	e := t.ev("handed_over", to)
 	e.From = prev
@@ -228,7 +264,7 @@ func (t *tracker) handoff(to, token, prev string) []event {
 	if prev == "" {
 		e.Detail = "after a force unlock"
 	} else {
-		t.ended[prev] = true
+		t.ended.mark(prev, t.gen)
 		delete(t.holders, prev)
 	}
 	return []event{e}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -53,4 +54,14 @@ func TestTrackerWithoutHandOffMessagesSaysAWaiterLeft(t *testing.T) {
 	evs := tr.observe(lockState(1100, "a:1", 0))
 	assert.Equal(t, []string{"waiter_left >b:1"}, kinds(evs))
 	assert.Contains(t, evs[0].Detail, "between two polls")
+}
+
+func TestTrackerForgetsFieldsLongGone(t *testing.T) {
+	tr := newTracker("n", true)
+	tr.observe(lockState(1000, "", 0))
+	for i := range 100 {
+		tr.handoff(fmt.Sprintf("c:%d", i+1), "0", fmt.Sprintf("c:%d", i))
+		tr.observe(lockState(int64(1000+i), fmt.Sprintf("c:%d", i+1), 1))
+	}
+	assert.LessOrEqual(t, len(tr.began)+len(tr.ended), 10, "bounded by the last few observations")
 }
