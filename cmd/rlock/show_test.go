@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +21,11 @@ type shown struct {
 	Token    string `json:"token"`
 	Metadata string `json:"metadata"`
 	TraceID  string `json:"trace_id"`
-	Free     *int64 `json:"free"`
-	Holders  []struct {
+	// RedissonWaiting counts the clients waiting on Redisson's channel that
+	// are not rlock's.
+	RedissonWaiting int64  `json:"redisson_waiting"`
+	Free            *int64 `json:"free"`
+	Holders         []struct {
 		Field       string `json:"field"`
 		Client      string `json:"client"`
 		Count       int64  `json:"count"`
@@ -182,4 +186,25 @@ func TestShowOfWhatIsNotLockedExits1(t *testing.T) {
 		assert.Len(t, lines(r.stderr), 1, "one line")
 		assert.Empty(t, r.stdout)
 	}
+}
+
+func TestShowCountsRedissonClientsWaiting(t *testing.T) {
+	rdb := redisClient(t, "single node")
+	c := newClient(t, rdb)
+	name := unique("show:mixed")
+	m := c.Mutex(name)
+	hold, err := m.Lock(testsupport.Ctx(t))
+	require.NoError(t, err)
+	rc := redisson.NewClient(rdb)
+	ctx, cancel := context.WithCancel(testsupport.Ctx(t))
+	done := make(chan error, 1)
+	go func() { done <- rc.GetLock(name).Lock(ctx, 7, time.Minute) }() // a Java thread waits
+
+	testsupport.Eventually(t, 10*time.Second, "the Redisson client is counted", func() bool {
+		return show(t, onSingle(), name).RedissonWaiting == 1
+	})
+	cancel()
+	assert.Error(t, testsupport.Recv(t, done, 10*time.Second, "the Redisson waiter gives up"))
+	require.NoError(t, rc.Close())
+	require.NoError(t, m.Unlock(hold))
 }
