@@ -33,9 +33,12 @@
 // the server publishes them (notify-keyspace-events with K and x). On a
 // cluster, where rlock publishes with sharded pub/sub and there is no
 // pattern subscription, it relies on polling, woken early by Redisson's
-// channel: changes that begin and end between two polls are not seen, and a
-// waiter that got the lock and released it between two polls is reported as
-// having left the queue.
+// channel. What it can miss: a change that begins and ends between two polls
+// with no hand-off message naming it (a short hold; on a cluster, a hand-off
+// too), and on a cluster whether a waiter that left the queue gave up or
+// held the lock between two polls ("waiter_left"). It subscribes to
+// Redisson's channels together with rlock's roll-call channel, as rlock
+// clients do, so that rlock does not take it for a waiting Redisson client.
 //
 // unlock force-unlocks a lock, whoever holds it: the lock goes to the first
 // queued waiter, as at a release, and the holder learns it lost the lock at
