@@ -1,6 +1,6 @@
 // Command rlock shows and manages the locks and semaphores of rlock (and of
-// Redisson, whose layout rlock shares) in a Redis: who holds a lock, since
-// when it is renewed, who waits for it, and what changes.
+// Redisson, whose layout rlock shares) in a Redis: who holds a lock and
+// for how long still, who waits for it, and what changes.
 //
 // Install it with
 //
