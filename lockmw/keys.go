@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/go-rlock/rlock/internal/layout"
 )
 
 // MaxNameLen is the longest lock name accepted, in bytes.
@@ -27,62 +29,29 @@ type keys struct {
 	sem       bool   // the keys of a semaphore
 }
 
-// prefixName is Redisson's rule for a key derived from a lock name: the name
-// goes into a {hash tag} unless it already contains a brace.
-func prefixName(prefix, name string) string {
-	if strings.Contains(name, "{") {
-		return prefix + ":" + name
-	}
-	return prefix + ":{" + name + "}"
-}
-
-// ownName is the rule for rlock's own keys (not Redisson's): Redisson's
-// rule gives the names "k" and "{k}" the same derived keys, which is
-// harmless for its channel and token counter (a spurious wake-up, a shared
-// counter) but would give two locks one waiter queue. A name with a brace
-// gets a '~' after it, which a wrapped name ("{k}") never ends with.
-func ownName(prefix, name string) string {
-	if strings.Contains(name, "{") {
-		return prefix + ":" + name + "~"
-	}
-	return prefix + ":{" + name + "}"
-}
-
-// newKeys returns the keys of the lock name.
+// newKeys returns the keys of the lock name (internal/layout names them).
 func newKeys(name string) keys {
-	return keys{
-		lock:      name,
-		channel:   prefixName("redisson_lock__channel", name),
-		queue:     ownName("rlock_queue", name),
-		waiters:   ownName("rlock_waiters", name),
-		token:     prefixName("redisson_lock_token", name),
-		handoff:   ownName("rlock_handoff", name),
-		latchBase: prefixName("redisson_unlock_latch", name) + ":",
-	}
-}
-
-// suffixName is Redisson's rule for a key named after an object with a
-// suffix: the name goes into a {hash tag} unless it already contains a
-// brace ({name}:timeout, a semaphore's permits).
-func suffixName(name, suffix string) string {
-	if strings.Contains(name, "{") {
-		return name + ":" + suffix
-	}
-	return "{" + name + "}:" + suffix
+	return fromLayout(layout.Mutex(name))
 }
 
 // newSemKeys returns the keys of the semaphore name: Redisson's
 // RPermitExpirableSemaphore's count, permits and channel, and rlock's queue.
 func newSemKeys(name string) keys {
+	return fromLayout(layout.Semaphore(name))
+}
+
+// fromLayout copies the names internal/layout gives.
+func fromLayout(l layout.Keys) keys {
 	return keys{
-		lock:      name,
-		channel:   prefixName("redisson_sc", name),
-		queue:     ownName("rlock_queue", name),
-		waiters:   ownName("rlock_waiters", name),
-		handoff:   ownName("rlock_handoff", name),
-		latchBase: prefixName("redisson_unlock_latch", name) + ":",
-		permits:   suffixName(name, "timeout"),
-		sem:       true,
+		lock:      l.Lock,
+		channel:   l.Channel,
+		queue:     l.Queue,
+		waiters:   l.Waiters,
+		token:     l.Token,
+		handoff:   l.Handoff,
+		latchBase: l.LatchBase,
+		permits:   l.Permits,
+		sem:       l.Semaphore,
 	}
 }
 

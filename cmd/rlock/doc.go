@@ -1,0 +1,71 @@
+// Command rlock shows and manages the locks and semaphores of rlock (and of
+// Redisson, whose layout rlock shares) in a Redis: who holds a lock and
+// for how long still, who waits for it, and what changes.
+//
+// Install it with
+//
+//	go install github.com/go-rlock/rlock/cmd/rlock@latest
+//
+// Usage:
+//
+//	rlock [connection flags] [-json] ls [-limit N] [-count N] [PATTERN]
+//	rlock [connection flags] [-json] show NAME
+//	rlock [connection flags] [-json] watch [-interval D] NAME
+//	rlock [connection flags] unlock [-y] NAME
+//
+// ls lists the locks and semaphores whose name matches PATTERN (a Redis glob,
+// default "*"), with SCAN and COUNT (never KEYS) on the server or on every
+// master of a cluster; it stops after -limit entries (default 1000) and then
+// says so on stderr.
+//
+// show prints a lock's holder field(s) with their hold count and whether the
+// holder looks like an rlock client, the TTL, the fencing token, the metadata
+// (the trace id of a W3C traceparent stored by otelhooks) and the waiter
+// queue in order with each waiter's client and deadline; or a semaphore's
+// free permits and each permit's holder and expiry.
+//
+// watch prints one line per change until interrupted: acquired, released,
+// handed over (from → to), lost (the TTL ran out), waiter joined, waiter
+// gave up. It polls the lock every -interval (default 100ms) and compares;
+// on a single node or Sentinel it also subscribes to the lock's channels
+// (Redisson's unlock channel, and rlock's hand-off channels with PSUBSCRIBE,
+// which name every hand-off exactly) and to the key's keyspace events when
+// the server publishes them (notify-keyspace-events with K and x). On a
+// cluster, where rlock publishes with sharded pub/sub and there is no
+// pattern subscription, it relies on polling, woken early by Redisson's
+// channel. What it can miss: a change that begins and ends between two polls
+// with no hand-off message naming it (a short hold; on a cluster, a hand-off
+// too), and on a cluster whether a waiter that left the queue gave up or
+// held the lock between two polls ("waiter_left"). It subscribes to
+// Redisson's channels together with rlock's roll-call channel, as rlock
+// clients do, so that rlock does not take it for a waiting Redisson client.
+//
+// unlock force-unlocks a lock, whoever holds it: the lock goes to the first
+// queued waiter, as at a release, and the holder learns it lost the lock at
+// its next renewal. Without -y it asks for confirmation on a terminal and
+// refuses when standard input is not one. It is the only command that
+// writes.
+//
+// Connection flags:
+//
+//	-addr host:port   the server (default localhost:6379); with -cluster, seed
+//	                  nodes, with -sentinel, the sentinels (comma-separated)
+//	-url URL          redis://… or rediss://… instead of -addr
+//	-cluster          the addresses are a Redis Cluster's
+//	-sentinel MASTER  ask the sentinels at -addr for the master MASTER
+//	-user NAME        ACL user name
+//	-password P       password (default $REDIS_PASSWORD)
+//	-tls              connect with TLS
+//	-timeout D        bound on each request (default 10s)
+//
+// REDIS_URL is read when no connection flag is given.
+//
+// -json prints JSON Lines: one compact object per line, for every command.
+//
+// Exit status: 0 success; 1 not locked (show of an unknown name, unlock of a
+// free lock, or an unlock declined at the prompt); 2 a usage error, or the
+// server could not be reached, refused the credentials or lacks a needed
+// command (one line on stderr).
+//
+// See docs/operators.md for the JSON shapes and a transcript.
+package main

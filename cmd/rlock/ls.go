@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/layout"
+	"github.com/redis/go-redis/v9"
+)
+
+// lsEntry is one line of ls: a lock or a semaphore.
+type lsEntry struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Holders []string `json:"holders"`          // a lock's holder fields; a semaphore's rlock permits
+	TTLMS   *int64   `json:"ttl_ms,omitempty"` // a lock's: -1 no expiry
+	Taken   *int64   `json:"taken,omitempty"`  // a semaphore's permits taken
+	Free    *int64   `json:"free,omitempty"`   // a semaphore's free permits
+	Waiters int64    `json:"waiters"`          // rlock's queue length
+}
+
+// errLimit stops the scan at -limit entries.
+var errLimit = errors.New("limit reached")
+
+// lister lists the names of one ls run.
+type lister struct {
+	pattern string
+	count   int64
+	limit   int
+	found   int
+	p       *printer
+	tw      *tabwriter.Writer
+}
+
+// runLs is "rlock ls [PATTERN]".
+func runLs(ctx context.Context, c *cli, args []string) error {
+	l := &lister{pattern: "*", p: c.printer()}
+	fs := newFlagSet("ls")
+	fs.IntVar(&l.limit, "limit", 1000, "stop after this many entries")
+	fs.Int64Var(&l.count, "count", 1000, "SCAN's COUNT hint")
+	rest, err := c.parseCommand(fs, args, 0, "[-limit N] [-count N] [PATTERN]")
+	if err != nil {
+		return err
+	}
+	if l.limit < 1 || l.count < 1 {
+		return usageError{"ls: -limit and -count must be at least 1"}
+	}
+	if len(rest) == 1 {
+		l.pattern = rest[0]
+	}
+	rdb, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	nodes, err := masters(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	if !l.p.json {
+		l.tw = l.p.table()
+		fmt.Fprintln(l.tw, "KIND\tNAME\tHELD BY\tTTL\tWAITERS")
+	}
+	for _, n := range nodes {
+		if err = l.scan(ctx, n, c.conn.timeout); err != nil {
+			break
+		}
+	}
+	if l.tw != nil && (err == nil || errors.Is(err, errLimit)) {
+		l.p.keep(l.tw.Flush()) // the table is held until complete: nothing of it on a failure
+	}
+	if errors.Is(err, errLimit) {
+		fmt.Fprintf(c.stderr, "rlock: ls stopped early, at -limit %d entries; more names may match\n", l.limit)
+		err = nil
+	}
+	if err == nil {
+		err = l.p.err
+	}
+	return err
+}
+
+// scan walks one node's keyspace with SCAN MATCH COUNT.
+func (l *lister) scan(ctx context.Context, node redis.UniversalClient, timeout time.Duration) error {
+	seen := make(map[string]bool) // SCAN may return a key twice
+	var cursor uint64
+	for {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		keys, next, err := node.Scan(cctx, cursor, l.pattern, l.count).Result()
+		if err == nil {
+			err = l.batch(cctx, node, keys, seen)
+		}
+		cancel()
+		if err != nil || next == 0 {
+			return err
+		}
+		cursor = next
+	}
+}
+
+// batch classifies one SCAN batch and prints its locks and semaphores.
+func (l *lister) batch(ctx context.Context, node redis.UniversalClient, keys []string, seen map[string]bool) error {
+	var fresh []string
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			fresh = append(fresh, k)
+		}
+	}
+	entries, err := summarize(ctx, node, fresh)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		l.print(e)
+		if l.found++; l.found >= l.limit {
+			return errLimit
+		}
+	}
+	return nil
+}
+
+// print writes one entry.
+func (l *lister) print(e lsEntry) {
+	if l.p.json {
+		l.p.object(e)
+		return
+	}
+	held, ttl := strings.Join(e.Holders, ","), "-"
+	if e.Kind == kindSemaphore {
+		held = fmt.Sprintf("%d taken, %d free", *e.Taken, *e.Free)
+	} else {
+		ttl = msDur(*e.TTLMS)
+	}
+	fmt.Fprintf(l.tw, "%s\t%s\t%s\t%s\t%d\n", e.Kind, e.Name, held, ttl, e.Waiters)
+}
+
+// summarize reads keys in two pipelines: their type and size, then, for the
+// ones that may be locks or semaphores, what ls prints.
+func summarize(ctx context.Context, node redis.UniversalClient, keys []string) ([]lsEntry, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	p := node.Pipeline()
+	probes := make([][3]redis.Cmder, len(keys))
+	for i, k := range keys {
+		probes[i] = [3]redis.Cmder{p.Type(ctx, k), p.HLen(ctx, k), p.StrLen(ctx, k)}
+	}
+	if _, err := p.Exec(ctx); err != nil && !isReply(err) {
+		return nil, err
+	}
+	p = node.Pipeline()
+	var cands []candidate
+	for i, k := range keys {
+		if c, ok := newCandidate(ctx, p, k, probes[i]); ok {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	if _, err := p.Exec(ctx); err != nil && !isReply(err) {
+		return nil, err
+	}
+	var out []lsEntry
+	for _, c := range cands {
+		if e, ok := c.entry(); ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// candidate is a key that may be a lock (a small hash) or a semaphore (a
+// short string), with the reads queued to decide.
+type candidate struct {
+	name    string
+	hash    *redis.MapStringStringCmd
+	count   *redis.StringCmd
+	pttl    *redis.DurationCmd
+	permits *redis.ZSliceCmd
+	queue   *redis.IntCmd
+}
+
+// newCandidate queues the reads for key when its probe says it may be one.
+func newCandidate(ctx context.Context, p redis.Pipeliner, key string, probe [3]redis.Cmder) (candidate, bool) {
+	typ := probe[0].(*redis.StatusCmd).Val()
+	hlen, slen := probe[1].(*redis.IntCmd).Val(), probe[2].(*redis.IntCmd).Val()
+	c := candidate{name: key}
+	switch {
+	case typ == "hash" && hlen <= maxLockFields:
+		c.hash, c.pttl = p.HGetAll(ctx, key), p.PTTL(ctx, key)
+	case typ == "string" && slen <= maxCountLen:
+		c.count = p.Get(ctx, key)
+		c.permits = p.ZRangeWithScores(ctx, layout.Semaphore(key).Permits, 0, -1)
+	default:
+		return c, false
+	}
+	c.queue = p.ZCard(ctx, layout.Mutex(key).Queue)
+	return c, true
+}
+
+// entry decides what the candidate is (classify.go's rules).
+func (c candidate) entry() (lsEntry, bool) {
+	e := lsEntry{Name: c.name, Waiters: c.queue.Val(), Holders: []string{}}
+	if c.hash != nil {
+		l, ok := parseLock(c.hash.Val())
+		if !ok {
+			return e, false
+		}
+		ttl := pttlMS(c.pttl.Val())
+		e.Kind, e.TTLMS = kindLock, &ttl
+		for _, h := range l.holders {
+			e.Holders = append(e.Holders, h.Field)
+		}
+		return e, true
+	}
+	free, ok := parseCount(c.count.Val())
+	if !ok || len(c.permits.Val()) == 0 {
+		return e, false
+	}
+	taken := int64(len(c.permits.Val()))
+	e.Kind, e.Free, e.Taken = kindSemaphore, &free, &taken
+	for _, z := range c.permits.Val() {
+		m, _ := z.Member.(string)
+		shown, _, _ := permitHolder(m)
+		e.Holders = append(e.Holders, shown)
+	}
+	return e, true
+}

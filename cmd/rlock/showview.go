@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// newShowView builds what show prints from s.
+func newShowView(s *state, subs subscribers) showView {
+	v := showView{
+		Name: s.name, Kind: s.kind, ServerTime: msTime(s.nowMS),
+		Holders: holderViews(s, s.holders, subs), Waiters: waiterViews(s),
+		RedissonWaiting: subs.othersWaiting(s),
+	}
+	if s.open > s.nowMS {
+		v.OpenUntil = msTime(s.open)
+	}
+	if s.kind == kindSemaphore {
+		v.Free = &s.free
+		v.Expired = holderViews(s, s.expired, subs)
+		return v
+	}
+	ttl := s.ttlMS
+	v.TTLMS = &ttl
+	v.Token, v.Metadata, v.Handoffs = s.lock.token, s.lock.meta, s.lock.handoffs
+	v.TraceID = traceID(s.lock.meta)
+	return v
+}
+
+// holderViews describes holders.
+func holderViews(s *state, hs []holder, subs subscribers) []holderView {
+	out := make([]holderView, 0, len(hs))
+	for _, h := range hs {
+		ev := rlockEvidence(s, h, subs)
+		hv := holderView{Field: h.Field, Client: h.Client, Count: h.Count, Rlock: ev != "", Evidence: ev, RemainingMS: -1}
+		if h.ExpiresMS >= 0 {
+			hv.RemainingMS = max(h.ExpiresMS-s.nowMS, 0)
+			if s.kind == kindSemaphore {
+				hv.Expires = msTime(h.ExpiresMS)
+			}
+		}
+		out = append(out, hv)
+	}
+	return out
+}
+
+// waiterViews describes the queue, in order.
+func waiterViews(s *state) []waiterView {
+	out := make([]waiterView, 0, len(s.waiters))
+	for i, w := range s.waiters {
+		out = append(out, waiterView{
+			Position: i + 1, Field: w.Field, Client: w.Client, Deadline: msTime(w.DeadlineMS),
+			RemainingMS: w.DeadlineMS - s.nowMS, TTLMS: w.TTLMS, Fenced: w.Fenced,
+		})
+	}
+	return out
+}
+
+// print writes v as text.
+func (v *showView) print(p *printer) {
+	p.textf("%s %s (server time %s)", v.Kind, v.Name, v.ServerTime)
+	if v.Kind == kindSemaphore {
+		p.textf("  free permits: %d", *v.Free)
+		v.printPermits(p, "permits taken", v.Holders)
+		if len(v.Expired) > 0 {
+			v.printPermits(p, "expired, not yet reclaimed", v.Expired)
+		}
+	} else {
+		v.printLock(p)
+	}
+	v.printWaiters(p)
+	if v.RedissonWaiting > 0 {
+		p.textf("  other (Redisson) clients subscribed, waiting: %d", v.RedissonWaiting)
+	}
+	if v.OpenUntil != "" {
+		p.textf("  open release: left to Redisson's waiters until %s", v.OpenUntil)
+	}
+}
+
+// printLock writes a lock's holders, TTL, token and metadata.
+func (v *showView) printLock(p *printer) {
+	for _, h := range v.Holders {
+		p.textf("  holder: %s  count %d  %s", h.Field, h.Count, rlockNote(h))
+	}
+	p.textf("  ttl: %s", msDur(*v.TTLMS))
+	p.textf("  fencing token: %s", orDash(v.Token))
+	switch {
+	case v.TraceID != "":
+		p.textf("  metadata: %s (trace id %s)", v.Metadata, v.TraceID)
+	case v.Metadata != "":
+		p.textf("  metadata: %s", v.Metadata)
+	}
+	if v.Handoffs > 0 {
+		p.textf("  hand-offs in a row: %d", v.Handoffs)
+	}
+}
+
+// printPermits writes a semaphore's permits.
+func (v *showView) printPermits(p *printer, title string, hs []holderView) {
+	p.textf("  %s: %d", title, len(hs))
+	for _, h := range hs {
+		exp := "never expires"
+		if h.Expires != "" {
+			exp = fmt.Sprintf("expires %s (in %s)", h.Expires, msDur(h.RemainingMS))
+		}
+		note := rlockNote(h)
+		if h.Client == "" {
+			note = "Redisson permit (its random ID in hex)"
+		}
+		p.textf("    %s  %s  %s", h.Field, exp, note)
+	}
+}
+
+// printWaiters writes the queue.
+func (v *showView) printWaiters(p *printer) {
+	if len(v.Waiters) == 0 {
+		p.textf("  waiters: none")
+		return
+	}
+	p.textf("  waiters (%d, in order):", len(v.Waiters))
+	for _, w := range v.Waiters {
+		var extra []string
+		if w.Fenced {
+			extra = append(extra, "fenced")
+		}
+		p.textf("    %d. %s  client %s  deadline %s (in %s)%s", w.Position, w.Field, w.Client,
+			w.Deadline, msDur(max(w.RemainingMS, 0)), strings.Join(append([]string{""}, extra...), "  "))
+	}
+}
+
+// rlockNote says whether a holder is an rlock client, and how it is known.
+func rlockNote(h holderView) string {
+	if h.Rlock {
+		return "rlock client: " + h.Evidence
+	}
+	return "client: unknown (Redisson layout; nothing only rlock writes)"
+}

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// slackMS is how close to its expiry a holder that disappears is taken to
+// have expired rather than been released.
+const slackMS = 20
+
+// event is one line of watch.
+type event struct {
+	Time   string `json:"time"` // when watch saw it (local clock)
+	Name   string `json:"name"`
+	Event  string `json:"event"`
+	Field  string `json:"field,omitempty"` // the holder or waiter
+	From   string `json:"from,omitempty"`  // handed_over: the previous holder
+	Token  string `json:"token,omitempty"` // the new hold's fencing token
+	Detail string `json:"detail,omitempty"`
+}
+
+// Events: at start "free", "held" and "waiting" describe the state found;
+// then "acquired", "released", "handed_over", "lost", "waiter_joined",
+// "waiter_gave_up", and "waiter_left" where polling cannot tell giving up
+// from holding the lock briefly between two polls.
+
+// tracker turns successive states of a name, and hand-off messages, into
+// events. A holder field is never given out twice, so each is reported
+// beginning and ending once.
+type tracker struct {
+	name     string
+	exact    bool             // hand-offs arrive as messages: a waiter that leaves without one gave up
+	started  bool             // the first state was seen
+	holders  map[string]int64 // believed holders → expiry in server ms (-1 never or unknown)
+	queue    map[string]waiter
+	began    marks // reported as holding
+	ended    marks // reported as no longer holding
+	gen      int   // how many states were observed
+	handoffs int64 // the last hold's rlock:handoffs
+	expired  bool  // a keyspace event said the key expired
+	now      func() time.Time
+}
+
+// newTracker returns a tracker of name.
+func newTracker(name string, exact bool) *tracker {
+	return &tracker{
+		name: name, exact: exact, holders: map[string]int64{}, queue: map[string]waiter{},
+		began: marks{}, ended: marks{}, now: time.Now,
+	}
+}
+
+// ev returns an event of kind about field.
+func (t *tracker) ev(kind, field string) event {
+	return event{Time: t.now().UTC().Format("2006-01-02T15:04:05.000Z07:00"), Name: t.name, Event: kind, Field: field}
+}
+
+// observe compares s with what was seen before and returns the changes.
+func (t *tracker) observe(s *state) []event {
+	var evs []event
+	if !t.started {
+		evs = t.initial(s)
+	} else {
+		gone := t.gone(s)
+		began := t.newHolders(s, gone) // first: a hand-off ends its giver
+		for _, f := range gone {
+			if !t.ended.has(f) {
+				evs = append(evs, t.end(f, s))
+			}
+		}
+		evs = append(append(evs, began...), t.waiterChanges(s)...)
+	}
+	t.remember(s)
+	return evs
+}
+
+// initial describes the state watch starts from.
+func (t *tracker) initial(s *state) []event {
+	t.started = true
+	var evs []event
+	for _, h := range s.holders {
+		e := t.ev("held", h.Field)
+		e.Token, e.Detail = s.lock.token, expiresIn(s, h.ExpiresMS)
+		evs = append(evs, e)
+		t.began.mark(h.Field, t.gen)
+	}
+	if len(evs) == 0 {
+		e := t.ev("free", "")
+		e.Detail = s.why
+		evs = append(evs, e)
+	}
+	for _, w := range s.waiters {
+		e := t.ev("waiting", w.Field)
+		e.Detail = "deadline " + msTime(w.DeadlineMS)
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// gone returns the believed holders that s no longer has, sorted.
+func (t *tracker) gone(s *state) []string {
+	var out []string
+	for f := range t.holders {
+		if !slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == f }) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// newHolders reports the holders of s not seen before: handed over when the
+// hold came by a hand-off (rlock:handoffs) or a queued waiter got a permit,
+// else acquired.
+func (t *tracker) newHolders(s *state, gone []string) []event {
+	var evs []event
+	for _, h := range s.holders {
+		if _, ok := t.holders[h.Field]; ok || t.began.has(h.Field) {
+			continue
+		}
+		t.began.mark(h.Field, t.gen)
+		_, queued := t.queue[h.Field]
+		handed := s.kind == kindLock && s.lock.handoffs > 0 || s.kind == kindSemaphore && queued
+		if !handed {
+			e := t.ev("acquired", h.Field)
+			e.Token, e.Detail = s.lock.token, expiresIn(s, h.ExpiresMS)
+			evs = append(evs, e)
+			continue
+		}
+		e := t.ev("handed_over", h.Field)
+		e.Token = s.lock.token
+		if from := t.unended(gone); len(from) == 1 {
+			e.From = from[0]
+			t.ended.mark(from[0], t.gen)
+		}
+		if n := s.lock.handoffs - t.handoffs; s.kind == kindLock && t.handoffs < s.lock.handoffs && n > 1 {
+			e.Detail = fmt.Sprintf("%d hand-offs since the last poll; those between were not seen", n)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// unended returns the fields of gone not yet reported ended.
+func (t *tracker) unended(gone []string) []string {
+	var out []string
+	for _, f := range gone {
+		if !t.ended.has(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// end reports that holder f no longer holds: lost when it reached its
+// expiry (or a keyspace event said the key expired), else released.
+func (t *tracker) end(f string, s *state) event {
+	t.ended.mark(f, t.gen)
+	exp := t.holders[f]
+	expired := slices.ContainsFunc(s.expired, func(h holder) bool { return h.Field == f })
+	if t.expired || expired || exp >= 0 && exp <= s.nowMS+slackMS {
+		e := t.ev("lost", f)
+		e.Detail = "its TTL ran out"
+		return e
+	}
+	return t.ev("released", f)
+}
+
+// waiterChanges reports waiters that joined or left the queue.
+func (t *tracker) waiterChanges(s *state) []event {
+	var evs []event
+	now := map[string]bool{}
+	for _, w := range s.waiters {
+		now[w.Field] = true
+		if _, ok := t.queue[w.Field]; !ok && !t.began.has(w.Field) {
+			e := t.ev("waiter_joined", w.Field)
+			e.Detail = "deadline " + msTime(w.DeadlineMS)
+			evs = append(evs, e)
+		}
+	}
+	for _, f := range sortedKeys(t.queue) {
+		w := t.queue[f]
+		if now[f] || t.began.has(f) {
+			continue
+		}
+		switch {
+		case w.DeadlineMS > 0 && w.DeadlineMS <= s.nowMS:
+			e := t.ev("waiter_gave_up", f)
+			e.Detail = "its queue entry's deadline passed"
+			evs = append(evs, e)
+		case t.exact:
+			evs = append(evs, t.ev("waiter_gave_up", f))
+		default:
+			e := t.ev("waiter_left", f)
+			e.Detail = "gave up, or held the lock and released it between two polls"
+			evs = append(evs, e)
+		}
+	}
+	return evs
+}
+
+// remember keeps s as the last state seen.
+func (t *tracker) remember(s *state) {
+	t.holders = map[string]int64{}
+	for _, h := range s.holders {
+		t.holders[h.Field] = h.ExpiresMS
+	}
+	t.queue = map[string]waiter{}
+	for _, w := range s.waiters {
+		t.queue[w.Field] = w
+	}
+	t.handoffs, t.expired = s.lock.handoffs, false
+	t.gen++
+	t.began.prune(t.gen, t.current)
+	t.ended.prune(t.gen, t.current)
+}
+
+// current reports whether f is a holder or waiter of the last state.
+func (t *tracker) current(f string) bool {
+	_, held := t.holders[f]
+	_, queued := t.queue[f]
+	return held || queued
+}
+
+// marks remembers fields already reported, with the observation they were
+// last marked at. A field is never given out twice, so once it has left
+// the state for a few observations it cannot come back: forgetting it then
+// keeps a long watch of a busy lock in bounded memory.
+type marks map[string]int
+
+// mark records f at observation gen.
+func (m marks) mark(f string, gen int) { m[f] = gen }
+
+// has reports whether f is marked.
+func (m marks) has(f string) bool {
+	_, ok := m[f]
+	return ok
+}
+
+// prune forgets the fields marked more than two observations before gen
+// that are no longer current.
+func (m marks) prune(gen int, current func(string) bool) {
+	for f, g := range m {
+		if g < gen-2 && !current(f) {
+			delete(m, f)
+		}
+	}
+}
+
+// handoff reports a hand-off message "<field>|<token>|<previous holder>|…"
+// (prev "" after a force unlock).
+func (t *tracker) handoff(to, token, prev string) []event {
+	if t.began.has(to) {
+		return nil
+	}
+	t.began.mark(to, t.gen)
+	t.holders[to] = -1
+	e := t.ev("handed_over", to)
+	e.From = prev
+	if token != "0" {
+		e.Token = token
+	}
+	if prev == "" {
+		e.Detail = "after a force unlock"
+	} else {
+		t.ended.mark(prev, t.gen)
+		delete(t.holders, prev)
+	}
+	return []event{e}
+}
+
+// expiresIn describes when a holder expires.
+func expiresIn(s *state, expMS int64) string {
+	if expMS < 0 {
+		return "no expiry"
+	}
+	return "expires in " + msDur(expMS-s.nowMS)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

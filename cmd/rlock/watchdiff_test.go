@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// kinds returns the kinds and fields of evs, for comparison.
+func kinds(evs []event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Event+" "+e.From+">"+e.Field)
+	}
+	return out
+}
+
+// lockState is a lock held by field (rlock:handoffs handoffs) with waiters.
+func lockState(now int64, field string, handoffs int64, waiters ...string) *state {
+	s := &state{name: "n", kind: kindLock, nowMS: now, ttlMS: 30_000}
+	if field != "" {
+		s.holders = []holder{{Field: field, Count: 1, ExpiresMS: now + 30_000}}
+		s.lock = lockHash{holders: s.holders, handoffs: handoffs}
+	} else {
+		s.kind, s.ttlMS = "", -2
+	}
+	for _, w := range waiters {
+		s.waiters = append(s.waiters, waiter{Field: w, DeadlineMS: now + 60_000})
+	}
+	return s
+}
+
+func TestTrackerTellsChangesOnce(t *testing.T) {
+	tr := newTracker("n", true)
+	tr.now = func() time.Time { return time.Unix(0, 0) }
+	assert.Equal(t, []string{"free >"}, kinds(tr.observe(lockState(1000, "", 0))))
+	assert.Equal(t, []string{"acquired >a:1", "waiter_joined >b:1"}, kinds(tr.observe(lockState(1100, "a:1", 0, "b:1"))))
+	// A hand-off message comes before the poll that shows it: told once.
+	assert.Equal(t, []string{"handed_over a:1>b:1"}, kinds(tr.handoff("b:1", "0", "a:1")))
+	assert.Empty(t, tr.observe(lockState(1200, "b:1", 1)))
+	// A hand-off seen by polling only: rlock:handoffs says it was one.
+	assert.Equal(t, []string{"handed_over b:1>c:1"}, kinds(tr.observe(lockState(1300, "c:1", 2))))
+	assert.Equal(t, []string{"released >c:1"}, kinds(tr.observe(lockState(1400, "", 0))))
+	// A holder gone at its expiry was lost.
+	tr.observe(lockState(1500, "d:1", 0, "e:1"))
+	assert.Equal(t, []string{"lost >d:1", "waiter_gave_up >e:1"}, kinds(tr.observe(lockState(31_500, "", 0))))
+}
+
+func TestTrackerWithoutHandOffMessagesSaysAWaiterLeft(t *testing.T) {
+	tr := newTracker("n", false)
+	tr.observe(lockState(1000, "a:1", 0, "b:1"))
+	evs := tr.observe(lockState(1100, "a:1", 0))
+	assert.Equal(t, []string{"waiter_left >b:1"}, kinds(evs))
+	assert.Contains(t, evs[0].Detail, "between two polls")
+}
+
+func TestTrackerForgetsFieldsLongGone(t *testing.T) {
+	tr := newTracker("n", true)
+	tr.observe(lockState(1000, "", 0))
+	for i := range 100 {
+		tr.handoff(fmt.Sprintf("c:%d", i+1), "0", fmt.Sprintf("c:%d", i))
+		tr.observe(lockState(int64(1000+i), fmt.Sprintf("c:%d", i+1), 1))
+	}
+	assert.LessOrEqual(t, len(tr.began)+len(tr.ended), 10, "bounded by the last few observations")
+}

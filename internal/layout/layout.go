@@ -1,0 +1,102 @@
+// Package layout names the Redis keys and channels of rlock's locks and
+// semaphores (Redisson's layout, plus rlock's own keys), and the hash fields
+// rlock keeps beside a lock's holders. lockmw takes its key names from here,
+// and so does the operators' tool cmd/rlock, so the rules live in one place.
+//
+// See lockmw/scripts/lib.lua for what each key holds.
+package layout
+
+import "strings"
+
+// Hash fields rlock writes beside the holders' "<clientID>:<ownerID>" fields.
+const (
+	// FieldToken, in a lock, is the fencing token of the hold.
+	FieldToken = "rlock:token"
+	// FieldMeta, in a lock, is the metadata a hook stored with the hold (a
+	// W3C traceparent from otelhooks).
+	FieldMeta = "rlock:meta"
+	// FieldHandoffs, in a lock, is how many hand-offs in a row led to the
+	// hold; in a semaphore's waiter table, to the last permit handed over.
+	FieldHandoffs = "rlock:handoffs"
+	// FieldSeq, in a waiter table, is the arrival counter of the queue.
+	FieldSeq = "rlock:seq"
+	// FieldOpen, in a waiter table, is until when (server ms) an open
+	// release leaves the lock to Redisson's waiters.
+	FieldOpen = "rlock:open"
+	// OwnPrefix starts every field rlock itself writes in a lock or a
+	// waiter table; a holder's or waiter's field never does.
+	OwnPrefix = "rlock:"
+)
+
+// Keys are the Redis names of one lock or semaphore; all share the name's
+// hash slot.
+type Keys struct {
+	Lock      string // the Redisson hash (a mutex) or the count of free permits (a semaphore)
+	Channel   string // Redisson's channel: unlock (mutex) or redisson_sc (semaphore)
+	Queue     string // rlock's waiter queue (sorted set)
+	Waiters   string // rlock's waiter table (hash)
+	Token     string // the fencing counter; "" for a semaphore
+	Handoff   string // hand-off channels' prefix (":<clientID>" appended); alone, the roll-call channel
+	LatchBase string // prefix of per-request latch keys; request ID appended
+	Permits   string // a semaphore's permits taken (sorted set); "" for a mutex
+	Semaphore bool   // the keys of a semaphore
+}
+
+// Mutex returns the keys of the lock name.
+func Mutex(name string) Keys {
+	return Keys{
+		Lock:      name,
+		Channel:   PrefixName("redisson_lock__channel", name),
+		Queue:     OwnName("rlock_queue", name),
+		Waiters:   OwnName("rlock_waiters", name),
+		Token:     PrefixName("redisson_lock_token", name),
+		Handoff:   OwnName("rlock_handoff", name),
+		LatchBase: PrefixName("redisson_unlock_latch", name) + ":",
+	}
+}
+
+// Semaphore returns the keys of the semaphore name: Redisson's
+// RPermitExpirableSemaphore's count, permits and channel, and rlock's queue.
+func Semaphore(name string) Keys {
+	return Keys{
+		Lock:      name,
+		Channel:   PrefixName("redisson_sc", name),
+		Queue:     OwnName("rlock_queue", name),
+		Waiters:   OwnName("rlock_waiters", name),
+		Handoff:   OwnName("rlock_handoff", name),
+		LatchBase: PrefixName("redisson_unlock_latch", name) + ":",
+		Permits:   SuffixName(name, "timeout"),
+		Semaphore: true,
+	}
+}
+
+// PrefixName is Redisson's rule for a key derived from a lock name: the name
+// goes into a {hash tag} unless it already contains a brace.
+func PrefixName(prefix, name string) string {
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
+}
+
+// OwnName is the rule for rlock's own keys (not Redisson's): Redisson's
+// rule gives the names "k" and "{k}" the same derived keys, which is
+// harmless for its channel and token counter (a spurious wake-up, a shared
+// counter) but would give two locks one waiter queue. A name with a brace
+// gets a '~' after it, which a wrapped name ("{k}") never ends with.
+func OwnName(prefix, name string) string {
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name + "~"
+	}
+	return prefix + ":{" + name + "}"
+}
+
+// SuffixName is Redisson's rule for a key named after an object with a
+// suffix: the name goes into a {hash tag} unless it already contains a
+// brace ({name}:timeout, a semaphore's permits).
+func SuffixName(name, suffix string) string {
+	if strings.Contains(name, "{") {
+		return name + ":" + suffix
+	}
+	return "{" + name + "}:" + suffix
+}
