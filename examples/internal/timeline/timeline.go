@@ -4,7 +4,8 @@
 //
 // It expects each worker's spans in a trace of their own, under a root span
 // named after the worker ("worker-1", "worker-2", …), as examples/tracing and
-// examples/demo record them.
+// examples/demo record them; [RowsOf] takes another prefix ("instance-" for
+// the leaders of examples/demo, whose '#' is a term and '.' a campaign).
 package timeline
 
 import (
@@ -20,7 +21,7 @@ import (
 	"github.com/go-rlock/rlock/otelhooks"
 )
 
-// workerPrefix begins the name of a worker's root span.
+// workerPrefix begins the name of a worker's root span, for Rows.
 const workerPrefix = "worker-"
 
 // Row is one worker's lock.wait and lock.hold spans.
@@ -36,9 +37,15 @@ type Row struct {
 // whose lock.hold span it points at. The rows are sorted by worker name; it
 // returns an error if a worker lacks its lock.wait or lock.hold span.
 func Rows(spans tracetest.SpanStubs) ([]*Row, error) {
+	return RowsOf(spans, workerPrefix)
+}
+
+// RowsOf is Rows for root spans whose names begin with prefix instead of
+// "worker-".
+func RowsOf(spans tracetest.SpanStubs, prefix string) ([]*Row, error) {
 	byTrace := map[trace.TraceID]*Row{}
 	for _, s := range spans {
-		if !s.Parent.IsValid() && strings.HasPrefix(s.Name, workerPrefix) {
+		if !s.Parent.IsValid() && strings.HasPrefix(s.Name, prefix) {
 			byTrace[s.SpanContext.TraceID()] = &Row{Worker: s.Name}
 		}
 	}
@@ -78,11 +85,15 @@ type Format struct {
 	Indent    string // written before each row
 	NameWidth int    // the worker names are padded to this width
 	Link      string // the note for a wait span's link, with %s for the worker it links to; "" for none
+	Legend    string // what '.' and '#' mean, after the title; "" for "'.' waiting, '#' holding"
 }
 
+// defaultLegend is the legend of a Format without one.
+const defaultLegend = "'.' waiting, '#' holding"
+
 // Draw writes to w a title line, title followed by the time one column
-// stands for, then one line per row on a common time scale: the worker, a
-// bar with '.' while it waits and '#' while it holds (each column shows the
+// stands for and the legend, then one line per row on a common time scale:
+// the worker, a bar with '.' while it waits and '#' while it holds (each column shows the
 // state at its middle), how long it waited and held, and the link note.
 func Draw(w io.Writer, rows []*Row, title string, f Format) error {
 	if f.Columns <= 0 {
@@ -98,7 +109,11 @@ func Draw(w io.Writer, rows []*Row, title string, f Format) error {
 		}
 	}
 	col := t1.Sub(t0) / time.Duration(f.Columns)
-	if _, err := fmt.Fprintf(w, "%s, %v per column: '.' waiting, '#' holding\n", title, col.Round(time.Millisecond)); err != nil {
+	legend := f.Legend
+	if legend == "" {
+		legend = defaultLegend
+	}
+	if _, err := fmt.Fprintf(w, "%s, %v per column: %s\n", title, col.Round(time.Millisecond), legend); err != nil {
 		return err
 	}
 	for _, r := range rows {

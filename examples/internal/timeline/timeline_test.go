@@ -99,6 +99,17 @@ func TestRows(t *testing.T) {
 		})
 	}
 
+	t.Run("RowsOf takes the workers' prefix: instance- finds the instances, not the workers", func(t *testing.T) {
+		t.Parallel()
+		one, hold1 := spans(1, "instance-1", 0, 0, 100, oteltrace.SpanContext{})
+		two, _ := spans(2, "instance-2", 10, 100, 200, hold1)
+		rows, err := timeline.RowsOf(append(append(one, two...), contention()...), "instance-")
+		require.NoError(t, err)
+		require.Len(t, rows, 2)
+		require.Equal(t, "instance-1", rows[0].Worker)
+		require.Equal(t, "instance-1", rows[1].LinkedTo)
+	})
+
 	t.Run("no worker spans give no rows", func(t *testing.T) {
 		t.Parallel()
 		other, _ := spans(4, "cleanup", 0, 50, 60, oteltrace.SpanContext{})
@@ -124,6 +135,13 @@ func TestDraw(t *testing.T) {
 			"  worker-2  |...####   | waited  90ms, held 100ms, after worker-1\n"+
 			"  worker-3  | ......###| waited 180ms, held 100ms, after worker-2\n",
 			b.String())
+	})
+
+	t.Run("a legend replaces the default one", func(t *testing.T) {
+		t.Parallel()
+		var b strings.Builder
+		require.NoError(t, timeline.Draw(&b, rows, "t", timeline.Format{Columns: 10, Legend: "'.' campaigning, '#' leading"}))
+		require.True(t, strings.HasPrefix(b.String(), "t, 30ms per column: '.' campaigning, '#' leading\n"), b.String())
 	})
 
 	t.Run("an empty link format leaves the link out", func(t *testing.T) {
