@@ -116,20 +116,26 @@ func timelineWork(ctx context.Context, tracer trace.Tracer, c *lockmw.Client, na
 // checkNoOverlap checks that the work spans, done under the lock, never
 // overlap.
 func checkNoOverlap(spans tracetest.SpanStubs) error {
+	return checkSpansApart(spans, workSpanName, timelineWorkers)
+}
+
+// checkSpansApart checks that there are want spans named name and that no
+// two of them overlap.
+func checkSpansApart(spans tracetest.SpanStubs, name string, want int) error {
 	var work []tracetest.SpanStub
 	for _, s := range spans {
-		if s.Name == workSpanName {
+		if s.Name == name {
 			work = append(work, s)
 		}
 	}
 	slices.SortFunc(work, func(a, b tracetest.SpanStub) int { return a.StartTime.Compare(b.StartTime) })
 	for i := 1; i < len(work); i++ {
 		if work[i].StartTime.Before(work[i-1].EndTime) {
-			return fmt.Errorf("two %q spans overlap: two holders at once", workSpanName)
+			return fmt.Errorf("two %q spans overlap: two holders at once", name)
 		}
 	}
-	if len(work) != timelineWorkers {
-		return fmt.Errorf("%d %q spans, want %d", len(work), workSpanName, timelineWorkers)
+	if len(work) != want {
+		return fmt.Errorf("%d %q spans, want %d", len(work), name, want)
 	}
 	return nil
 }

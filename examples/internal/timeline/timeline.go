@@ -29,6 +29,9 @@ type Row struct {
 	Worker     string             // the name of the worker's root span
 	Wait, Hold tracetest.SpanStub // its otelhooks.WaitSpanName and otelhooks.HoldSpanName spans
 	LinkedTo   string             // the worker whose hold the wait span links to, or ""
+	// Died, when set by the caller, is when the worker crashed: its hold
+	// from then on (until its lock expires) is drawn 'x'.
+	Died time.Time
 }
 
 // Rows finds each worker's spans among spans: a root span whose name begins
@@ -93,8 +96,9 @@ const defaultLegend = "'.' waiting, '#' holding"
 
 // Draw writes to w a title line, title followed by the time one column
 // stands for and the legend, then one line per row on a common time scale:
-// the worker, a bar with '.' while it waits and '#' while it holds (each column shows the
-// state at its middle), how long it waited and held, and the link note.
+// the worker, a bar with '.' while it waits and '#' while it holds ('x'
+// once it died; each column shows the state at its middle), how long it
+// waited and held, and the link note.
 func Draw(w io.Writer, rows []*Row, title string, f Format) error {
 	if f.Columns <= 0 {
 		return fmt.Errorf("timeline: %d columns, want a positive number", f.Columns)
@@ -122,7 +126,11 @@ func Draw(w io.Writer, rows []*Row, title string, f Format) error {
 			t := t0.Add(col*time.Duration(i) + col/2) // the middle of the column
 			switch {
 			case !t.Before(r.Hold.StartTime) && t.Before(r.Hold.EndTime):
-				b.WriteByte('#')
+				if !r.Died.IsZero() && !t.Before(r.Died) {
+					b.WriteByte('x')
+				} else {
+					b.WriteByte('#')
+				}
 			case !t.Before(r.Wait.StartTime) && t.Before(r.Wait.EndTime):
 				b.WriteByte('.')
 			default:

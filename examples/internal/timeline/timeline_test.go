@@ -144,6 +144,17 @@ func TestDraw(t *testing.T) {
 		require.True(t, strings.HasPrefix(b.String(), "t, 30ms per column: '.' campaigning, '#' leading\n"), b.String())
 	})
 
+	t.Run("a worker that died holds with 'x' from then on", func(t *testing.T) {
+		t.Parallel()
+		one, _ := spans(1, "worker-1", 0, 0, 100, oteltrace.SpanContext{})
+		rows, err := timeline.Rows(one)
+		require.NoError(t, err)
+		rows[0].Died = at(60)
+		var b strings.Builder
+		require.NoError(t, timeline.Draw(&b, rows, "t", timeline.Format{Columns: 10}))
+		require.Contains(t, b.String(), "\nworker-1 |######xxxx| waited   0ms, held 100ms\n")
+	})
+
 	t.Run("an empty link format leaves the link out", func(t *testing.T) {
 		t.Parallel()
 		var b strings.Builder
