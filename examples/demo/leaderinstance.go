@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,10 +38,13 @@ type leaderInstance struct {
 	rdb     *redis.Client
 	locks   *lockmw.Client
 	stop    context.CancelFunc // ends its Lead: a step-down when it leads
-	crash   chan struct{}      // closed at the crash: it does nothing more
-	crashed chan struct{}      // closed when its work stopped for the crash
-	done    chan error         // what its Lead returned
 	started bool
+	done    chan struct{} // closed when its Lead returned, once started
+	err     error         // what its Lead returned, once done is closed
+
+	mu   sync.Mutex
+	dead bool       // it crashed: it does nothing more
+	term trace.Span // the work span of the term under way; nil when it does not lead
 }
 
 // newLeaderInstance gives the instance name its own connections to the
@@ -52,10 +57,8 @@ func newLeaderInstance(base *redis.Client, r *leaderRun, name string) *leaderIns
 		rdb:  rdb,
 		locks: lockmw.New(rdb, withName(name), lockmw.WithHooks(r.hooks),
 			lockmw.WithWatchdogTimeout(leaderWatchdog)),
-		stop:    func() {},
-		crash:   make(chan struct{}),
-		crashed: make(chan struct{}),
-		done:    make(chan error, 1),
+		stop: func() {},
+		done: make(chan struct{}),
 	}
 }
 
@@ -65,48 +68,102 @@ func (in *leaderInstance) start(ctx context.Context, r *leaderRun) {
 	ctx, in.stop = context.WithCancel(ctx)
 	in.started = true
 	go func() {
+		defer close(in.done)
 		ctx, span := r.tracer.Start(ctx, in.name)
-		err := lockmw.Lead(ctx, in.locks.Mutex(leaderLock), in.work(ctx, r))
+		in.err = lockmw.Lead(ctx, in.locks.Mutex(leaderLock), in.work(ctx, r))
 		span.End()
-		in.done <- err
 	}()
 }
 
 // work is what the instance does while it leads: a tick now and then, in a
-// span of its own under lock.hold, until the term ends or the instance
-// crashes. A crashed instance does nothing more until ctx ends.
+// span of its own under lock.hold, until the term ends. A dead instance
+// does nothing more until ctx ends.
 func (in *leaderInstance) work(ctx context.Context, r *leaderRun) func(lead context.Context) error {
 	return func(lead context.Context) error {
-		_, span := r.tracer.Start(lead, leaderWorkSpan)
-		select {
-		case r.terms <- leaderTerm{in, time.Now()}:
-		default:
+		if !in.begin(lead, r) {
+			<-ctx.Done()
+			return nil
 		}
+		defer in.end()
 		t := time.NewTicker(leaderTick)
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				r.p.event("%s: tick %d", in.name, r.ticks.Add(1))
+				if !in.do(func() { r.p.event("%s: tick %d", in.name, r.ticks.Add(1)) }) {
+					<-ctx.Done()
+					return nil
+				}
 			case <-lead.Done(): // it steps down (ctx ended), or lost the lock
-				span.End()
-				return nil
-			case <-in.crash:
-				span.End()
-				close(in.crashed)
-				<-ctx.Done()
+				alive := in.do(func() {
+					if cause := context.Cause(lead); errors.Is(cause, lockmw.ErrLockLost) {
+						r.p.event("%s lost its term (%v): Lead campaigns again", in.name, cause)
+					}
+				})
+				if !alive { // a dead instance does not campaign again
+					<-ctx.Done()
+				}
 				return nil
 			}
 		}
 	}
 }
 
-// crashNow stops the instance's work and drops its connections without
-// releasing anything: its lock stays until its TTL runs out.
+// begin starts a term's work span and tells the section; false when the
+// instance is dead.
+func (in *leaderInstance) begin(lead context.Context, r *leaderRun) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.dead {
+		return false
+	}
+	_, in.term = r.tracer.Start(lead, leaderWorkSpan)
+	select {
+	case r.terms <- leaderTerm{in, time.Now()}:
+	default:
+	}
+	return true
+}
+
+// end ends the term's work span, if the crash has not.
+func (in *leaderInstance) end() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.term != nil {
+		in.term.End()
+		in.term = nil
+	}
+}
+
+// do runs f unless the instance is dead, and reports whether it ran it.
+func (in *leaderInstance) do(f func()) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if !in.dead {
+		f()
+	}
+	return !in.dead
+}
+
+// leading reports whether the instance leads and is alive.
+func (in *leaderInstance) leading() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.term != nil && !in.dead
+}
+
+// crashNow kills the instance: its work stops at once (the work span of its
+// term ends now), and its connections drop without releasing anything, so
+// its lock stays until its TTL runs out.
 func (in *leaderInstance) crashNow() time.Time {
-	close(in.crash)
-	<-in.crashed
+	in.mu.Lock()
+	in.dead = true
+	if in.term != nil {
+		in.term.End()
+		in.term = nil
+	}
 	at := time.Now()
+	in.mu.Unlock()
 	_ = in.rdb.Close()
 	return at
 }

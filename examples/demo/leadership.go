@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 const (
 	leaderLock      = "reports:leader"
 	leaderInstances = 3
-	leaderWatchdog  = 600 * time.Millisecond // the instances' watchdog timeout: renewed every 200ms
+	leaderWatchdog  = 900 * time.Millisecond // the instances' watchdog timeout: renewed every 300ms
 	leaderTick      = 250 * time.Millisecond // a leader's periodic work
 	leaderTermLen   = 700 * time.Millisecond // how long a leader works before the next event
 	leaderWorkSpan  = "leading"              // a term's work, a child of lock.hold
@@ -62,35 +63,38 @@ func leadershipSection(ctx context.Context, p *printer, rdb redis.UniversalClien
 	}
 	for _, in := range ins {
 		in.stop()
-		if err := <-in.done; !errors.Is(err, context.Canceled) {
-			return fmt.Errorf("%s: Lead returned %v, want context.Canceled", in.name, err)
+		<-in.done
+		if !errors.Is(in.err, context.Canceled) {
+			return fmt.Errorf("%s: Lead returned %v, want context.Canceled", in.name, in.err)
 		}
-		in.started = false
 	}
 	if err := tp.ForceFlush(ctx); err != nil {
 		return err
 	}
-	if err := drawTerms(p, mem.GetSpans(), ins[0].name, st.crashed); err != nil {
+	terms, err := drawTerms(p, mem.GetSpans(), st.dead.name, st.crashed)
+	if err != nil {
 		return err
 	}
 	p.summary("%d terms, one at a time (the %q spans never overlap): taken over %v after the crash (bound %v), handed over %v after the step-down",
-		leaderInstances, leaderWorkSpan, st.crashGap.Round(time.Millisecond), leaderBound, st.handGap.Round(time.Millisecond))
+		terms, leaderWorkSpan, st.crashGap.Round(time.Millisecond), leaderBound, st.handGap.Round(time.Millisecond))
 	return nil
 }
 
-// leaderEvents is when the first leader crashed and how long each
-// takeover took.
+// leaderEvents is what happened in the section's story.
 type leaderEvents struct {
+	dead              *leaderInstance // the leader that crashed
 	crashed           time.Time
 	crashGap, handGap time.Duration
 }
 
-// leaderStory plays the section's events: instance-1 leads and crashes,
-// another takes over, steps down, and the last takes over.
+// leaderStory plays the section's events: instance-1 leads, the others
+// stand by; the leader crashes and another takes over; that one steps down
+// and the last takes over. A leader that loses its term on a loaded machine
+// campaigns again; the story goes on with whoever leads.
 func leaderStory(ctx context.Context, r *leaderRun, ins []*leaderInstance) (st leaderEvents, err error) {
 	p := r.p
 	ins[0].start(ctx, r)
-	if _, _, err := nextLeader(ctx, r, ins[0]); err != nil {
+	if _, _, err := nextLeader(ctx, r); err != nil {
 		return st, err
 	}
 	p.event("%s leads", ins[0].name)
@@ -101,9 +105,12 @@ func leaderStory(ctx context.Context, r *leaderRun, ins []*leaderInstance) (st l
 	if err := pause(ctx, leaderTermLen); err != nil {
 		return st, err
 	}
-	st.crashed = ins[0].crashNow()
-	p.event("%s crashes: its connections drop, nothing is released; its lock expires within %v", ins[0].name, leaderWatchdog)
-	second, at, err := nextLeader(ctx, r, ins[1:]...)
+	if st.dead, err = currentLeader(ctx, r, ins); err != nil {
+		return st, err
+	}
+	st.crashed = st.dead.crashNow()
+	p.event("%s crashes: its connections drop, nothing is released; its lock expires within %v", st.dead.name, leaderWatchdog)
+	second, at, err := nextLeader(ctx, r, st.dead)
 	if err != nil {
 		return st, err
 	}
@@ -113,14 +120,15 @@ func leaderStory(ctx context.Context, r *leaderRun, ins []*leaderInstance) (st l
 	if err := pause(ctx, leaderTermLen); err != nil {
 		return st, err
 	}
-	third := ins[1]
-	if third == second {
-		third = ins[2]
+	leader, err := currentLeader(ctx, r, ins)
+	if err != nil {
+		return st, err
 	}
-	second.stop()
+	leader.stop()
 	steppedDown := time.Now()
-	p.event("%s steps down: its ctx is cancelled, Lead releases the lock", second.name)
-	if _, at, err = nextLeader(ctx, r, third); err != nil {
+	p.event("%s steps down: its ctx is cancelled, Lead releases the lock", leader.name)
+	third, at, err := nextLeader(ctx, r, st.dead, leader)
+	if err != nil {
 		return st, err
 	}
 	st.handGap = at.Sub(steppedDown)
@@ -128,21 +136,38 @@ func leaderStory(ctx context.Context, r *leaderRun, ins []*leaderInstance) (st l
 	return st, pause(ctx, leaderTermLen/2)
 }
 
-// nextLeader waits for the next term to begin, which must be one of want's.
-func nextLeader(ctx context.Context, r *leaderRun, want ...*leaderInstance) (*leaderInstance, time.Time, error) {
-	select {
-	case t := <-r.terms:
-		for _, in := range want {
-			if t.in == in {
-				return in, t.at, nil
+// nextLeader waits for the next term of an instance other than those in
+// not, and returns it and when it began.
+func nextLeader(ctx context.Context, r *leaderRun, not ...*leaderInstance) (*leaderInstance, time.Time, error) {
+	deadline := time.After(10 * leaderBound)
+	for {
+		select {
+		case t := <-r.terms:
+			if !slices.Contains(not, t.in) {
+				return t.in, t.at, nil
 			}
+		case <-deadline:
+			return nil, time.Time{}, fmt.Errorf("no new leader within %v", 10*leaderBound)
+		case <-ctx.Done():
+			return nil, time.Time{}, ctx.Err()
 		}
-		return nil, time.Time{}, fmt.Errorf("%s began to lead, out of turn", t.in.name)
-	case <-time.After(10 * leaderBound):
-		return nil, time.Time{}, fmt.Errorf("no new leader within %v", 10*leaderBound)
-	case <-ctx.Done():
-		return nil, time.Time{}, ctx.Err()
 	}
+}
+
+// currentLeader returns the live instance that leads now, or waits for the
+// next term when none does (between a lost term and the next); the news of
+// the terms that began so far is read.
+func currentLeader(ctx context.Context, r *leaderRun, ins []*leaderInstance) (*leaderInstance, error) {
+	for len(r.terms) > 0 {
+		<-r.terms
+	}
+	for _, in := range ins {
+		if in.leading() {
+			return in, nil
+		}
+	}
+	in, _, err := nextLeader(ctx, r)
+	return in, err
 }
 
 // pause waits d, or until ctx ends.
@@ -155,19 +180,24 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// drawTerms checks that the terms' work spans never overlap and draws one
-// row per instance from its lock.wait (the campaign) and lock.hold (the
-// term) spans, the term of the instance dead drawn 'x' after it died.
-func drawTerms(p *printer, spans tracetest.SpanStubs, dead string, died time.Time) error {
-	if err := checkSpansApart(spans, leaderWorkSpan, leaderInstances); err != nil {
-		return err
+// drawTerms checks that there were at least three terms and that their
+// work spans never overlap, and draws one row per instance from its
+// lock.wait (campaign) and lock.hold (term) spans, the terms of the
+// instance dead drawn 'x' after it died. It returns the number of terms.
+func drawTerms(p *printer, spans tracetest.SpanStubs, dead string, died time.Time) (terms int, err error) {
+	terms, err = spansApart(spans, leaderWorkSpan)
+	if err != nil {
+		return 0, err
+	}
+	if terms < leaderInstances {
+		return 0, fmt.Errorf("%d %q spans, want at least %d", terms, leaderWorkSpan, leaderInstances)
 	}
 	rows, err := timeline.RowsOf(spans, "instance-")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if len(rows) != leaderInstances {
-		return fmt.Errorf("spans of %d instances, want %d", len(rows), leaderInstances)
+		return 0, fmt.Errorf("spans of %d instances, want %d", len(rows), leaderInstances)
 	}
 	for _, row := range rows {
 		if row.Worker == dead {
@@ -183,11 +213,11 @@ func drawTerms(p *printer, spans tracetest.SpanStubs, dead string, died time.Tim
 		Legend:    "'.' campaigning (lock.wait), '#' leading (lock.hold), 'x' dead",
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	p.blank()
 	p.printf("%s", b.String())
 	p.note("%s died at the first 'x': its lock stays until it expires (its term ends when its Client gives", dead)
 	p.note("the lock up for lost, just before); a dead leader releases nothing, so the next campaign ends then")
-	return nil
+	return terms, nil
 }

@@ -114,14 +114,18 @@ func timelineWork(ctx context.Context, tracer trace.Tracer, c *lockmw.Client, na
 }
 
 // checkNoOverlap checks that the work spans, done under the lock, never
-// overlap.
+// overlap, and that there is one per worker.
 func checkNoOverlap(spans tracetest.SpanStubs) error {
-	return checkSpansApart(spans, workSpanName, timelineWorkers)
+	n, err := spansApart(spans, workSpanName)
+	if err == nil && n != timelineWorkers {
+		err = fmt.Errorf("%d %q spans, want %d", n, workSpanName, timelineWorkers)
+	}
+	return err
 }
 
-// checkSpansApart checks that there are want spans named name and that no
-// two of them overlap.
-func checkSpansApart(spans tracetest.SpanStubs, name string, want int) error {
+// spansApart checks that no two spans named name overlap, and returns how
+// many there are.
+func spansApart(spans tracetest.SpanStubs, name string) (int, error) {
 	var work []tracetest.SpanStub
 	for _, s := range spans {
 		if s.Name == name {
@@ -131,13 +135,10 @@ func checkSpansApart(spans tracetest.SpanStubs, name string, want int) error {
 	slices.SortFunc(work, func(a, b tracetest.SpanStub) int { return a.StartTime.Compare(b.StartTime) })
 	for i := 1; i < len(work); i++ {
 		if work[i].StartTime.Before(work[i-1].EndTime) {
-			return fmt.Errorf("two %q spans overlap: two holders at once", name)
+			return 0, fmt.Errorf("two %q spans overlap: two holders at once", name)
 		}
 	}
-	if len(work) != want {
-		return fmt.Errorf("%d %q spans, want %d", len(work), name, want)
-	}
-	return nil
+	return len(work), nil
 }
 
 // drawTimeline prints one row per worker on a common time scale: '.' while

@@ -110,6 +110,31 @@ func TestRows(t *testing.T) {
 		require.Equal(t, "instance-1", rows[1].LinkedTo)
 	})
 
+	t.Run("a worker that waits and holds twice keeps every span, in the order they began", func(t *testing.T) {
+		t.Parallel()
+		first, _ := spans(1, "worker-1", 0, 0, 100, oteltrace.SpanContext{})
+		again, _ := spans(1, "worker-1", 150, 200, 300, oteltrace.SpanContext{})
+		for i := range again { // the same trace, other span IDs
+			again[i].SpanContext = again[i].SpanContext.WithSpanID(oteltrace.SpanID{1, byte(i + 10)})
+			again[i].Parent = first[0].SpanContext
+		}
+		again = again[1:] // one root span
+		rows, err := timeline.Rows(append(again, first...))
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		r := rows[0]
+		require.Equal(t, at(0), r.Wait.StartTime)
+		require.Equal(t, at(0), r.Hold.StartTime)
+		require.Len(t, r.MoreWaits, 1)
+		require.Len(t, r.MoreHolds, 1)
+		require.Equal(t, at(150), r.MoreWaits[0].StartTime)
+		require.Equal(t, at(200), r.MoreHolds[0].StartTime)
+
+		var b strings.Builder
+		require.NoError(t, timeline.Draw(&b, rows, "t", timeline.Format{Columns: 6}))
+		require.Contains(t, b.String(), "\nworker-1 |## .##| waited  50ms, held 200ms\n")
+	})
+
 	t.Run("no worker spans give no rows", func(t *testing.T) {
 		t.Parallel()
 		other, _ := spans(4, "cleanup", 0, 50, 60, oteltrace.SpanContext{})
