@@ -30,11 +30,11 @@ const (
 )
 
 // leadershipSection runs three instances that campaign with lockmw.Lead on
-// one name and tick while they lead. The first leads and crashes (its
-// connections drop, nothing is released): another takes over once the lock
-// expires. That one steps down: the third takes over at once. It draws the
-// terms from the spans and fails unless both takeovers happened and the
-// terms' work never overlapped.
+// one name and tick while they lead. The leader crashes (its connections
+// drop, nothing is released): another takes over once the lock expires.
+// That one steps down: the third takes over at once. It draws the terms
+// from the spans and fails unless both takeovers happened and the terms'
+// work never overlapped.
 func leadershipSection(ctx context.Context, p *printer, rdb redis.UniversalClient) error {
 	base, ok := rdb.(*redis.Client)
 	if !ok {
