@@ -1,4 +1,4 @@
-// Command demo shows, in under ten seconds, what rlock does. Run it with
+// Command demo shows, in about ten seconds, what rlock does. Run it with
 //
 //	make demo
 //
@@ -7,7 +7,7 @@
 // examples/internal/devredis); set REDIS_ADDR=host:port to use a real server.
 // It exits 0 when every section behaved as it says, and 1 otherwise.
 //
-// It runs seven sections, one after the other, each printing one line per
+// It runs eight sections, one after the other, each printing one line per
 // event (with the time since the section began) and a summary line:
 //
 //  1. Two service instances, each with its own gocron scheduler and lockmw
@@ -30,6 +30,12 @@
 //  7. An export route limited to two at once across two instances (a
 //     lockmw.Semaphore of 2 permits around the handler): five requests, all
 //     served, and the timeline from the spans shows at most two at once.
+//  8. Three instances, each with its own connections and Client, campaign
+//     with lockmw.Lead on one name and tick while they lead: the leader
+//     crashes (its connections drop, nothing is released) and another takes
+//     over once the lock expires, within the watchdog timeout plus one
+//     renewal interval; that one steps down and the third takes over at once.
+//     The terms are drawn from the spans.
 //
 // Every server, scheduler and Client it starts is stopped before it exits.
 package main
@@ -90,6 +96,7 @@ var sections = []section{
 	{"A force unlock cancels the holder's context (ErrLockLost)", forceUnlockSection},
 	{"The contention timeline, from the OpenTelemetry spans (otelhooks)", timelineSection},
 	{"An export route limited to two at once (httpmw.WithLimit, otelhooks)", exportSection},
+	{"One leader at a time: a crash, a takeover, a hand-off (lockmw.Lead)", leadershipSection},
 }
 
 // demo runs every section on rdb, described as where, and stops at the first

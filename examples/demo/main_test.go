@@ -37,12 +37,18 @@ func requireReport(t *testing.T, out string) {
 		"context.Cause(hctx) = lockmw: lock lost",
 		"5 requests, all 200 OK; the \"build export\" spans show at most 2 exports at once",
 		"lock.kind=semaphore, lock.permits=2",
+		"3 terms, one at a time (the \"leading\" spans never overlap): taken over ",
+		"after the crash (bound 1.2s), handed over ",
+		"its campaign links to instance-",
 	} {
 		require.Contains(t, out, want)
 	}
 	// The first worker holds first: its row starts with '#', after as many
 	// '.' as a busy machine made its uncontended Lock take columns.
 	require.Regexp(t, `worker-1 \|\.*#`, out)
+	// The leader that crashed (instance-1, unless a loaded machine made it
+	// lose its term first) led, then died holding: '#' then 'x'.
+	require.Regexp(t, `instance-\d \|[ .#]*#x+ *\|`, out)
 }
 
 // The demo as make demo runs it: on the embedded Redis (or $REDIS_ADDR, when

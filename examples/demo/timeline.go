@@ -114,24 +114,31 @@ func timelineWork(ctx context.Context, tracer trace.Tracer, c *lockmw.Client, na
 }
 
 // checkNoOverlap checks that the work spans, done under the lock, never
-// overlap.
+// overlap, and that there is one per worker.
 func checkNoOverlap(spans tracetest.SpanStubs) error {
+	n, err := spansApart(spans, workSpanName)
+	if err == nil && n != timelineWorkers {
+		err = fmt.Errorf("%d %q spans, want %d", n, workSpanName, timelineWorkers)
+	}
+	return err
+}
+
+// spansApart checks that no two spans named name overlap, and returns how
+// many there are.
+func spansApart(spans tracetest.SpanStubs, name string) (int, error) {
 	var work []tracetest.SpanStub
 	for _, s := range spans {
-		if s.Name == workSpanName {
+		if s.Name == name {
 			work = append(work, s)
 		}
 	}
 	slices.SortFunc(work, func(a, b tracetest.SpanStub) int { return a.StartTime.Compare(b.StartTime) })
 	for i := 1; i < len(work); i++ {
 		if work[i].StartTime.Before(work[i-1].EndTime) {
-			return fmt.Errorf("two %q spans overlap: two holders at once", workSpanName)
+			return 0, fmt.Errorf("two %q spans overlap: two holders at once", name)
 		}
 	}
-	if len(work) != timelineWorkers {
-		return fmt.Errorf("%d %q spans, want %d", len(work), workSpanName, timelineWorkers)
-	}
-	return nil
+	return len(work), nil
 }
 
 // drawTimeline prints one row per worker on a common time scale: '.' while

@@ -99,6 +99,42 @@ func TestRows(t *testing.T) {
 		})
 	}
 
+	t.Run("RowsOf takes the workers' prefix: instance- finds the instances, not the workers", func(t *testing.T) {
+		t.Parallel()
+		one, hold1 := spans(1, "instance-1", 0, 0, 100, oteltrace.SpanContext{})
+		two, _ := spans(2, "instance-2", 10, 100, 200, hold1)
+		rows, err := timeline.RowsOf(append(append(one, two...), contention()...), "instance-")
+		require.NoError(t, err)
+		require.Len(t, rows, 2)
+		require.Equal(t, "instance-1", rows[0].Worker)
+		require.Equal(t, "instance-1", rows[1].LinkedTo)
+	})
+
+	t.Run("a worker that waits and holds twice keeps every span, in the order they began", func(t *testing.T) {
+		t.Parallel()
+		first, _ := spans(1, "worker-1", 0, 0, 100, oteltrace.SpanContext{})
+		again, _ := spans(1, "worker-1", 150, 200, 300, oteltrace.SpanContext{})
+		for i := range again { // the same trace, other span IDs
+			again[i].SpanContext = again[i].SpanContext.WithSpanID(oteltrace.SpanID{1, byte(i + 10)})
+			again[i].Parent = first[0].SpanContext
+		}
+		again = again[1:] // one root span
+		rows, err := timeline.Rows(append(again, first...))
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		r := rows[0]
+		require.Equal(t, at(0), r.Wait.StartTime)
+		require.Equal(t, at(0), r.Hold.StartTime)
+		require.Len(t, r.MoreWaits, 1)
+		require.Len(t, r.MoreHolds, 1)
+		require.Equal(t, at(150), r.MoreWaits[0].StartTime)
+		require.Equal(t, at(200), r.MoreHolds[0].StartTime)
+
+		var b strings.Builder
+		require.NoError(t, timeline.Draw(&b, rows, "t", timeline.Format{Columns: 6}))
+		require.Contains(t, b.String(), "\nworker-1 |## .##| waited  50ms, held 200ms\n")
+	})
+
 	t.Run("no worker spans give no rows", func(t *testing.T) {
 		t.Parallel()
 		other, _ := spans(4, "cleanup", 0, 50, 60, oteltrace.SpanContext{})
@@ -124,6 +160,24 @@ func TestDraw(t *testing.T) {
 			"  worker-2  |...####   | waited  90ms, held 100ms, after worker-1\n"+
 			"  worker-3  | ......###| waited 180ms, held 100ms, after worker-2\n",
 			b.String())
+	})
+
+	t.Run("a legend replaces the default one", func(t *testing.T) {
+		t.Parallel()
+		var b strings.Builder
+		require.NoError(t, timeline.Draw(&b, rows, "t", timeline.Format{Columns: 10, Legend: "'.' campaigning, '#' leading"}))
+		require.True(t, strings.HasPrefix(b.String(), "t, 30ms per column: '.' campaigning, '#' leading\n"), b.String())
+	})
+
+	t.Run("a worker that died holds with 'x' from then on", func(t *testing.T) {
+		t.Parallel()
+		one, _ := spans(1, "worker-1", 0, 0, 100, oteltrace.SpanContext{})
+		rows, err := timeline.Rows(one)
+		require.NoError(t, err)
+		rows[0].Died = at(60)
+		var b strings.Builder
+		require.NoError(t, timeline.Draw(&b, rows, "t", timeline.Format{Columns: 10}))
+		require.Contains(t, b.String(), "\nworker-1 |######xxxx| waited   0ms, held 100ms\n")
 	})
 
 	t.Run("an empty link format leaves the link out", func(t *testing.T) {
