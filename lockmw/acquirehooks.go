@@ -13,11 +13,11 @@ func (m *Mutex) tryLockHooked(ctx context.Context, outer *level, wait, lease tim
 	start := time.Now()
 	actx := ctx
 	if hooks.AcquireStart != nil {
-		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: m.name, Reentrant: outer != nil, Wait: wait, Lease: lease}); x != nil {
+		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: m.name, Group: m.group, Reentrant: outer != nil, Wait: wait, Lease: lease}); x != nil {
 			actx = x
 		}
 	}
-	ev := AcquireEndEvent{Name: m.name, Reentrant: outer != nil}
+	ev := AcquireEndEvent{Name: m.name, Group: m.group, Reentrant: outer != nil}
 	var hctx context.Context
 	var err error
 	if outer != nil {

@@ -76,6 +76,7 @@ func (o Outcome) String() string {
 // AcquireStartEvent describes an acquisition that begins.
 type AcquireStartEvent struct {
 	Name      string
+	Group     string        // the handle's WithGroup, a bounded label for Name; "" when none
 	Reentrant bool          // the context already holds the lock
 	Wait      time.Duration // Forever for Lock
 	Lease     time.Duration // 0: watchdog
@@ -87,6 +88,7 @@ type AcquireStartEvent struct {
 // AcquireEndEvent describes how an acquisition ended.
 type AcquireEndEvent struct {
 	Name      string
+	Group     string // the handle's WithGroup, a bounded label for Name; "" when none
 	Reentrant bool
 	Outcome   Outcome
 	Err       error         // nil when acquired
@@ -104,6 +106,7 @@ type AcquireEndEvent struct {
 // HoldStartEvent describes a new hold.
 type HoldStartEvent struct {
 	Name   string
+	Group  string        // the handle's WithGroup, a bounded label for Name; "" when none
 	Field  string        // "<clientID>:<ownerID>"
 	Token  int64         // fencing token; 0 when the mutex is not fenced
 	Lease  time.Duration // 0: renewed by the watchdog
@@ -116,6 +119,7 @@ type HoldStartEvent struct {
 // HoldEndEvent describes the end of a hold.
 type HoldEndEvent struct {
 	Name     string
+	Group    string // WithGroup of the handle that took the hold; "" when none
 	Duration time.Duration
 	Lost     bool  // the hold ended without its owner releasing it
 	Err      error // why, when lost (matches ErrLockLost or ErrClosed)
@@ -149,6 +153,7 @@ func (o RenewalOutcome) String() string {
 // RenewedLock is one lock of a renewal batch.
 type RenewedLock struct {
 	Name    string
+	Group   string          // WithGroup of the handle that took the hold; "" when none
 	Context context.Context // the context HoldStart returned for this hold
 	Outcome RenewalOutcome
 	// Permits is the semaphore's permits when the lock is a permit of a

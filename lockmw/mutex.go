@@ -28,16 +28,13 @@ type Mutex struct {
 	hot     *atomic.Int64 // the name's group in the Client's contention memory
 }
 
-// Mutex returns the lock called name. It never panics: a name that cannot be
-// used (see ErrInvalidName) gives a Mutex whose every call returns that error.
-func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
-	var o mutexOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex}, fenced: o.fencing}
+// Mutex returns the lock called name, with [WithFencing] and [WithGroup] as
+// its options. It never panics: a name that cannot be used (see
+// ErrInvalidName) gives a Mutex whose every call returns that error, and a
+// nil option is skipped.
+func (c *Client) Mutex(name string, opts ...LockOption) *Mutex {
+	o := newLockOptions(opts)
+	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex, group: o.group}, fenced: o.fencing}
 	if err := validateName(name, c.cluster, newKeys); err != nil {
 		m.err = err
 		return m

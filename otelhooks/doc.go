@@ -13,24 +13,27 @@
 // All spans are of kind INTERNAL. A permit of a [lockmw.Semaphore] is traced
 // as a lock: its lock.wait and lock.hold spans are a mutex's, told apart by
 // lock.kind ("mutex" or "semaphore"), and a semaphore's carry lock.permits,
-// its limit (the permits its Client asked for; absent for a mutex).
+// its limit (the permits its Client asked for; absent for a mutex). Spans
+// carry the full lock name in lock.name, and the lock's group
+// ([lockmw.WithGroup]) in lock.group when it has one: httpmw's locks have
+// their route, asynqmw's their task type.
 //
 //   - lock.wait runs from the start of Lock or TryLock to acquired, timed out,
 //     canceled or failed, as a child of the caller's span. Attributes:
-//     lock.name, lock.kind, lock.permits for a semaphore, lock.outcome
-//     ("acquired", "timeout", "canceled", "error"), lock.reentrant,
-//     lock.waited, lock.fencing_token when acquired on a fenced mutex, and
-//     when the lock was busy lock.holder (the holder's "<clientID>:<ownerID>",
-//     the last one seen). When the lock was busy the span carries a link to
+//     lock.name, lock.group, lock.kind, lock.permits for a semaphore,
+//     lock.outcome ("acquired", "timeout", "canceled", "error"),
+//     lock.reentrant, lock.waited, lock.fencing_token when acquired on a
+//     fenced mutex, and when the lock was busy lock.holder (the holder's
+//     "<clientID>:<ownerID>", the last one seen). When the lock was busy the span carries a link to
 //     the holder's lock.hold span, even when the holder is another process:
 //     see below. Status Error only for outcome "error".
 //   - lock.hold runs from the acquisition to the final Unlock, the loss of the
 //     lock or Client.Close, as a child of the caller's span. The hold context
 //     that Lock returns carries it, so spans started from that context (work
 //     done under the lock) are its children. Attributes: lock.name,
-//     lock.kind, lock.permits for a semaphore, lock.waited, lock.lost,
-//     lock.fencing_token when fenced, lock.lease when leased, lock.closed
-//     when abandoned by Close. When the lock is lost the status is Error and
+//     lock.group, lock.kind, lock.permits for a semaphore, lock.waited,
+//     lock.lost, lock.fencing_token when fenced, lock.lease when leased,
+//     lock.closed when abandoned by Close. When the lock is lost the status is Error and
 //     lock.lost is true.
 //   - lock.renew is one short span per renewal script of the watchdog, a root
 //     span linked to the lock.hold span of every lock it renewed (one script
@@ -38,8 +41,8 @@
 //     renewal interval, not 10,000). Attributes: lock.outcome ("renewed",
 //     "lost" when any lock was gone, "error" when the script failed),
 //     lock.count, lock.renewed_count, lock.lost_count, lock.failed_count; each
-//     link has lock.name, lock.kind, lock.permits for a semaphore and
-//     lock.outcome. One script renews mutexes and permits together, so the
+//     link has lock.name, lock.group, lock.kind, lock.permits for a
+//     semaphore and lock.outcome. One script renews mutexes and permits together, so the
 //     span itself has no lock.kind.
 //
 // # Who waited for whom
@@ -65,9 +68,15 @@
 //	lock.renewals       counter        lock.name, lock.kind, lock.permits, lock.outcome (renewed, lost, error), one per lock renewed
 //	lock.lost           counter        lock.name, lock.kind, lock.permits
 //
-// lock.name is on by default; lock names made from IDs make one time series
-// each, so turn it off with [WithLockNameAttribute] or group names with
-// [WithLockNameFunc]. lock.kind ("mutex" or "semaphore") is always there, and
+// The metrics' lock.name is the lock's group ([lockmw.WithGroup]) when it
+// has one, else its name; [WithLockNameFunc] maps that value and
+// [WithLockNameAttribute](false) drops it. The adapters whose lock names are
+// per entity give their locks a bounded group: httpmw the name without the
+// path values (the route, "http:POST /orders/{id}"), asynqmw the task type
+// ("asynq:lock:email:send"), so 10,000 orders or payloads are one series
+// (TestAdaptersMetricsStayBoundedPerEntity). Names a program chose (scheduler's
+// job names, a Mutex of its own) are counted by name, as they are bounded by
+// the program's code; give a per-entity lock of your own a group. lock.kind ("mutex" or "semaphore") is always there, and
 // lock.permits (a semaphore's limit) on a semaphore's data points only: both
 // come from the program's code, not its data, so they add a few series at
 // most (a name is one kind, with the limit its Clients set), never one per

@@ -15,9 +15,9 @@ import (
 // context it returns carries the span and becomes the parent of the hold
 // context, so work done under the lock is traced inside it.
 func (t *telemetry) holdStart(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
-	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs := make([]attribute.KeyValue, 0, 7)
 	attrs = append(attrs, LockNameKey.String(e.Name), LockWaitedKey.Bool(e.Waited))
-	attrs = appendKind(attrs, e.Permits)
+	attrs = appendKind(appendGroup(attrs, e.Group), e.Permits)
 	if e.Token > 0 {
 		attrs = append(attrs, LockFencingTokenKey.Int64(e.Token))
 	}
@@ -53,7 +53,7 @@ func (t *telemetry) metadata(ctx context.Context, _ string) string {
 func (t *telemetry) holdEnd(ctx context.Context, e lockmw.HoldEndEvent) {
 	// The metrics first: once the span has ended, everything is recorded.
 	if t.m.hold.Enabled(ctx) || e.Lost {
-		attrs := t.metricAttrs(e.Name, e.Permits)
+		attrs := t.metricAttrs(e.Name, e.Group, e.Permits)
 		t.m.hold.Record(ctx, e.Duration.Seconds(), attrs)
 		if e.Lost {
 			t.m.lost.Add(ctx, 1, attrs)

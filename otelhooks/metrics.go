@@ -63,11 +63,16 @@ func newInstruments(m metric.Meter) instruments {
 	return in
 }
 
-// metricName returns the lock.name attribute of name for the metrics, and
-// whether there is one.
-func (t *telemetry) metricName(name string) (attribute.KeyValue, bool) {
+// metricName returns the metrics' lock.name attribute of a lock called name
+// in group (lockmw.WithGroup; "" for none), and whether there is one: the
+// group when there is one, else the name, through WithLockNameFunc, unless
+// WithLockNameAttribute(false).
+func (t *telemetry) metricName(name, group string) (attribute.KeyValue, bool) {
 	if !t.nameAttr {
 		return attribute.KeyValue{}, false
+	}
+	if group != "" {
+		name = group
 	}
 	if t.nameFunc != nil {
 		if name = t.nameFunc(name); name == "" {
@@ -77,13 +82,13 @@ func (t *telemetry) metricName(name string) (attribute.KeyValue, bool) {
 	return LockNameKey.String(name), true
 }
 
-// metricAttrs returns the metric attributes for the lock name of permits
-// permits (0: a mutex): extra, lock.kind, lock.permits for a semaphore, and
-// lock.name.
-func (t *telemetry) metricAttrs(name string, permits int, extra ...attribute.KeyValue) metric.MeasurementOption {
+// metricAttrs returns the metric attributes for the lock name in group, of
+// permits permits (0: a mutex): extra, lock.kind, lock.permits for a
+// semaphore, and lock.name (see metricName).
+func (t *telemetry) metricAttrs(name, group string, permits int, extra ...attribute.KeyValue) metric.MeasurementOption {
 	attrs := make([]attribute.KeyValue, 0, len(extra)+3)
 	attrs = appendKind(append(attrs, extra...), permits)
-	if kv, ok := t.metricName(name); ok {
+	if kv, ok := t.metricName(name, group); ok {
 		attrs = append(attrs, kv)
 	}
 	return metric.WithAttributes(attrs...)

@@ -23,7 +23,8 @@ const (
 
 // The attributes of the spans and metrics.
 const (
-	LockNameKey         = attribute.Key("lock.name")          // string: the lock name
+	LockNameKey         = attribute.Key("lock.name")          // string: the lock name on spans; on metrics its group when it has one
+	LockGroupKey        = attribute.Key("lock.group")         // string: the lock's lockmw.WithGroup, on spans; absent when none
 	LockKindKey         = attribute.Key("lock.kind")          // string: "mutex" or "semaphore"
 	LockPermitsKey      = attribute.Key("lock.permits")       // int: a semaphore's permits (its limit); absent for a mutex
 	LockOutcomeKey      = attribute.Key("lock.outcome")       // string: lockmw.Outcome or lockmw.RenewalOutcome
@@ -134,4 +135,12 @@ func appendKind(attrs []attribute.KeyValue, permits int) []attribute.KeyValue {
 		return append(attrs, semaphoreKind, LockPermitsKey.Int(permits))
 	}
 	return append(attrs, mutexKind)
+}
+
+// appendGroup appends lock.group to a span's attrs when the lock has a group.
+func appendGroup(attrs []attribute.KeyValue, group string) []attribute.KeyValue {
+	if group == "" {
+		return attrs
+	}
+	return append(attrs, LockGroupKey.String(group))
 }

@@ -12,9 +12,9 @@ import (
 
 // acquireStart starts the lock.wait span, a child of the caller's span.
 func (t *telemetry) acquireStart(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
-	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs := make([]attribute.KeyValue, 0, 5)
 	attrs = append(attrs, LockNameKey.String(e.Name), LockReentrantKey.Bool(e.Reentrant))
-	attrs = appendKind(attrs, e.Permits)
+	attrs = appendKind(appendGroup(attrs, e.Group), e.Permits)
 	ctx, span := t.tracer.Start(ctx, WaitSpanName, spanKind, trace.WithAttributes(attrs...))
 	return context.WithValue(ctx, waitKey{t}, span)
 }
@@ -26,7 +26,7 @@ func (t *telemetry) acquireEnd(ctx context.Context, e lockmw.AcquireEndEvent) {
 	outcome := LockOutcomeKey.String(e.Outcome.String())
 	// The metric first: once the span has ended, everything is recorded.
 	if t.m.wait.Enabled(ctx) {
-		t.m.wait.Record(ctx, e.Duration.Seconds(), t.metricAttrs(e.Name, e.Permits, outcome, LockReentrantKey.Bool(e.Reentrant)))
+		t.m.wait.Record(ctx, e.Duration.Seconds(), t.metricAttrs(e.Name, e.Group, e.Permits, outcome, LockReentrantKey.Bool(e.Reentrant)))
 	}
 	if span, ok := ctx.Value(waitKey{t}).(trace.Span); ok {
 		span.SetAttributes(outcome, LockWaitedKey.Bool(e.Waited))
