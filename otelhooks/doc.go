@@ -63,30 +63,57 @@
 //
 // # Metrics
 //
-//	lock.wait.duration  histogram, s   lock.name, lock.kind, lock.permits, lock.outcome, lock.reentrant
-//	lock.hold.duration  histogram, s   lock.name, lock.kind, lock.permits
-//	lock.renewals       counter        lock.name, lock.kind, lock.permits, lock.outcome (renewed, lost, error), one per lock renewed
-//	lock.lost           counter        lock.name, lock.kind, lock.permits
+//	name                instrument      unit        attributes
+//	lock.wait.duration  histogram       s           lock.name, lock.kind, lock.permits, lock.outcome, lock.reentrant
+//	lock.hold.duration  histogram       s           lock.name, lock.kind, lock.permits
+//	lock.renewals       counter         {renewal}   lock.name, lock.kind, lock.permits, lock.outcome
+//	lock.lost           counter         {lock}      lock.name, lock.kind, lock.permits
+//	lock.hold.active    up-down counter {hold}      lock.kind
+//	lock.wait.active    up-down counter {waiter}    lock.kind
+//	lock.renew.active   up-down counter {hold}      lock.kind
+//
+// lock.wait.duration records every acquisition, from the start of Lock or
+// TryLock to its outcome (lock.outcome "acquired", "timeout", "canceled",
+// "error"); lock.hold.duration every hold that ended (released, lost or
+// abandoned by Close). lock.renewals counts one per lock per renewal script
+// (lock.outcome "renewed", "lost", "error"), lock.lost the holds that ended
+// without their owner releasing them. lock.permits is on a semaphore's data
+// points only.
+//
+// The three up-down counters are gauges of a Client's state now:
+// lock.hold.active the holds open (+1 when a hold begins, -1 when it ends;
+// re-entries are no new hold), lock.wait.active the acquisitions under way
+// (from the start of Lock or TryLock to its outcome, queued or trying;
+// re-entries excluded), lock.renew.active the open holds the watchdog
+// renews (those held without a lease). Their only attribute is lock.kind:
+// no lock name, so their series stay two at most, and no client ID, for a
+// Client's ID is random by default and a restarted process would start new
+// series; the resource (service.instance.id) tells processes apart. Hooks
+// shared by several Clients of one process count them together. They are
+// named as OpenTelemetry's semantic conventions name such gauges
+// (http.server.active_requests, db.client.connection.count): in the
+// namespace of what they count (lock.hold, lock.wait, lock.renew, as the
+// spans), not pluralized.
 //
 // The metrics' lock.name is the lock's group ([lockmw.WithGroup]) when it
 // has one, else its name; [WithLockNameFunc] maps that value and
-// [WithLockNameAttribute](false) drops it. The adapters whose lock names are
-// per entity give their locks a bounded group: httpmw the name without the
-// path values (the route, "http:POST /orders/{id}"), asynqmw the task type
-// ("asynq:lock:email:send"), so 10,000 orders or payloads are one series
-// (TestAdaptersMetricsStayBoundedPerEntity). Names a program chose (scheduler's
-// job names, a Mutex of its own) are counted by name, as they are bounded by
-// the program's code; give a per-entity lock of your own a group. lock.kind ("mutex" or "semaphore") is always there, and
-// lock.permits (a semaphore's limit) on a semaphore's data points only: both
-// come from the program's code, not its data, so they add a few series at
-// most (a name is one kind, with the limit its Clients set), never one per
-// client or holder.
+// [WithLockNameAttribute](false) drops it. The adapters whose lock names
+// are per entity give their locks a bounded group: httpmw the name without
+// the path values (the route, "http:POST /orders/{id}"), asynqmw the task
+// type ("asynq:lock:email:send"), so 10,000 orders or payloads make one
+// series, not one each. Names a program chose itself (scheduler's job names, a
+// Mutex of its own) are counted by name: the program's code bounds them.
+// Give a per-entity lock of your own a group. lock.kind ("mutex" or
+// "semaphore") is always there, and lock.permits (a semaphore's limit) on
+// a semaphore's data points only: both come from the program's code, not
+// its data, so they add a few series at most (a name is one kind, with the
+// limit its Clients set), never one per client or holder.
 //
 // # Cost
 //
 // Hooks run on the goroutine of the event. With a recording SDK, Lock and
-// Unlock start and end two spans and record two histogram values, a few
-// microseconds of CPU beside two Redis round trips (BenchmarkHooks,
-// BenchmarkLockUnlock); holder links add one background script per hold.
-// Without hooks lockmw calls nothing.
+// Unlock start and end two spans, record two histogram values and add to
+// the up-down counters six times, a few microseconds of CPU beside two
+// Redis round trips (BenchmarkHooks, BenchmarkLockUnlock); holder links add
+// one background script per hold. Without hooks lockmw calls nothing.
 package otelhooks

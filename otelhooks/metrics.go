@@ -13,6 +13,11 @@ const (
 	HoldDurationMetric = "lock.hold.duration" // histogram, s: ended holds, by lock.name, lock.kind, lock.permits
 	RenewalsMetric     = "lock.renewals"      // counter: renewals of one lock, by lock.name, lock.kind, lock.permits, lock.outcome
 	LostMetric         = "lock.lost"          // counter: holds lost, by lock.name, lock.kind, lock.permits
+
+	// The gauges of a Client (up-down counters), by lock.kind alone.
+	ActiveHoldsMetric    = "lock.hold.active"  // holds open
+	ActiveWaitsMetric    = "lock.wait.active"  // acquisitions under way (waiters), re-entries excluded
+	ActiveRenewalsMetric = "lock.renew.active" // open holds the watchdog renews (no lease)
 )
 
 // Bucket boundaries in seconds: waits from a millisecond to a minute, holds up
@@ -27,6 +32,9 @@ type instruments struct {
 	hold     metric.Float64Histogram
 	renewals metric.Int64Counter
 	lost     metric.Int64Counter
+	holds    metric.Int64UpDownCounter
+	waits    metric.Int64UpDownCounter
+	renewing metric.Int64UpDownCounter
 }
 
 // newInstruments creates the instruments; one that cannot be created is
@@ -60,7 +68,37 @@ func newInstruments(m metric.Meter) instruments {
 		otel.Handle(err)
 		in.lost = noop.Int64Counter{}
 	}
+	in.holds = newGauge(m, ActiveHoldsMetric, "{hold}", "Holds open: acquired and not yet unlocked, lost or abandoned.")
+	in.waits = newGauge(m, ActiveWaitsMetric, "{waiter}", "Acquisitions under way (waiters, queued or trying), re-entries excluded.")
+	in.renewing = newGauge(m, ActiveRenewalsMetric, "{hold}", "Holds open that the watchdog renews (held without a lease).")
 	return in
+}
+
+// newGauge creates an up-down counter; one that cannot be created is
+// reported to the global error handler and replaced by a no-op.
+func newGauge(m metric.Meter, name, unit, desc string) metric.Int64UpDownCounter {
+	g, err := m.Int64UpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	if err != nil {
+		otel.Handle(err)
+		return noop.Int64UpDownCounter{}
+	}
+	return g
+}
+
+// The gauges' attributes: lock.kind alone, made once.
+var (
+	mutexGauge     = metric.WithAttributeSet(attribute.NewSet(mutexKind))
+	semaphoreGauge = metric.WithAttributeSet(attribute.NewSet(semaphoreKind))
+)
+
+// gaugeAttrs returns the gauges' attributes for a lock of permits permits
+// (0: a mutex): lock.kind alone. No name, for the series to stay few; no
+// client ID, for a restarted process (a new random ID) to keep its series.
+func gaugeAttrs(permits int) metric.AddOption {
+	if permits > 0 {
+		return semaphoreGauge
+	}
+	return mutexGauge
 }
 
 // metricName returns the metrics' lock.name attribute of a lock called name

@@ -50,7 +50,8 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 }
 
 // WithMeterProvider sets the provider of the meter that records
-// lock.wait.duration, lock.hold.duration, lock.renewals and lock.lost. The
+// lock.wait.duration, lock.hold.duration, lock.renewals, lock.lost and the
+// gauges lock.hold.active, lock.wait.active and lock.renew.active. The
 // default is the global provider, [otel.GetMeterProvider], as it is when New is
 // called. A nil mp makes New panic: omit the option to use the global one.
 func WithMeterProvider(mp metric.MeterProvider) Option {
