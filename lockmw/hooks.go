@@ -80,6 +80,7 @@ type AcquireStartEvent struct {
 	Reentrant bool          // the context already holds the lock
 	Wait      time.Duration // Forever for Lock
 	Lease     time.Duration // 0: watchdog
+	Lead      bool          // the acquisition is a campaign of [Lead]
 	// Permits is the semaphore's permits when the lock is a permit of a
 	// [Semaphore] (its limit); 0 for a [Mutex].
 	Permits int
@@ -90,6 +91,7 @@ type AcquireEndEvent struct {
 	Name      string
 	Group     string // the handle's WithGroup, a bounded label for Name; "" when none
 	Reentrant bool
+	Lead      bool // the acquisition is a campaign of [Lead]
 	Outcome   Outcome
 	Err       error         // nil when acquired
 	Waited    bool          // the lock was busy at least once
@@ -111,6 +113,7 @@ type HoldStartEvent struct {
 	Token  int64         // fencing token; 0 when the mutex is not fenced
 	Lease  time.Duration // 0: renewed by the watchdog
 	Waited bool          // the acquisition had to wait
+	Lead   bool          // the hold is a term of [Lead]: this caller leads
 	// Permits is the semaphore's permits when the lock is a permit of a
 	// [Semaphore] (its limit); 0 for a [Mutex].
 	Permits int

@@ -84,6 +84,13 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // waiter leaving as the lock is handed to it) is undone in the background, so
 // TryLock returns when ctx ends even if Redis does not answer.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	return m.tryLock(ctx, wait, lease, false)
+}
+
+// tryLock is TryLock; lead marks a campaign of Lead in the hooks' events
+// (an argument, not a context value, so that a lock taken with the term's
+// context is not marked).
+func (m *Mutex) tryLock(ctx context.Context, wait, lease time.Duration, lead bool) (context.Context, error) {
 	if m.err != nil {
 		return ctx, m.err
 	}
@@ -99,12 +106,12 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 	lease = min(lease, time.Duration(maxTTLms)*time.Millisecond) // "forever" is 100 years
 	outer := m.findLevel(ctx)
 	if hooks := &m.c.opts.hooks; hooks.AcquireStart != nil || hooks.AcquireEnd != nil {
-		return m.tryLockHooked(ctx, outer, wait, lease)
+		return m.tryLockHooked(ctx, outer, wait, lease, lead)
 	}
 	if outer != nil {
 		return m.reenter(ctx, outer)
 	}
-	return m.acquire(ctx, wait, lease, nil)
+	return m.acquire(ctx, wait, lease, nil, lead)
 }
 
 // Token returns the fencing token of the hold ctx carries of this lock, with

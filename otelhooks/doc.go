@@ -22,7 +22,7 @@
 //     canceled or failed, as a child of the caller's span. Attributes:
 //     lock.name, lock.group, lock.kind, lock.permits for a semaphore,
 //     lock.outcome ("acquired", "timeout", "canceled", "error"),
-//     lock.reentrant, lock.waited, lock.fencing_token when acquired on a
+//     lock.reentrant, lock.lead on a campaign of [lockmw.Lead], lock.waited, lock.fencing_token when acquired on a
 //     fenced mutex, and when the lock was busy lock.holder (the holder's
 //     "<clientID>:<ownerID>", the last one seen). When the lock was busy the span carries a link to
 //     the holder's lock.hold span, even when the holder is another process:
@@ -31,8 +31,8 @@
 //     lock or Client.Close, as a child of the caller's span. The hold context
 //     that Lock returns carries it, so spans started from that context (work
 //     done under the lock) are its children. Attributes: lock.name,
-//     lock.group, lock.kind, lock.permits for a semaphore, lock.waited,
-//     lock.lost, lock.fencing_token when fenced, lock.lease when leased,
+//     lock.group, lock.kind, lock.permits for a semaphore, lock.lead on a
+//     term of [lockmw.Lead], lock.waited, lock.lost, lock.fencing_token when fenced, lock.lease when leased,
 //     lock.closed when abandoned by Close. When the lock is lost the status is Error and
 //     lock.lost is true.
 //   - lock.renew is one short span per renewal script of the watchdog, a root
@@ -60,6 +60,19 @@
 // off), so a waiter that arrives within a round trip of it may find no link.
 // A semaphore's permits have no hash to keep it in, so a wait for a permit
 // has no link.
+//
+// # Leadership
+//
+// A term of [lockmw.Lead] is a lock.hold span with lock.lead = true, from
+// winning the campaign to stepping down or losing the lock; its campaign is
+// a lock.wait span with lock.lead = true. The hand-over from one leader to
+// the next is the standby's lock.wait link to the leader's lock.hold (as
+// above): a timeline of who led when, and who took over from whom, can be
+// drawn from the spans alone. As for any waiter, a standby links to the
+// leader it found when it last tried: with several standbys queued, the
+// second in line links to the term it found, not always to the one it took
+// over from. Locks taken with the term's context inside the leader's work
+// are not marked.
 //
 // # Metrics
 //

@@ -29,9 +29,9 @@ func (t *telemetry) holdStart(ctx context.Context, e lockmw.HoldStartEvent) cont
 	if e.Lease == 0 {
 		t.m.renewing.Add(ctx, 1, gauge)
 	}
-	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs, LockNameKey.String(e.Name), LockWaitedKey.Bool(e.Waited))
-	attrs = appendKind(appendGroup(attrs, e.Group), e.Permits)
+	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.Permits)
 	if e.Token > 0 {
 		attrs = append(attrs, LockFencingTokenKey.Int64(e.Token))
 	}

@@ -33,6 +33,7 @@ const (
 	LockHolderKey       = attribute.Key("lock.holder")        // string: the holder last seen while waiting, "<clientID>:<ownerID>"
 	LockFencingTokenKey = attribute.Key("lock.fencing_token") // int: the hold's fencing token, when fenced
 	LockLeaseKey        = attribute.Key("lock.lease")         // float: the lease in seconds, when leased
+	LockLeadKey         = attribute.Key("lock.lead")          // bool: true on the lock.wait of a campaign and the lock.hold of a term of lockmw.Lead; absent otherwise
 	LockLostKey         = attribute.Key("lock.lost")          // bool: the hold ended without its owner releasing it
 	LockClosedKey       = attribute.Key("lock.closed")        // bool: the hold was abandoned by Client.Close
 	LockCountKey        = attribute.Key("lock.count")         // int: locks in a renewal script
@@ -135,6 +136,17 @@ func appendKind(attrs []attribute.KeyValue, permits int) []attribute.KeyValue {
 		return append(attrs, semaphoreKind, LockPermitsKey.Int(permits))
 	}
 	return append(attrs, mutexKind)
+}
+
+// leadAttr marks the spans of lockmw.Lead's campaigns and terms.
+var leadAttr = LockLeadKey.Bool(true)
+
+// appendLead appends lock.lead to a span's attrs when lead is set.
+func appendLead(attrs []attribute.KeyValue, lead bool) []attribute.KeyValue {
+	if lead {
+		return append(attrs, leadAttr)
+	}
+	return attrs
 }
 
 // appendGroup appends lock.group to a span's attrs when the lock has a group.

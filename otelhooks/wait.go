@@ -16,9 +16,9 @@ func (t *telemetry) acquireStart(ctx context.Context, e lockmw.AcquireStartEvent
 	if !e.Reentrant {
 		t.m.waits.Add(ctx, 1, gaugeAttrs(e.Permits))
 	}
-	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, LockNameKey.String(e.Name), LockReentrantKey.Bool(e.Reentrant))
-	attrs = appendKind(appendGroup(attrs, e.Group), e.Permits)
+	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.Permits)
 	ctx, span := t.tracer.Start(ctx, WaitSpanName, spanKind, trace.WithAttributes(attrs...))
 	return context.WithValue(ctx, waitKey{t}, span)
 }
