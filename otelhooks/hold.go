@@ -25,11 +25,11 @@ type holdState struct {
 // work done under the lock is traced inside it.
 func (t *telemetry) holdStart(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
 	gauge := gaugeAttrs(e.Permits)
-	t.m.holds.Add(ctx, 1, gauge)
+	t.m.holds.Add(ctx, 1, gauge...)
 	if e.Lease == 0 {
-		t.m.renewing.Add(ctx, 1, gauge)
+		t.m.renewing.Add(ctx, 1, gauge...)
 	}
-	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs := make([]attribute.KeyValue, 0, 7) // lock.lead is rare: Lead's terms only
 	attrs = append(attrs, LockNameKey.String(e.Name), LockWaitedKey.Bool(e.Waited))
 	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.Permits)
 	if e.Token > 0 {
@@ -84,9 +84,9 @@ func (t *telemetry) holdEnd(ctx context.Context, e lockmw.HoldEndEvent) {
 	}
 	if h, ok := t.hold(ctx); ok {
 		gauge := gaugeAttrs(e.Permits)
-		t.m.holds.Add(ctx, -1, gauge)
+		t.m.holds.Add(ctx, -1, gauge...)
 		if h.renewing {
-			t.m.renewing.Add(ctx, -1, gauge)
+			t.m.renewing.Add(ctx, -1, gauge...)
 		}
 		span := h.span
 		span.SetAttributes(LockLostKey.Bool(e.Lost))

@@ -85,16 +85,17 @@ func newGauge(m metric.Meter, name, unit, desc string) metric.Int64UpDownCounter
 	return g
 }
 
-// The gauges' attributes: lock.kind alone, made once.
+// The gauges' attributes: lock.kind alone, made once, as the slices Add
+// takes (passed with ..., they allocate nothing).
 var (
-	mutexGauge     = metric.WithAttributeSet(attribute.NewSet(mutexKind))
-	semaphoreGauge = metric.WithAttributeSet(attribute.NewSet(semaphoreKind))
+	mutexGauge     = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(mutexKind))}
+	semaphoreGauge = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(semaphoreKind))}
 )
 
 // gaugeAttrs returns the gauges' attributes for a lock of permits permits
 // (0: a mutex): lock.kind alone. No name, for the series to stay few; no
 // client ID, for a restarted process (a new random ID) to keep its series.
-func gaugeAttrs(permits int) metric.AddOption {
+func gaugeAttrs(permits int) []metric.AddOption {
 	if permits > 0 {
 		return semaphoreGauge
 	}

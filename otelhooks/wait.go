@@ -14,9 +14,9 @@ import (
 // and counts a new acquisition as a waiter.
 func (t *telemetry) acquireStart(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
 	if !e.Reentrant {
-		t.m.waits.Add(ctx, 1, gaugeAttrs(e.Permits))
+		t.m.waits.Add(ctx, 1, gaugeAttrs(e.Permits)...)
 	}
-	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs := make([]attribute.KeyValue, 0, 5) // lock.lead is rare: Lead's campaigns only
 	attrs = append(attrs, LockNameKey.String(e.Name), LockReentrantKey.Bool(e.Reentrant))
 	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.Permits)
 	ctx, span := t.tracer.Start(ctx, WaitSpanName, spanKind, trace.WithAttributes(attrs...))
@@ -38,7 +38,7 @@ func (t *telemetry) acquireEnd(ctx context.Context, e lockmw.AcquireEndEvent) {
 		return // an acquisition acquireStart did not see (nor count)
 	}
 	if !e.Reentrant {
-		t.m.waits.Add(ctx, -1, gaugeAttrs(e.Permits))
+		t.m.waits.Add(ctx, -1, gaugeAttrs(e.Permits)...)
 	}
 	span.SetAttributes(outcome, LockWaitedKey.Bool(e.Waited))
 	if e.Waited {
