@@ -14,7 +14,8 @@ const Forever time.Duration = math.MaxInt64
 
 // Mutex is a reentrant distributed lock on one name, Redisson's RLock. It is
 // safe for concurrent use and cheap to create; mutexes of one Client and name
-// are interchangeable. Ownership is not a goroutine but a context: Lock returns
+// are interchangeable (but for the group each reports to the hooks, see
+// [WithGroup]). Ownership is not a goroutine but a context: Lock returns
 // a hold context, and the hold belongs to whoever has that context (or one
 // derived from it). See the package documentation.
 type Mutex struct {

@@ -108,9 +108,10 @@ func WithFencing() LockOption {
 // httpmw's route pattern, asynqmw's task type. The group belongs to the
 // handle, not to the lock: it is not stored in Redis, handles of one name
 // with different groups are still the same lock (they re-enter and wait
-// for each other), and each reports its own group for what it acquires; a
-// hold, and its re-entries' holds, report the group of the handle that
-// took it. The default is "": no group, and the metrics use the name.
+// for each other), and each reports its own group for the acquisitions it
+// makes; a hold reports the group of the handle that took it, whichever
+// handle re-enters it. The default is "": no group, and the metrics use the
+// name.
 func WithGroup(group string) LockOption {
 	return func(o *lockOptions) { o.group = group }
 }

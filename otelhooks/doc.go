@@ -22,27 +22,28 @@
 //     canceled or failed, as a child of the caller's span. Attributes:
 //     lock.name, lock.group, lock.kind, lock.permits for a semaphore,
 //     lock.outcome ("acquired", "timeout", "canceled", "error"),
-//     lock.reentrant, lock.lead on a campaign of [lockmw.Lead], lock.waited, lock.fencing_token when acquired on a
-//     fenced mutex, and when the lock was busy lock.holder (the holder's
-//     "<clientID>:<ownerID>", the last one seen). When the lock was busy the span carries a link to
-//     the holder's lock.hold span, even when the holder is another process:
-//     see below. Status Error only for outcome "error".
+//     lock.reentrant, lock.lead on a campaign of [lockmw.Lead], lock.waited,
+//     lock.fencing_token when acquired on a fenced mutex, and when the lock
+//     was busy lock.holder (the holder's "<clientID>:<ownerID>", the last one
+//     seen). When the lock was busy the span carries a link to the holder's
+//     lock.hold span, even when the holder is another process: see below.
+//     Status Error only for outcome "error".
 //   - lock.hold runs from the acquisition to the final Unlock, the loss of the
 //     lock or Client.Close, as a child of the caller's span. The hold context
 //     that Lock returns carries it, so spans started from that context (work
 //     done under the lock) are its children. Attributes: lock.name,
-//     lock.group, lock.kind, lock.permits for a semaphore, lock.lead on a
-//     term of [lockmw.Lead], lock.waited, lock.lost, lock.fencing_token when fenced, lock.lease when leased,
-//     lock.closed when abandoned by Close. When the lock is lost the status is Error and
-//     lock.lost is true.
+//     lock.group, lock.kind, lock.permits for a semaphore, lock.lead on a term
+//     of [lockmw.Lead], lock.waited, lock.lost, lock.fencing_token when
+//     fenced, lock.lease when leased, lock.closed when abandoned by Close.
+//     When the lock is lost the status is Error and lock.lost is true.
 //   - lock.renew is one short span per renewal script of the watchdog, a root
 //     span linked to the lock.hold span of every lock it renewed (one script
-//     renews up to 100 locks, so 10,000 held locks make 100 spans per
-//     renewal interval, not 10,000). Attributes: lock.outcome ("renewed",
-//     "lost" when any lock was gone, "error" when the script failed),
-//     lock.count, lock.renewed_count, lock.lost_count, lock.failed_count; each
-//     link has lock.name, lock.group, lock.kind, lock.permits for a
-//     semaphore and lock.outcome. One script renews mutexes and permits together, so the
+//     renews up to 100 locks, so 10,000 held locks make 100 spans per renewal
+//     interval, not 10,000). Attributes: lock.outcome ("renewed", "lost" when
+//     any lock was gone, "error" when the script failed), lock.count,
+//     lock.renewed_count, lock.lost_count, lock.failed_count; each link has
+//     lock.name, lock.group, lock.kind, lock.permits for a semaphore and
+//     lock.outcome. One script renews mutexes and permits together, so the
 //     span itself has no lock.kind.
 //
 // # Who waited for whom
