@@ -85,13 +85,13 @@ func TestGaugesRiseAndFallBackToZero(t *testing.T) {
 		waited <- err
 	}()
 	t.Run("a waiter counts while it waits", func(t *testing.T) {
-		testsupport.Eventually(t, 5*time.Second, "one mutex waiter", func() bool {
+		testsupport.Eventually(t, patience, "one mutex waiter", func() bool {
 			return tel.gauge(t, otelhooks.ActiveWaitsMetric, mutexKind) == 1
 		})
 	})
 	require.NoError(t, renewed.Unlock(inner))
 	require.NoError(t, renewed.Unlock(hr))
-	require.NoError(t, testsupport.Recv(t, waited, 5*time.Second, "the waiter's turn"))
+	require.NoError(t, testsupport.Recv(t, waited, patience, "the waiter's turn"))
 	require.NoError(t, c.Mutex("leased").Unlock(leased))
 	require.NoError(t, sem.Unlock(permit))
 

@@ -3,7 +3,6 @@ package otelhooks_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,8 +51,8 @@ func TestLeadershipInTheSpans(t *testing.T) {
 			return nil
 		})
 	}()
-	testsupport.Recv(t, leading, 10*time.Second, "a leads")
-	testsupport.Eventually(t, 10*time.Second, "a's hold span stored with the lock", func() bool {
+	testsupport.Recv(t, leading, patience, "a leads")
+	testsupport.Eventually(t, patience, "a's hold span stored with the lock", func() bool {
 		h, ok, err := b.Mutex("leader").Holder(ctx)
 		return err == nil && ok && h.Metadata != ""
 	})
@@ -63,12 +62,12 @@ func TestLeadershipInTheSpans(t *testing.T) {
 	go func() {
 		errB <- lockmw.Lead(bctx, b.Mutex("leader"), func(context.Context) error { return nil })
 	}()
-	testsupport.Eventually(t, 10*time.Second, "b stands by in the queue", func() bool {
+	testsupport.Eventually(t, patience, "b stands by in the queue", func() bool {
 		return srv.Client().ZCard(ctx, "rlock_queue:{leader}").Val() == 1
 	})
 	close(finish)
-	require.NoError(t, testsupport.Recv(t, errA, 10*time.Second, "a steps down"))
-	require.NoError(t, testsupport.Recv(t, errB, 10*time.Second, "b leads and steps down"))
+	require.NoError(t, testsupport.Recv(t, errA, patience, "a steps down"))
+	require.NoError(t, testsupport.Recv(t, errB, patience, "b leads and steps down"))
 
 	holds := tel.spansOf(t, otelhooks.HoldSpanName, "leader")
 	waits := tel.spansOf(t, otelhooks.WaitSpanName, "leader")
