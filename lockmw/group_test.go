@@ -62,7 +62,9 @@ func (r *groupRecorder) hooks() lockmw.Hooks {
 // interval, for a loaded 2-core machine running other tests.
 const groupPatience = 30 * time.Second
 
-// holdUntilRenewed locks l, waits for a renewal of it, and unlocks.
+// holdUntilRenewed locks l, waits for a renewal of it, and unlocks. On a
+// loaded machine a renewal may come too late and the hold be lost: its
+// events, HoldEnd included, are reported all the same.
 func holdUntilRenewed(t *testing.T, rec *groupRecorder, l lockmw.Locker) {
 	t.Helper()
 	ctx := testsupport.Ctx(t)
@@ -71,14 +73,16 @@ func holdUntilRenewed(t *testing.T, rec *groupRecorder, l lockmw.Locker) {
 	testsupport.Eventually(t, groupPatience, "a renewal of "+l.Name(), func() bool {
 		return len(rec.groups("renewal", l.Name())) > 0
 	})
-	require.NoError(t, l.Unlock(h))
+	if err := l.Unlock(h); err != nil {
+		require.ErrorIs(t, err, lockmw.ErrLockLost)
+	}
 }
 
 func TestEveryEventCarriesTheHandlesGroup(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rec := newGroupRecorder()
-	c := locktest.NewOn(t, srv, lockmw.WithHooks(rec.hooks()), lockmw.WithWatchdogTimeout(90*time.Millisecond))
+	c := locktest.NewOn(t, srv, lockmw.WithHooks(rec.hooks()), lockmw.WithWatchdogTimeout(600*time.Millisecond))
 	events := []string{"acquire-start", "acquire-end", "hold-start", "hold-end", "renewal"}
 
 	for _, tc := range []struct {
