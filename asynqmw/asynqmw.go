@@ -67,6 +67,12 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 // the task is retried; with a dedup window the retry sees the mark and is
 // skipped.
 //
+// Every lock has the task type as its group ([lockmw.WithGroup]): the
+// lock's name with the type in place of the key, "asynq:lock:<type>" for
+// "asynq:lock:<type>:<hash>" by default ("asynq:limit:<type>" for a
+// semaphore under a limit), so otelhooks' metrics count one series per task
+// type, not per payload or key; spans keep the full name.
+//
 // New panics if c is nil, an option is nil or an option's value is invalid
 // (see [Option]), or with a limit above 1 on a quorum c (see [WithLimit]).
 func New(c *lockmw.Client, opts ...Option) asynq.MiddlewareFunc {
@@ -110,7 +116,7 @@ func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Han
 	if key == "" {
 		return next.ProcessTask(ctx, t)
 	}
-	l := mw.locker(key)
+	l := mw.locker(key, t.Type())
 	r := &run{mw: mw, t: t, next: next, key: key, lockedName: l.Name()}
 	err := lockmw.WithLock(ctx, l, r.work, lockmw.WithWait(mw.o.wait), unlockRetry)
 	if !r.locked {
@@ -119,15 +125,17 @@ func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Han
 	return r.result(err)
 }
 
-// locker returns what an attempt of a task with key takes: the key's lock,
-// or one permit of its semaphore when the limit is above 1. The two never
-// share a name, so instances configured either way never mistake one for
-// the other (Redis would answer WRONGTYPE).
-func (mw *middleware) locker(key string) lockmw.Locker {
+// locker returns what an attempt of a task of type taskType with key
+// takes: the key's lock, or one permit of its semaphore when the limit is
+// above 1. The two never share a name, so instances configured either way
+// never mistake one for the other (Redis would answer WRONGTYPE). Its group
+// (lockmw.WithGroup), the bounded label of its metrics, is the name with
+// the task type in place of the key.
+func (mw *middleware) locker(key, taskType string) lockmw.Locker {
 	if mw.o.limit > 1 {
-		return mw.c.Semaphore(mw.o.prefix+"limit:"+key, mw.o.limit)
+		return mw.c.Semaphore(mw.o.prefix+"limit:"+key, mw.o.limit, lockmw.WithGroup(mw.o.prefix+"limit:"+taskType))
 	}
-	return mw.c.Mutex(mw.o.prefix + "lock:" + key)
+	return mw.c.Mutex(mw.o.prefix+"lock:"+key, lockmw.WithGroup(mw.o.prefix+"lock:"+taskType))
 }
 
 // unlockRetry is the back-off of a release retried after a Redis error: 10

@@ -33,11 +33,20 @@ func New(c *lockmw.Client, opts ...Option) *Middleware {
 // [WithPathValues] was given, and "limit:" inserted under a [WithLimit]
 // above 1; "" when the request takes no lock.
 func (m *Middleware) Key(r *http.Request) string {
+	name, _ := m.names(r)
+	return name
+}
+
+// names returns the name of r's lock (see Key) and its group
+// (lockmw.WithGroup), the bounded label of its metrics: the name without
+// the path values, the route's lock name by default.
+func (m *Middleware) names(r *http.Request) (name, group string) {
 	k := m.cfg.key(r)
-	if k != "" && len(m.cfg.pathValues) > 0 {
-		k = appendPathValues(k, r, m.cfg.pathValues)
+	group = m.lockName(k)
+	if k == "" || len(m.cfg.pathValues) == 0 {
+		return group, group
 	}
-	return m.lockName(k)
+	return m.lockName(appendPathValues(k, r, m.cfg.pathValues)), group
 }
 
 // lockName is the name of the lock of key k: k itself for a mutex, the
@@ -52,13 +61,13 @@ func (m *Middleware) lockName(k string) string {
 	return limitInfix + k
 }
 
-// locker is the lock called name: a Mutex, or under a limit above 1 a
-// Semaphore of that many permits.
-func (m *Middleware) locker(name string) lockmw.Locker {
+// locker is the lock called name in group: a Mutex, or under a limit above
+// 1 a Semaphore of that many permits.
+func (m *Middleware) locker(name, group string) lockmw.Locker {
 	if m.cfg.limit == 1 {
-		return m.c.Mutex(name)
+		return m.c.Mutex(name, lockmw.WithGroup(group))
 	}
-	return m.c.Semaphore(name, m.cfg.limit)
+	return m.c.Semaphore(name, m.cfg.limit, lockmw.WithGroup(group))
 }
 
 // Wrap returns a handler that runs h one request at a time per lock key (at
@@ -89,13 +98,18 @@ func (m *Middleware) locker(name string) lockmw.Locker {
 //   - Redis failed or the Client was closed: 503 Service Unavailable.
 //
 // Bodies never include Redis errors; the Client's [lockmw.Hooks] (for
-// example otelhooks) see every failed acquisition. Wrap panics when h is nil.
+// example otelhooks) see every failed acquisition. Each lock has the name
+// without the path values as its [lockmw.WithGroup] (by default the
+// route's, "http:POST /orders/{id}"), so otelhooks' metrics count one
+// series per route, not per resource; spans keep the full name. Wrap
+// panics when h is nil.
 func (m *Middleware) Wrap(h http.Handler) http.Handler {
 	if h == nil {
 		panic("httpmw: Wrap(nil): a handler is required")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.serve(w, r, h, m.Key(r))
+		name, group := m.names(r)
+		m.serve(w, r, h, name, group)
 	})
 }
 
@@ -125,15 +139,17 @@ func (m *Middleware) WrapMux(mux *http.ServeMux) http.Handler {
 		kr := new(http.Request)
 		*kr = *r
 		kr.Pattern = pattern
-		m.serve(w, r, mux, m.lockName(m.cfg.key(kr)))
+		name := m.lockName(m.cfg.key(kr))
+		m.serve(w, r, mux, name, name)
 	})
 }
 
 // redirectType is the type of the handlers ServeMux redirects with.
 var redirectType = reflect.TypeOf(http.RedirectHandler("/", http.StatusTemporaryRedirect))
 
-// serve runs h under the lock called name ("" runs it without a lock).
-func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handler, name string) {
+// serve runs h under the lock called name in group ("" runs it without a
+// lock).
+func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handler, name, group string) {
 	if name == "" {
 		h.ServeHTTP(w, r)
 		return
@@ -147,7 +163,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handle
 		}
 		return
 	}
-	l := m.locker(name)
+	l := m.locker(name, group)
 	// WithLock releases the lock also when h panics; the panic then goes on.
 	// Once h has run, the response is written: what happened to the lock
 	// meanwhile is the Client's hooks' to report.

@@ -14,6 +14,7 @@ type attempt struct {
 	ttl      time.Duration // the lease, or the watchdog timeout
 	enqueue  bool          // join the waiter queue when busy
 	queued   bool          // an earlier attempt may have joined it
+	lead     bool          // a campaign of Lead: the hold is a term
 }
 
 // acquireReply is the acquire script's answer.
@@ -54,13 +55,14 @@ func (m *Mutex) try(ctx context.Context, a attempt) (acquireReply, error) {
 	return m.c.store.tryAcquire(ctx, m, a)
 }
 
-// acquire runs a new acquisition: one attempt, then the wait.
-func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *AcquireEndEvent) (context.Context, error) {
+// acquire runs a new acquisition: one attempt, then the wait; lead marks a
+// campaign of Lead for the hooks.
+func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *AcquireEndEvent, lead bool) (context.Context, error) {
 	if err := ctx.Err(); err != nil {
 		return ctx, errors.Join(ErrNotAcquired, err)
 	}
 	c := m.c
-	a := attempt{field: c.id + ":" + formatUint(c.ownerSeq.Add(1)), ttl: lease, enqueue: wait > 0}
+	a := attempt{field: c.id + ":" + formatUint(c.ownerSeq.Add(1)), ttl: lease, enqueue: wait > 0, lead: lead}
 	a.fieldArg = a.field
 	if a.ttl == 0 {
 		a.ttl = c.opts.watchdog

@@ -7,23 +7,24 @@ import (
 )
 
 // tryLockHooked is TryLock's work (a re-entry of outer, or a new
-// acquisition) between the AcquireStart and AcquireEnd hooks.
-func (m *Mutex) tryLockHooked(ctx context.Context, outer *level, wait, lease time.Duration) (context.Context, error) {
+// acquisition; lead marks a campaign of Lead) between the AcquireStart and
+// AcquireEnd hooks.
+func (m *Mutex) tryLockHooked(ctx context.Context, outer *level, wait, lease time.Duration, lead bool) (context.Context, error) {
 	hooks := &m.c.opts.hooks
 	start := time.Now()
 	actx := ctx
 	if hooks.AcquireStart != nil {
-		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: m.name, Reentrant: outer != nil, Wait: wait, Lease: lease}); x != nil {
+		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: m.name, Group: m.group, Reentrant: outer != nil, Wait: wait, Lease: lease, Lead: lead}); x != nil {
 			actx = x
 		}
 	}
-	ev := AcquireEndEvent{Name: m.name, Reentrant: outer != nil}
+	ev := AcquireEndEvent{Name: m.name, Group: m.group, Reentrant: outer != nil, Lead: lead}
 	var hctx context.Context
 	var err error
 	if outer != nil {
 		hctx, err = m.reenter(ctx, outer)
 	} else {
-		hctx, err = m.acquire(ctx, wait, lease, &ev)
+		hctx, err = m.acquire(ctx, wait, lease, &ev, lead)
 	}
 	if hooks.AcquireEnd != nil {
 		ev.Duration = time.Since(start)

@@ -126,3 +126,25 @@ func ExampleHooks() {
 	_ = m.Unlock(hold)
 	// Output: hooked-example held, lost=false
 }
+
+// Per-entity lock names with a bounded group: the hooks (otelhooks' metrics)
+// see the group beside the name, so 10,000 invoices are one series.
+func ExampleWithGroup() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	locks := lockmw.New(rdb, lockmw.WithHooks(lockmw.Hooks{
+		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
+			fmt.Printf("holding %s, group %q\n", e.Name, e.Group)
+			return ctx
+		},
+	}))
+	defer locks.Close()
+
+	for _, id := range []string{"1001", "1002"} {
+		m := locks.Mutex("invoice:"+id, lockmw.WithGroup("invoice"))
+		_ = lockmw.WithLock(context.Background(), m, func(context.Context) error { return nil })
+	}
+	// Output:
+	// holding invoice:1001, group "invoice"
+	// holding invoice:1002, group "invoice"
+}

@@ -76,9 +76,11 @@ func (o Outcome) String() string {
 // AcquireStartEvent describes an acquisition that begins.
 type AcquireStartEvent struct {
 	Name      string
+	Group     string        // the handle's WithGroup, a bounded label for Name; "" when none
 	Reentrant bool          // the context already holds the lock
 	Wait      time.Duration // Forever for Lock
 	Lease     time.Duration // 0: watchdog
+	Lead      bool          // the acquisition is a campaign of [Lead]
 	// Permits is the semaphore's permits when the lock is a permit of a
 	// [Semaphore] (its limit); 0 for a [Mutex].
 	Permits int
@@ -87,7 +89,9 @@ type AcquireStartEvent struct {
 // AcquireEndEvent describes how an acquisition ended.
 type AcquireEndEvent struct {
 	Name      string
+	Group     string // the handle's WithGroup, a bounded label for Name; "" when none
 	Reentrant bool
+	Lead      bool // the acquisition is a campaign of [Lead]
 	Outcome   Outcome
 	Err       error         // nil when acquired
 	Waited    bool          // the lock was busy at least once
@@ -104,10 +108,12 @@ type AcquireEndEvent struct {
 // HoldStartEvent describes a new hold.
 type HoldStartEvent struct {
 	Name   string
+	Group  string        // the handle's WithGroup, a bounded label for Name; "" when none
 	Field  string        // "<clientID>:<ownerID>"
 	Token  int64         // fencing token; 0 when the mutex is not fenced
 	Lease  time.Duration // 0: renewed by the watchdog
 	Waited bool          // the acquisition had to wait
+	Lead   bool          // the hold is a term of [Lead]: this caller leads
 	// Permits is the semaphore's permits when the lock is a permit of a
 	// [Semaphore] (its limit); 0 for a [Mutex].
 	Permits int
@@ -116,6 +122,7 @@ type HoldStartEvent struct {
 // HoldEndEvent describes the end of a hold.
 type HoldEndEvent struct {
 	Name     string
+	Group    string // WithGroup of the handle that took the hold; "" when none
 	Duration time.Duration
 	Lost     bool  // the hold ended without its owner releasing it
 	Err      error // why, when lost (matches ErrLockLost or ErrClosed)
@@ -149,6 +156,7 @@ func (o RenewalOutcome) String() string {
 // RenewedLock is one lock of a renewal batch.
 type RenewedLock struct {
 	Name    string
+	Group   string          // WithGroup of the handle that took the hold; "" when none
 	Context context.Context // the context HoldStart returned for this hold
 	Outcome RenewalOutcome
 	// Permits is the semaphore's permits when the lock is a permit of a

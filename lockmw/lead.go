@@ -31,6 +31,11 @@ import (
 // WithFencing its token is older than its successor's ([Mutex.Token]), so a
 // resource that checks tokens refuses it. Observers ask who leads with
 // [Mutex.Holder], without campaigning.
+//
+// The hooks' events of a campaign (AcquireStart, AcquireEnd) and of a term
+// (HoldStart) have Lead set; otelhooks marks their spans lock.lead. Locks
+// taken with the term's context inside fn, m's re-entries included, are not
+// marked: the mark is Lead's own, not the context's.
 func Lead(ctx context.Context, m *Mutex, fn func(lead context.Context) error) error {
 	if m == nil {
 		return fmt.Errorf("%w: Lead: nil *Mutex", ErrInvalidArgument)
@@ -40,7 +45,7 @@ func Lead(ctx context.Context, m *Mutex, fn func(lead context.Context) error) er
 	}
 	var backoff time.Duration
 	for {
-		lead, err := m.Lock(ctx)
+		lead, err := m.tryLock(ctx, Forever, 0, true) // Lock, marked as a campaign for the hooks
 		if err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)

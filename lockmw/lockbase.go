@@ -24,10 +24,12 @@ type lockBase struct {
 	name     string
 	kind     lockKind
 	renewKey string
-	permits  int // a semaphore's; 0 for a mutex (the hooks' events report it)
+	permits  int    // a semaphore's; 0 for a mutex (the hooks' events report it)
+	group    string // WithGroup's, per handle (the hooks' events report it)
 }
 
-// same reports whether b and o are one lock: the same Client, name and kind.
+// same reports whether b and o are one lock: the same Client, name and kind
+// (the group is the handle's: it plays no part).
 func (b *lockBase) same(o *lockBase) bool {
 	return b.c == o.c && b.name == o.name && b.kind == o.kind
 }

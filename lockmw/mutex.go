@@ -14,7 +14,8 @@ const Forever time.Duration = math.MaxInt64
 
 // Mutex is a reentrant distributed lock on one name, Redisson's RLock. It is
 // safe for concurrent use and cheap to create; mutexes of one Client and name
-// are interchangeable. Ownership is not a goroutine but a context: Lock returns
+// are interchangeable (but for the group each reports to the hooks, see
+// [WithGroup]). Ownership is not a goroutine but a context: Lock returns
 // a hold context, and the hold belongs to whoever has that context (or one
 // derived from it). See the package documentation.
 type Mutex struct {
@@ -28,16 +29,13 @@ type Mutex struct {
 	hot     *atomic.Int64 // the name's group in the Client's contention memory
 }
 
-// Mutex returns the lock called name. It never panics: a name that cannot be
-// used (see ErrInvalidName) gives a Mutex whose every call returns that error.
-func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
-	var o mutexOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex}, fenced: o.fencing}
+// Mutex returns the lock called name, with [WithFencing] and [WithGroup] as
+// its options. It never panics: a name that cannot be used (see
+// ErrInvalidName) gives a Mutex whose every call returns that error, and a
+// nil option is skipped.
+func (c *Client) Mutex(name string, opts ...LockOption) *Mutex {
+	o := newLockOptions(opts)
+	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex, group: o.group}, fenced: o.fencing}
 	if err := validateName(name, c.cluster, newKeys); err != nil {
 		m.err = err
 		return m
@@ -87,6 +85,13 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // waiter leaving as the lock is handed to it) is undone in the background, so
 // TryLock returns when ctx ends even if Redis does not answer.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	return m.tryLock(ctx, wait, lease, false)
+}
+
+// tryLock is TryLock; lead marks a campaign of Lead in the hooks' events
+// (an argument, not a context value, so that a lock taken with the term's
+// context is not marked).
+func (m *Mutex) tryLock(ctx context.Context, wait, lease time.Duration, lead bool) (context.Context, error) {
 	if m.err != nil {
 		return ctx, m.err
 	}
@@ -102,12 +107,12 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 	lease = min(lease, time.Duration(maxTTLms)*time.Millisecond) // "forever" is 100 years
 	outer := m.findLevel(ctx)
 	if hooks := &m.c.opts.hooks; hooks.AcquireStart != nil || hooks.AcquireEnd != nil {
-		return m.tryLockHooked(ctx, outer, wait, lease)
+		return m.tryLockHooked(ctx, outer, wait, lease, lead)
 	}
 	if outer != nil {
 		return m.reenter(ctx, outer)
 	}
-	return m.acquire(ctx, wait, lease, nil)
+	return m.acquire(ctx, wait, lease, nil, lead)
 }
 
 // Token returns the fencing token of the hold ctx carries of this lock, with

@@ -26,8 +26,9 @@ const DefaultReleaseTimeout = 10 * time.Second
 // makes them panic with one line that names the option and the value.
 type Option func(*options)
 
-// MutexOption configures a [Mutex].
-type MutexOption func(*mutexOptions)
+// LockOption configures one lock handle, a [Mutex] or a [Semaphore]: the
+// options of [Client.Mutex] and [Client.Semaphore].
+type LockOption func(*lockOptions)
 
 type options struct {
 	watchdog       time.Duration
@@ -41,8 +42,9 @@ type options struct {
 	replicaSet     bool // WithReplicaSync was given
 }
 
-type mutexOptions struct {
+type lockOptions struct {
 	fencing bool
+	group   string
 }
 
 // WithWatchdogTimeout sets the TTL of locks held without a lease; the
@@ -93,9 +95,37 @@ func WithReleaseTimeout(d time.Duration) Option {
 // expires a day after its last token, so counters of names no longer used do
 // not pile up; a new counter starts from the server's clock in microseconds,
 // so tokens keep increasing across its expiry (docs/waiting.md says why). The
-// default is no tokens.
-func WithFencing() MutexOption {
-	return func(o *mutexOptions) { o.fencing = true }
+// default is no tokens. A semaphore's permits have no tokens: WithFencing
+// makes [Client.Semaphore] panic.
+func WithFencing() LockOption {
+	return func(o *lockOptions) { o.fencing = true }
+}
+
+// WithGroup names the group the lock belongs to, a bounded label for the
+// lock's metrics: the hooks' events carry it beside the name (Group), and
+// otelhooks counts the lock under it instead of its name. Adapters whose
+// lock names are per entity set it to what the names are made from:
+// httpmw's route pattern, asynqmw's task type. The group belongs to the
+// handle, not to the lock: it is not stored in Redis, handles of one name
+// with different groups are still the same lock (they re-enter and wait
+// for each other), and each reports its own group for the acquisitions it
+// makes; a hold reports the group of the handle that took it, whichever
+// handle re-enters it. The default is "": no group, and the metrics use the
+// name.
+func WithGroup(group string) LockOption {
+	return func(o *lockOptions) { o.group = group }
+}
+
+// newLockOptions applies opts in order, skipping nil ones (Client.Mutex
+// never panics).
+func newLockOptions(opts []LockOption) lockOptions {
+	var o lockOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
 }
 
 // WithReplicaSync makes every new acquisition wait until replicas replicas

@@ -229,7 +229,7 @@ func (r *renewer) settle(ctx context.Context, o batchOutcome, sent time.Time, to
 			}
 		}
 		if ev.Locks != nil {
-			ev.Locks[j] = RenewedLock{Name: h.lk.name, Context: h.hookCtx, Outcome: out, Permits: h.lk.permits}
+			ev.Locks[j] = RenewedLock{Name: h.lk.name, Group: h.lk.group, Context: h.hookCtx, Outcome: out, Permits: h.lk.permits}
 		}
 	}
 	if ev.Locks != nil {

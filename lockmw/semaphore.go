@@ -36,12 +36,19 @@ type Semaphore struct {
 	akeys []string // the acquire script's keys
 }
 
-// Semaphore returns the semaphore called name with permits permits. It never
-// panics: a name that cannot be used gives a Semaphore whose every call
-// returns ErrInvalidName, permits < 1 one that returns ErrInvalidArgument,
-// and a quorum Client (NewQuorum) one that returns errors.ErrUnsupported.
-func (c *Client) Semaphore(name string, permits int) *Semaphore {
-	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore, permits: permits}}
+// Semaphore returns the semaphore called name with permits permits, with
+// [WithGroup] as its option. A name that cannot be used gives a Semaphore
+// whose every call returns ErrInvalidName, permits < 1 one that returns
+// ErrInvalidArgument, and a quorum Client (NewQuorum) one that returns
+// errors.ErrUnsupported; a nil option is skipped. It panics only on
+// [WithFencing], configuration that can never be right: permits have no
+// fencing tokens.
+func (c *Client) Semaphore(name string, permits int, opts ...LockOption) *Semaphore {
+	o := newLockOptions(opts)
+	if o.fencing {
+		panic(fmt.Sprintf("lockmw: Semaphore(%q, %d, WithFencing()): a semaphore's permits have no fencing tokens", name, permits))
+	}
+	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore, permits: permits, group: o.group}}
 	single, ok := c.store.(*singleStore)
 	switch {
 	case !ok:
@@ -102,11 +109,11 @@ func (s *Semaphore) TryLock(ctx context.Context, wait, lease time.Duration) (con
 	start := time.Now()
 	actx := ctx
 	if hooks.AcquireStart != nil {
-		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: s.name, Wait: wait, Lease: lease, Permits: s.permits}); x != nil {
+		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: s.name, Group: s.group, Wait: wait, Lease: lease, Permits: s.permits}); x != nil {
 			actx = x
 		}
 	}
-	ev := AcquireEndEvent{Name: s.name, Permits: s.permits}
+	ev := AcquireEndEvent{Name: s.name, Group: s.group, Permits: s.permits}
 	hctx, err := s.acquire(ctx, wait, lease, &ev)
 	if hooks.AcquireEnd != nil {
 		ev.Duration, ev.Err, ev.Outcome = time.Since(start), err, outcomeOf(err)

@@ -21,6 +21,10 @@ import (
 	"github.com/go-rlock/rlock/otelhooks"
 )
 
+// patience bounds every wait for something that should happen soon: far
+// above what it takes, for a loaded 2-core machine running other tests.
+const patience = 30 * time.Second
+
 // telemetry is an in-memory OpenTelemetry SDK: spans go to a recorder,
 // metrics to a manual reader.
 type telemetry struct {
@@ -91,7 +95,7 @@ func (tel *telemetry) waitEnded(t testing.TB, name string, match func(sdktrace.R
 			}
 		}
 		return false
-	}, 5*time.Second, 5*time.Millisecond, "no ended %s span matched", name)
+	}, patience, 5*time.Millisecond, "no ended %s span matched", name)
 	return found
 }
 

@@ -11,13 +11,27 @@ import (
 	"github.com/go-rlock/rlock/lockmw"
 )
 
-// holdStart starts the lock.hold span, a child of the caller's span. The
-// context it returns carries the span and becomes the parent of the hold
-// context, so work done under the lock is traced inside it.
+// holdState is what holdStart keeps for holdEnd and renewal in the context
+// it returns: the lock.hold span, and whether the hold counts in
+// lock.renew.active.
+type holdState struct {
+	span     trace.Span
+	renewing bool // held without a lease: renewed by the watchdog
+}
+
+// holdStart starts the lock.hold span, a child of the caller's span, and
+// counts the hold open (and renewed, when it has no lease). The context it
+// returns carries the span and becomes the parent of the hold context, so
+// work done under the lock is traced inside it.
 func (t *telemetry) holdStart(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
-	attrs := make([]attribute.KeyValue, 0, 6)
+	gauge := gaugeAttrs(e.Permits)
+	t.m.holds.Add(ctx, 1, gauge...)
+	if e.Lease == 0 {
+		t.m.renewing.Add(ctx, 1, gauge...)
+	}
+	attrs := make([]attribute.KeyValue, 0, 7) // lock.lead is rare: Lead's terms only
 	attrs = append(attrs, LockNameKey.String(e.Name), LockWaitedKey.Bool(e.Waited))
-	attrs = appendKind(attrs, e.Permits)
+	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.Permits)
 	if e.Token > 0 {
 		attrs = append(attrs, LockFencingTokenKey.Int64(e.Token))
 	}
@@ -25,17 +39,26 @@ func (t *telemetry) holdStart(ctx context.Context, e lockmw.HoldStartEvent) cont
 		attrs = append(attrs, LockLeaseKey.Float64(e.Lease.Seconds()))
 	}
 	ctx, span := t.tracer.Start(ctx, HoldSpanName, spanKind, trace.WithAttributes(attrs...))
-	return context.WithValue(ctx, holdKey{t}, span)
+	return context.WithValue(ctx, holdKey{t}, &holdState{span: span, renewing: e.Lease == 0})
+}
+
+// hold returns the holdState that ctx, a context holdStart returned (or one
+// derived from it), carries.
+func (t *telemetry) hold(ctx context.Context) (*holdState, bool) {
+	if ctx == nil {
+		return nil, false
+	}
+	h, ok := ctx.Value(holdKey{t}).(*holdState)
+	return h, ok
 }
 
 // holdSpan returns the lock.hold span that ctx, a context holdStart returned
 // (or one derived from it), carries.
 func (t *telemetry) holdSpan(ctx context.Context) (trace.Span, bool) {
-	if ctx == nil {
-		return nil, false
+	if h, ok := t.hold(ctx); ok {
+		return h.span, true
 	}
-	span, ok := ctx.Value(holdKey{t}).(trace.Span)
-	return span, ok
+	return nil, false
 }
 
 // metadata is the hold span's context in W3C traceparent form, stored with
@@ -49,17 +72,23 @@ func (t *telemetry) metadata(ctx context.Context, _ string) string {
 }
 
 // holdEnd ends the lock.hold span, with status Error and lock.lost = true
-// when the hold was lost.
+// when the hold was lost, and counts the hold closed.
 func (t *telemetry) holdEnd(ctx context.Context, e lockmw.HoldEndEvent) {
 	// The metrics first: once the span has ended, everything is recorded.
 	if t.m.hold.Enabled(ctx) || e.Lost {
-		attrs := t.metricAttrs(e.Name, e.Permits)
+		attrs := t.metricAttrs(e.Name, e.Group, e.Permits)
 		t.m.hold.Record(ctx, e.Duration.Seconds(), attrs)
 		if e.Lost {
 			t.m.lost.Add(ctx, 1, attrs)
 		}
 	}
-	if span, ok := t.holdSpan(ctx); ok {
+	if h, ok := t.hold(ctx); ok {
+		gauge := gaugeAttrs(e.Permits)
+		t.m.holds.Add(ctx, -1, gauge...)
+		if h.renewing {
+			t.m.renewing.Add(ctx, -1, gauge...)
+		}
+		span := h.span
 		span.SetAttributes(LockLostKey.Bool(e.Lost))
 		switch {
 		case e.Lost:

@@ -13,6 +13,11 @@ const (
 	HoldDurationMetric = "lock.hold.duration" // histogram, s: ended holds, by lock.name, lock.kind, lock.permits
 	RenewalsMetric     = "lock.renewals"      // counter: renewals of one lock, by lock.name, lock.kind, lock.permits, lock.outcome
 	LostMetric         = "lock.lost"          // counter: holds lost, by lock.name, lock.kind, lock.permits
+
+	// The gauges of a Client (up-down counters), by lock.kind alone.
+	ActiveHoldsMetric    = "lock.hold.active"  // holds open
+	ActiveWaitsMetric    = "lock.wait.active"  // acquisitions under way (waiters), re-entries excluded
+	ActiveRenewalsMetric = "lock.renew.active" // open holds the watchdog renews (no lease)
 )
 
 // Bucket boundaries in seconds: waits from a millisecond to a minute, holds up
@@ -27,6 +32,9 @@ type instruments struct {
 	hold     metric.Float64Histogram
 	renewals metric.Int64Counter
 	lost     metric.Int64Counter
+	holds    metric.Int64UpDownCounter
+	waits    metric.Int64UpDownCounter
+	renewing metric.Int64UpDownCounter
 }
 
 // newInstruments creates the instruments; one that cannot be created is
@@ -60,14 +68,50 @@ func newInstruments(m metric.Meter) instruments {
 		otel.Handle(err)
 		in.lost = noop.Int64Counter{}
 	}
+	in.holds = newGauge(m, ActiveHoldsMetric, "{hold}", "Holds open: acquired and not yet unlocked, lost or abandoned.")
+	in.waits = newGauge(m, ActiveWaitsMetric, "{waiter}", "Acquisitions under way (waiters, queued or trying), re-entries excluded.")
+	in.renewing = newGauge(m, ActiveRenewalsMetric, "{hold}", "Holds open that the watchdog renews (held without a lease).")
 	return in
 }
 
-// metricName returns the lock.name attribute of name for the metrics, and
-// whether there is one.
-func (t *telemetry) metricName(name string) (attribute.KeyValue, bool) {
+// newGauge creates an up-down counter; one that cannot be created is
+// reported to the global error handler and replaced by a no-op.
+func newGauge(m metric.Meter, name, unit, desc string) metric.Int64UpDownCounter {
+	g, err := m.Int64UpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	if err != nil {
+		otel.Handle(err)
+		return noop.Int64UpDownCounter{}
+	}
+	return g
+}
+
+// The gauges' attributes: lock.kind alone, made once, as the slices Add
+// takes (passed with ..., they allocate nothing).
+var (
+	mutexGauge     = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(mutexKind))}
+	semaphoreGauge = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(semaphoreKind))}
+)
+
+// gaugeAttrs returns the gauges' attributes for a lock of permits permits
+// (0: a mutex): lock.kind alone. No name, for the series to stay few; no
+// client ID, for a restarted process (a new random ID) to keep its series.
+func gaugeAttrs(permits int) []metric.AddOption {
+	if permits > 0 {
+		return semaphoreGauge
+	}
+	return mutexGauge
+}
+
+// metricName returns the metrics' lock.name attribute of a lock called name
+// in group (lockmw.WithGroup; "" for none), and whether there is one: the
+// group when there is one, else the name, through WithLockNameFunc, unless
+// WithLockNameAttribute(false).
+func (t *telemetry) metricName(name, group string) (attribute.KeyValue, bool) {
 	if !t.nameAttr {
 		return attribute.KeyValue{}, false
+	}
+	if group != "" {
+		name = group
 	}
 	if t.nameFunc != nil {
 		if name = t.nameFunc(name); name == "" {
@@ -77,13 +121,13 @@ func (t *telemetry) metricName(name string) (attribute.KeyValue, bool) {
 	return LockNameKey.String(name), true
 }
 
-// metricAttrs returns the metric attributes for the lock name of permits
-// permits (0: a mutex): extra, lock.kind, lock.permits for a semaphore, and
-// lock.name.
-func (t *telemetry) metricAttrs(name string, permits int, extra ...attribute.KeyValue) metric.MeasurementOption {
+// metricAttrs returns the metric attributes for the lock name in group, of
+// permits permits (0: a mutex): extra, lock.kind, lock.permits for a
+// semaphore, and lock.name (see metricName).
+func (t *telemetry) metricAttrs(name, group string, permits int, extra ...attribute.KeyValue) metric.MeasurementOption {
 	attrs := make([]attribute.KeyValue, 0, len(extra)+3)
 	attrs = appendKind(append(attrs, extra...), permits)
-	if kv, ok := t.metricName(name); ok {
+	if kv, ok := t.metricName(name, group); ok {
 		attrs = append(attrs, kv)
 	}
 	return metric.WithAttributes(attrs...)

@@ -50,7 +50,8 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 }
 
 // WithMeterProvider sets the provider of the meter that records
-// lock.wait.duration, lock.hold.duration, lock.renewals and lock.lost. The
+// lock.wait.duration, lock.hold.duration, lock.renewals, lock.lost and the
+// gauges lock.hold.active, lock.wait.active and lock.renew.active. The
 // default is the global provider, [otel.GetMeterProvider], as it is when New is
 // called. A nil mp makes New panic: omit the option to use the global one.
 func WithMeterProvider(mp metric.MeterProvider) Option {
@@ -60,22 +61,28 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // WithLockNameAttribute sets whether the metrics carry the lock.name
 // attribute. The default is true.
 //
-// Every distinct value of an attribute is a separate time series, so lock
-// names made from IDs ("orders:42", "orders:43", ...) can cost a lot in a
-// metrics backend. The default is on because most programs lock a bounded set
-// of names (a job, a migration, a shard) and the name is what a dashboard
-// groups by; the OpenTelemetry SDK also caps each instrument at 2000 attribute
-// sets by default and folds the rest into one overflow series. Turn it off, or
-// map names to a few groups with [WithLockNameFunc], when names are per entity.
-// Spans always carry the full name: they are per event, not per series.
+// The metrics' lock.name is the lock's group ([lockmw.WithGroup]) when it
+// has one, else its name. Every distinct value of an attribute is a
+// separate time series, so lock names made from IDs ("orders:42",
+// "orders:43", ...) can cost a lot in a metrics backend. The adapters whose
+// names are per entity give their locks a bounded group (httpmw the route
+// pattern, asynqmw the task type), so their metrics stay bounded by default;
+// a name a program chose itself (a job, a migration, a shard) is what a
+// dashboard groups by, which is why the default is on. Give your own
+// per-entity locks a group with lockmw.WithGroup, map values to a few with
+// [WithLockNameFunc], or turn the attribute off. The OpenTelemetry SDK also
+// caps each instrument at 2000 attribute sets by default and folds the rest
+// into one overflow series. Spans always carry the full name, and lock.group
+// beside it: they are per event, not per series.
 func WithLockNameAttribute(on bool) Option {
 	return func(c *config) { c.nameAttr = on }
 }
 
 // WithLockNameFunc sets the value of the metrics' lock.name attribute for a
 // lock name, for instance its prefix up to ':' so that "orders:42" is counted
-// as "orders". An empty result leaves the attribute off for that name. The
-// default is the name itself. It has no effect when
+// as "orders". f is given the lock's group ([lockmw.WithGroup]) when it has
+// one, else its name. An empty result leaves the attribute off for that
+// lock. The default is the group or name itself. It has no effect when
 // WithLockNameAttribute(false) is given, and does not change the spans. f must
 // be safe for concurrent use; a nil f makes New panic.
 func WithLockNameFunc(f func(name string) string) Option {

@@ -23,7 +23,8 @@ const (
 
 // The attributes of the spans and metrics.
 const (
-	LockNameKey         = attribute.Key("lock.name")          // string: the lock name
+	LockNameKey         = attribute.Key("lock.name")          // string: the lock name on spans; on metrics its group when it has one
+	LockGroupKey        = attribute.Key("lock.group")         // string: the lock's lockmw.WithGroup, on spans; absent when none
 	LockKindKey         = attribute.Key("lock.kind")          // string: "mutex" or "semaphore"
 	LockPermitsKey      = attribute.Key("lock.permits")       // int: a semaphore's permits (its limit); absent for a mutex
 	LockOutcomeKey      = attribute.Key("lock.outcome")       // string: lockmw.Outcome or lockmw.RenewalOutcome
@@ -32,6 +33,7 @@ const (
 	LockHolderKey       = attribute.Key("lock.holder")        // string: the holder last seen while waiting, "<clientID>:<ownerID>"
 	LockFencingTokenKey = attribute.Key("lock.fencing_token") // int: the hold's fencing token, when fenced
 	LockLeaseKey        = attribute.Key("lock.lease")         // float: the lease in seconds, when leased
+	LockLeadKey         = attribute.Key("lock.lead")          // bool: true on the lock.wait of a campaign and the lock.hold of a term of lockmw.Lead; absent otherwise
 	LockLostKey         = attribute.Key("lock.lost")          // bool: the hold ended without its owner releasing it
 	LockClosedKey       = attribute.Key("lock.closed")        // bool: the hold was abandoned by Client.Close
 	LockCountKey        = attribute.Key("lock.count")         // int: locks in a renewal script
@@ -134,4 +136,23 @@ func appendKind(attrs []attribute.KeyValue, permits int) []attribute.KeyValue {
 		return append(attrs, semaphoreKind, LockPermitsKey.Int(permits))
 	}
 	return append(attrs, mutexKind)
+}
+
+// leadAttr marks the spans of lockmw.Lead's campaigns and terms.
+var leadAttr = LockLeadKey.Bool(true)
+
+// appendLead appends lock.lead to a span's attrs when lead is set.
+func appendLead(attrs []attribute.KeyValue, lead bool) []attribute.KeyValue {
+	if lead {
+		return append(attrs, leadAttr)
+	}
+	return attrs
+}
+
+// appendGroup appends lock.group to a span's attrs when the lock has a group.
+func appendGroup(attrs []attribute.KeyValue, group string) []attribute.KeyValue {
+	if group == "" {
+		return attrs
+	}
+	return append(attrs, LockGroupKey.String(group))
 }

@@ -117,7 +117,7 @@ func TestWaiterLinksToTheHolderAcrossClients(t *testing.T) {
 	require.Eventually(t, func() bool {
 		meta = rdb.HGet(t.Context(), name, "rlock:meta").Val()
 		return meta != ""
-	}, 5*time.Second, 2*time.Millisecond)
+	}, patience, 2*time.Millisecond)
 	assert.Equal(t, "00-"+holdSC.TraceID().String()+"-"+holdSC.SpanID().String()+"-01", meta)
 
 	t.Run("a waiter that gives up links to the holder", func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestWaiterLinksToTheHolderAcrossClients(t *testing.T) {
 		// B is waiting once it is queued.
 		require.Eventually(t, func() bool {
 			return rdb.ZCard(t.Context(), "rlock_queue:{"+name+"}").Val() == 1
-		}, 5*time.Second, 2*time.Millisecond)
+		}, patience, 2*time.Millisecond)
 		require.NoError(t, a.Mutex(name).Unlock(ahctx))
 
 		var r result
@@ -207,7 +207,7 @@ func TestRenewSpansLinkToTheHolds(t *testing.T) {
 			}
 		}
 		return len(renews) >= 3 && time.Since(start) > 300*time.Millisecond
-	}, 5*time.Second, 5*time.Millisecond)
+	}, patience, 5*time.Millisecond)
 	for _, m := range []*lockmw.Mutex{m1, m2} {
 		held, err := m.IsHeld(map[*lockmw.Mutex]context.Context{m1: h1, m2: h2}[m])
 		require.NoError(t, err)
@@ -263,7 +263,7 @@ func TestLostLockEndsTheHoldSpanWithError(t *testing.T) {
 
 	select {
 	case <-hctx.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the hold context was not cancelled after the lock was force-unlocked")
 	}
 	require.ErrorIs(t, context.Cause(hctx), lockmw.ErrLockLost)
@@ -399,7 +399,7 @@ func TestMetricsAndTheLockNameOption(t *testing.T) {
 				h, err := m.Lock(t.Context())
 				require.NoError(t, err)
 				if lock == first { // held until a renewal
-					require.Eventually(t, func() bool { return len(tel.ended(otelhooks.RenewSpanName)) > 0 }, 5*time.Second, 5*time.Millisecond)
+					require.Eventually(t, func() bool { return len(tel.ended(otelhooks.RenewSpanName)) > 0 }, patience, 5*time.Millisecond)
 				}
 				require.NoError(t, m.Unlock(h))
 			}
@@ -477,7 +477,7 @@ func TestCombinedWithUserHooks(t *testing.T) {
 		require.Eventually(t, func() bool {
 			meta = srv.Client().HGet(t.Context(), name, "rlock:meta").Val()
 			return meta != ""
-		}, 5*time.Second, 2*time.Millisecond)
+		}, patience, 2*time.Millisecond)
 		require.NoError(t, m.Unlock(h))
 
 		w := tel.only(t, otelhooks.WaitSpanName)

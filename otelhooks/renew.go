@@ -32,20 +32,20 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 		counts[o]++
 		if span, ok := t.holdSpan(l.Context); ok {
 			if sc := span.SpanContext(); sc.IsValid() {
-				attrs := make([]attribute.KeyValue, 0, 4)
+				attrs := make([]attribute.KeyValue, 0, 5)
 				attrs = append(attrs, LockNameKey.String(l.Name), LockOutcomeKey.String(o.String()))
-				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(attrs, l.Permits)})
+				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(appendGroup(attrs, l.Group), l.Permits)})
 			}
 		}
 		switch {
 		case byName:
-			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.Name, l.Permits, LockOutcomeKey.String(o.String())))
+			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.Name, l.Group, l.Permits, LockOutcomeKey.String(o.String())))
 		case !t.nameAttr:
 			byKind.add(o, l.Permits)
 		}
 	}
 	for _, c := range byKind {
-		t.m.renewals.Add(ctx, c.n, t.metricAttrs("", c.permits, LockOutcomeKey.String(c.outcome.String())))
+		t.m.renewals.Add(ctx, c.n, t.metricAttrs("", "", c.permits, LockOutcomeKey.String(c.outcome.String())))
 	}
 
 	outcome := lockmw.Renewed

@@ -10,41 +10,51 @@ import (
 	"github.com/go-rlock/rlock/lockmw"
 )
 
-// acquireStart starts the lock.wait span, a child of the caller's span.
+// acquireStart starts the lock.wait span, a child of the caller's span,
+// and counts a new acquisition as a waiter.
 func (t *telemetry) acquireStart(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
-	attrs := make([]attribute.KeyValue, 0, 4)
+	if !e.Reentrant {
+		t.m.waits.Add(ctx, 1, gaugeAttrs(e.Permits)...)
+	}
+	attrs := make([]attribute.KeyValue, 0, 5) // lock.lead is rare: Lead's campaigns only
 	attrs = append(attrs, LockNameKey.String(e.Name), LockReentrantKey.Bool(e.Reentrant))
-	attrs = appendKind(attrs, e.Permits)
+	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.Permits)
 	ctx, span := t.tracer.Start(ctx, WaitSpanName, spanKind, trace.WithAttributes(attrs...))
 	return context.WithValue(ctx, waitKey{t}, span)
 }
 
 // acquireEnd ends the lock.wait span: the outcome, and when the lock was busy
 // the holder and a link to the holder's lock.hold span, read from the
-// metadata the holder stored with the lock.
+// metadata the holder stored with the lock. A new acquisition stops
+// counting as a waiter.
 func (t *telemetry) acquireEnd(ctx context.Context, e lockmw.AcquireEndEvent) {
 	outcome := LockOutcomeKey.String(e.Outcome.String())
-	// The metric first: once the span has ended, everything is recorded.
+	// The metrics first: once the span has ended, everything is recorded.
 	if t.m.wait.Enabled(ctx) {
-		t.m.wait.Record(ctx, e.Duration.Seconds(), t.metricAttrs(e.Name, e.Permits, outcome, LockReentrantKey.Bool(e.Reentrant)))
+		t.m.wait.Record(ctx, e.Duration.Seconds(), t.metricAttrs(e.Name, e.Group, e.Permits, outcome, LockReentrantKey.Bool(e.Reentrant)))
 	}
-	if span, ok := ctx.Value(waitKey{t}).(trace.Span); ok {
-		span.SetAttributes(outcome, LockWaitedKey.Bool(e.Waited))
-		if e.Waited {
-			if e.Holder != "" {
-				span.SetAttributes(LockHolderKey.String(e.Holder))
-			}
-			if sc, ok := parseTraceparent(e.HolderMetadata); ok {
-				span.AddLink(trace.Link{SpanContext: sc, Attributes: holderLinkAttrs})
-			}
-		}
-		if e.Token > 0 {
-			span.SetAttributes(LockFencingTokenKey.Int64(e.Token))
-		}
-		if e.Outcome == lockmw.Failed && e.Err != nil {
-			span.RecordError(e.Err)
-			span.SetStatus(codes.Error, e.Err.Error())
-		}
-		span.End()
+	span, ok := ctx.Value(waitKey{t}).(trace.Span)
+	if !ok {
+		return // an acquisition acquireStart did not see (nor count)
 	}
+	if !e.Reentrant {
+		t.m.waits.Add(ctx, -1, gaugeAttrs(e.Permits)...)
+	}
+	span.SetAttributes(outcome, LockWaitedKey.Bool(e.Waited))
+	if e.Waited {
+		if e.Holder != "" {
+			span.SetAttributes(LockHolderKey.String(e.Holder))
+		}
+		if sc, ok := parseTraceparent(e.HolderMetadata); ok {
+			span.AddLink(trace.Link{SpanContext: sc, Attributes: holderLinkAttrs})
+		}
+	}
+	if e.Token > 0 {
+		span.SetAttributes(LockFencingTokenKey.Int64(e.Token))
+	}
+	if e.Outcome == lockmw.Failed && e.Err != nil {
+		span.RecordError(e.Err)
+		span.SetStatus(codes.Error, e.Err.Error())
+	}
+	span.End()
 }

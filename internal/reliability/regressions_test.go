@@ -118,7 +118,7 @@ func TestRegressionReentryWhoseReplyIsLostLeaksALevel(t *testing.T) {
 	assert.NoError(t, err, "after the only successful Lock was unlocked, the lock is free")
 }
 
-// Client.Mutex "never panics", but it called a nil MutexOption.
+// Client.Mutex "never panics", but it called a nil LockOption.
 func TestRegressionMutexWithNilOptionPanics(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)

@@ -144,7 +144,7 @@ func crash(args []string, permits int) error {
 		if permits == 0 {
 			// Every other goroutine locks without fencing: those take the
 			// uncontended fast path (RESTORE) when they find a name free.
-			var opts []lockmw.MutexOption
+			var opts []lockmw.LockOption
 			if i%2 == 0 {
 				opts = append(opts, lockmw.WithFencing())
 			}
