@@ -30,16 +30,16 @@ type held struct {
 // take makes one attempt to take m with the watchdog (no wait, no lease). It
 // returns when the attempt does, when timeout has passed or when ctx ends,
 // whatever Redis does (lockmw.WithAcquireContext). The hold context derives
-// from base's values only, so it ends only when the hold does, with
+// from ctx's values only, so it ends only when the hold does, with
 // lockmw's cause (ErrLockLost, ErrClosed). The release, minHold after the
 // attempt began at the earliest, is retried in the background.
-func take(ctx, base context.Context, m *lockmw.Mutex, timeout, minHold time.Duration) (*held, error) {
+func take(ctx context.Context, m *lockmw.Mutex, timeout, minHold time.Duration) (*held, error) {
 	actx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w (%v): %w", errTimedOut, timeout, context.DeadlineExceeded))
 	defer cancel()
 	h := &held{release: make(chan struct{}), result: make(chan error, 1)}
 	taken := make(chan context.Context, 1)
 	go func() {
-		h.result <- lockmw.WithLock(context.WithoutCancel(base), m, func(hctx context.Context) error {
+		h.result <- lockmw.WithLock(context.WithoutCancel(ctx), m, func(hctx context.Context) error {
 			taken <- hctx
 			<-h.release
 			return nil

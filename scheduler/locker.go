@@ -61,7 +61,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 		return nil, fmt.Errorf("scheduler: %s: %w: empty job name", what, lockmw.ErrInvalidName)
 	}
 	m := l.c.Mutex(l.opt.prefix + key)
-	h, err := take(ctx, ctx, m, l.opt.lockTimeout, l.opt.minHold)
+	h, err := take(ctx, m, l.opt.lockTimeout, l.opt.minHold)
 	if err != nil {
 		return nil, classify(what, err)
 	}
