@@ -3,6 +3,7 @@ package lockmw_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -159,4 +160,86 @@ func TestLeadBadInputAndRedisErrors(t *testing.T) {
 	fail.On.Store(false)
 	testsupport.Recv(t, led, 20*time.Second, "it leads once Redis answers")
 	require.NoError(t, testsupport.Recv(t, done, 10*time.Second, "Lead"))
+}
+
+// A leader cut off from Redis (a pause, as far as Redis can tell) learns it
+// lost the lock no later than its successor leads, and with WithFencing its
+// token is older than the successor's, so a resource that keeps the highest
+// token it has seen refuses the old leader's late write. Once Redis answers
+// again, the old leader campaigns again and leads after the successor with a
+// newer token still.
+func TestLeadPausedLeaderIsFencedOut(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	const name, watchdog = "lead-fenced", 600 * time.Millisecond
+	var cut locktest.FailHook
+	rdbA := srv.NewClient() // default options: the subject is a fault
+	rdbA.AddHook(&cut)
+	a := locktest.New(t, rdbA, lockmw.WithWatchdogTimeout(watchdog))
+	b := locktest.New(t, srv.NewClient(), lockmw.WithWatchdogTimeout(watchdog))
+
+	var resource fencedResource
+	terms := make(chan term, 4)
+	lead := func(c *lockmw.Client, who string) func() error {
+		return func() error {
+			m := c.Mutex(name, lockmw.WithFencing())
+			return lockmw.Lead(ctx, m, func(lead context.Context) error {
+				token, ok := m.Token(lead)
+				assert.True(t, ok, "a fenced term has a token")
+				terms <- term{who: who, token: token, lead: lead}
+				<-lead.Done()
+				return nil
+			})
+		}
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- lead(a, "a")() }()
+	first := testsupport.Recv(t, terms, 10*time.Second, "a leads")
+	require.Equal(t, "a", first.who)
+	require.True(t, resource.write(first.token), "the leader writes")
+	go func() { errs <- lead(b, "b")() }()
+
+	cut.On.Store(true) // a's renewals fail from now on
+	second := testsupport.Recv(t, terms, 20*time.Second, "b takes over once a's lock expires")
+	require.Equal(t, "b", second.who)
+	require.Error(t, first.lead.Err(), "a learned it lost the lock no later than b leads")
+	assert.ErrorIs(t, context.Cause(first.lead), lockmw.ErrLockLost)
+	assert.Greater(t, second.token, first.token, "the successor's token is newer")
+	require.True(t, resource.write(second.token), "the successor writes")
+	assert.False(t, resource.write(first.token), "the old leader's late write is refused")
+
+	cut.On.Store(false)
+	testsupport.Eventually(t, 10*time.Second, "a campaigns again (queued behind b)", func() bool {
+		return srv.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Val() == 1
+	})
+	require.NoError(t, b.Close()) // b's term ends (ErrClosed): its Lead returns, a leads
+	third := testsupport.Recv(t, terms, 20*time.Second, "a leads again")
+	assert.Equal(t, "a", third.who)
+	assert.Greater(t, third.token, second.token)
+	assert.ErrorIs(t, testsupport.Recv(t, errs, 10*time.Second, "b's Lead"), lockmw.ErrClosed)
+}
+
+// A term of a test's Lead: who leads, its fencing token, its context.
+type term struct {
+	who   string
+	token int64
+	lead  context.Context
+}
+
+// fencedResource accepts a write only with a token at least as new as every
+// token it has seen, as a storage system that checks fencing tokens does.
+type fencedResource struct {
+	mu      sync.Mutex
+	highest int64
+}
+
+func (r *fencedResource) write(token int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if token < r.highest {
+		return false
+	}
+	r.highest = token
+	return true
 }
