@@ -35,6 +35,13 @@ import (
 // the locks it held. Guard the protected resource with the fencing token
 // (WithFencing) so that it rejects the stale holder.
 //
+// Each operation waits for every master's answer: a master that stops
+// answering (paused, partitioned) holds it up for one read timeout of its
+// go-redis client, 5 s with default options. A hold outlives that wait while
+// the watchdog timeout exceeds about three read timeouts, as the default
+// 30 s does; with a shorter one, give the masters' clients a read timeout
+// small beside it, as Redlock advises.
+//
 // The clients must be independent masters, not a cluster (NewQuorum panics
 // on a *redis.ClusterClient), and must not be used by New Clients on the same
 // names. NewQuorum panics when clients is empty or holds a nil client.
