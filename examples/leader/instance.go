@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +26,10 @@ type instance struct {
 	cfg     config
 	out     *console
 	leading atomic.Bool
-	runs    atomic.Int64 // the work done, across terms
+	// clientID is the ID of this instance's lockmw.Client, the start of
+	// its holds' fields.
+	clientID string
+	runs     atomic.Int64 // the work done, across terms
 }
 
 // run campaigns for cfg.name on rdb until ctx ends, working while it leads.
@@ -35,6 +39,7 @@ func run(ctx context.Context, out *console, rdb redis.UniversalClient, cfg confi
 	meta := lockmw.Hooks{Metadata: func(context.Context, string) string { return cfg.id }}
 	locks := lockmw.New(rdb, lockmw.WithWatchdogTimeout(cfg.watchdog), lockmw.WithHooks(meta))
 	defer locks.Close()
+	in.clientID = locks.ID()
 	m := locks.Mutex(cfg.name)
 
 	observed := make(chan struct{})
@@ -109,7 +114,11 @@ func (in *instance) leader(ctx context.Context, m *lockmw.Mutex) (who, what stri
 		return "", "nobody leads"
 	}
 	who = h.Metadata
-	if who == "" { // a holder without this program's Metadata hook
+	if strings.HasPrefix(h.Field, in.clientID+":") {
+		// This instance's own hold, won between the check of leading and
+		// the read, before its metadata was stored.
+		who = in.cfg.id
+	} else if who == "" { // a holder without this program's Metadata hook
 		who = h.Field
 	}
 	return who, fmt.Sprintf("%s leads (its lock expires in %v unless renewed)", who, h.TTL.Round(time.Millisecond))
