@@ -1,8 +1,6 @@
 package lockmw_test
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,48 +14,6 @@ import (
 	"github.com/go-rlock/rlock/lockmw"
 )
 
-// groupRecorder notes the Group of every event, by event and lock name.
-type groupRecorder struct {
-	mu   sync.Mutex
-	seen map[string][]string // "<event> <name>" -> the groups, in order
-}
-
-func newGroupRecorder() *groupRecorder {
-	return &groupRecorder{seen: map[string][]string{}}
-}
-
-func (r *groupRecorder) note(event, name, group string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.seen[event+" "+name] = append(r.seen[event+" "+name], group)
-}
-
-func (r *groupRecorder) groups(event, name string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.seen[event+" "+name]...)
-}
-
-func (r *groupRecorder) hooks() lockmw.Hooks {
-	return lockmw.Hooks{
-		AcquireStart: func(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
-			r.note("acquire-start", e.Name, e.Group)
-			return ctx
-		},
-		AcquireEnd: func(_ context.Context, e lockmw.AcquireEndEvent) { r.note("acquire-end", e.Name, e.Group) },
-		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
-			r.note("hold-start", e.Name, e.Group)
-			return ctx
-		},
-		HoldEnd: func(_ context.Context, e lockmw.HoldEndEvent) { r.note("hold-end", e.Name, e.Group) },
-		Renewal: func(e lockmw.RenewalEvent) {
-			for _, l := range e.Locks {
-				r.note("renewal", l.Name, l.Group)
-			}
-		},
-	}
-}
-
 // groupPatience bounds the wait for a renewal: far above the watchdog's
 // interval, for a loaded 2-core machine running other tests.
 const groupPatience = 30 * time.Second
@@ -65,7 +21,7 @@ const groupPatience = 30 * time.Second
 // holdUntilRenewed locks l, waits for a renewal of it, and unlocks. On a
 // loaded machine a renewal may come too late and the hold be lost: its
 // events, HoldEnd included, are reported all the same.
-func holdUntilRenewed(t *testing.T, rec *groupRecorder, l lockmw.Locker) {
+func holdUntilRenewed(t *testing.T, rec *eventRecorder, l lockmw.Locker) {
 	t.Helper()
 	ctx := testsupport.Ctx(t)
 	h, err := l.Lock(ctx)
@@ -81,7 +37,7 @@ func holdUntilRenewed(t *testing.T, rec *groupRecorder, l lockmw.Locker) {
 func TestEveryEventCarriesTheHandlesGroup(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	rec := newGroupRecorder()
+	rec := new(eventRecorder)
 	c := locktest.NewOn(t, srv, lockmw.WithHooks(rec.hooks()), lockmw.WithWatchdogTimeout(600*time.Millisecond))
 	events := []string{"acquire-start", "acquire-end", "hold-start", "hold-end", "renewal"}
 
@@ -112,7 +68,7 @@ func TestTheGroupIsPerHandleNotPerLock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
-	rec := newGroupRecorder()
+	rec := new(eventRecorder)
 	c := locktest.NewOn(t, srv, lockmw.WithHooks(rec.hooks()))
 	first, second := c.Mutex("shared", lockmw.WithGroup("first")), c.Mutex("shared", lockmw.WithGroup("second"))
 

@@ -2,8 +2,6 @@ package lockmw_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,40 +13,13 @@ import (
 	"github.com/go-rlock/rlock/lockmw"
 )
 
-// leadRecorder notes the Lead mark of every event as "<event> <name>
-// lead=<bool>", in order.
-type leadRecorder struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (r *leadRecorder) note(event, name string, lead bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, fmt.Sprintf("%s %s lead=%v", event, name, lead))
-}
-
-func (r *leadRecorder) hooks() lockmw.Hooks {
-	return lockmw.Hooks{
-		AcquireStart: func(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
-			r.note("acquire-start", e.Name, e.Lead)
-			return ctx
-		},
-		AcquireEnd: func(_ context.Context, e lockmw.AcquireEndEvent) { r.note("acquire-end", e.Name, e.Lead) },
-		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
-			r.note("hold-start", e.Name, e.Lead)
-			return ctx
-		},
-	}
-}
-
 // Lead's campaign and term are marked in the hooks' events; locks taken
 // with the term's context, the leader's own mutex included, are not.
 func TestLeadMarksItsCampaignAndTermOnly(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
-	var rec leadRecorder
+	var rec eventRecorder
 	c := locktest.NewOn(t, srv, lockmw.WithHooks(rec.hooks()))
 	m := c.Mutex("leader")
 
@@ -62,8 +33,6 @@ func TestLeadMarksItsCampaignAndTermOnly(t *testing.T) {
 	plain := locktest.MustLock(t, m, ctx)
 	require.NoError(t, m.Unlock(plain))
 
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
 	assert.Equal(t, []string{
 		"acquire-start leader lead=true",
 		"hold-start leader lead=true",
@@ -76,7 +45,7 @@ func TestLeadMarksItsCampaignAndTermOnly(t *testing.T) {
 		"acquire-start leader lead=false",
 		"hold-start leader lead=false",
 		"acquire-end leader lead=false",
-	}, rec.events)
+	}, rec.leads())
 }
 
 // Without acquire hooks (HoldStart alone), the term is still marked.
