@@ -9,15 +9,60 @@ import (
 )
 
 // PatternKey is the default key function: [KeyPrefix] + r.Pattern, the
-// ServeMux pattern that matched, such as "http:POST /orders/{id}"; "" (no
-// lock) when r.Pattern is empty, as it is for a request that matched no
-// pattern or a handler that is not served by a ServeMux.
+// pattern that matched, such as "http:POST /orders/{id}"; "" (no lock) when
+// r.Pattern is empty, as it is for a request that matched no pattern or a
+// handler that no ServeMux serves (see [Middleware.Wrap] for what the
+// middleware does then).
+//
+// A pattern that names no method ("/orders/{id}", as every chi pattern and
+// a ServeMux pattern may) gets the request's method in front, so that GET
+// and POST of one route are two locks: "http:POST /orders/{id}". A method
+// outside RFC 9110's nine (GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS,
+// TRACE) and PATCH counts as "_OTHER", as OpenTelemetry's http.request.method
+// does, so that made-up methods cannot mint lock names and metric series.
+// [WithOneLockPerPath] leaves the method out.
 //
 // The rare characters of a pattern that the key format uses or the lock
 // cannot hold are escaped as %XX: '%', '#', control characters and bytes
 // that are not UTF-8. Every other pattern, the common case, appears as is.
 func PatternKey(r *http.Request) string {
+	if r.Pattern == "" || hasMethod(r.Pattern) {
+		return patternKey(r.Pattern)
+	}
+	return patternKey(knownMethod(r.Method) + " " + r.Pattern)
+}
+
+// pathKey is the default key under WithOneLockPerPath: the pattern as it is.
+func pathKey(r *http.Request) string {
 	return patternKey(r.Pattern)
+}
+
+// hasMethod reports whether a pattern ("[METHOD ][HOST]/[PATH]") starts
+// with a method: a space or tab before its first '/'.
+func hasMethod(pattern string) bool {
+	sp := strings.IndexAny(pattern, " \t")
+	slash := strings.IndexByte(pattern, '/')
+	return sp >= 0 && (slash < 0 || sp < slash)
+}
+
+// knownMethod is m when it is a standard method, else "_OTHER".
+func knownMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	case "":
+		return http.MethodGet // a server request's "" means GET
+	}
+	return "_OTHER"
+}
+
+// misplaced reports whether a request with this pattern cannot have come
+// through a route: no pattern (the middleware runs before the router
+// matched, or outside any router), or a mount's wildcard ("/orders/*",
+// chi's Route and Mount), which every route under the mount shares.
+func misplaced(pattern string) bool {
+	return pattern == "" || strings.HasSuffix(pattern, "/*")
 }
 
 func patternKey(pattern string) string {

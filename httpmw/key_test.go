@@ -1,6 +1,7 @@
 package httpmw
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,10 +16,7 @@ import (
 // returns the key a Middleware with opts computes inside the handler.
 func muxKey(t *testing.T, pattern, method, path string, opts ...Option) string {
 	t.Helper()
-	m := &Middleware{cfg: defaultConfig()}
-	for _, o := range opts {
-		o(&m.cfg)
-	}
+	m := &Middleware{cfg: newConfig(opts)}
 	var key string
 	served := false
 	mux := http.NewServeMux()
@@ -38,14 +36,19 @@ func TestKey(t *testing.T) {
 		want                        string
 	}{
 		{"the default is the prefixed pattern", "POST /orders/{id}", "POST", "/orders/1", nil, "http:POST /orders/{id}"},
-		{"a pattern without method stays as written", "/health", "GET", "/health", nil, "http:/health"},
+		{"a pattern without method gets the request's", "/health", "GET", "/health", nil, "http:GET /health"},
+		{"so GET and POST of it are two locks", "/health", "POST", "/health", nil, "http:POST /health"},
+		{"a made-up method counts as _OTHER", "/health", "BREW", "/health", nil, "http:_OTHER /health"},
+		{"a pattern with a host and no method gets the method", "example.com/x", "GET", "/x", nil, "http:GET example.com/x"},
+		{"WithOneLockPerPath leaves the method out", "/health", "POST", "/health", []Option{WithOneLockPerPath()}, "http:/health"},
+		{"WithOneLockPerPath keeps a pattern's own method", "POST /health", "POST", "/health", []Option{WithOneLockPerPath()}, "http:POST /health"},
 		{"path values are appended", "POST /orders/{id}", "POST", "/orders/1", []Option{WithPathValues("id")}, "http:POST /orders/{id}#id=1"},
-		{"several path values keep their order", "/a/{x}/b/{y}", "GET", "/a/1/b/2", []Option{WithPathValues("y", "x")}, "http:/a/{x}/b/{y}#y=2&x=1"},
-		{"several WithPathValues add up", "/a/{x}/b/{y}", "GET", "/a/1/b/2", []Option{WithPathValues("x"), WithPathValues("y")}, "http:/a/{x}/b/{y}#x=1&y=2"},
-		{"separators in values are escaped", "/o/{id}", "GET", "/o/a%26id=2%23x%25", []Option{WithPathValues("id")}, "http:/o/{id}#id=a%26id%3D2%23x%25"},
-		{"a remainder wildcard is escaped", "/f/{rest...}", "GET", "/f/a/b%20c", []Option{WithPathValues("rest")}, "http:/f/{rest...}#rest=a%2Fb+c"},
-		{"a missing wildcard is empty", "/o/{id}", "GET", "/o/1", []Option{WithPathValues("nope")}, "http:/o/{id}#nope="},
-		{"'#' and '%' in a pattern are escaped", "/a#b%c", "GET", "/a%23b%25c", nil, "http:/a%23b%25c"},
+		{"several path values keep their order", "/a/{x}/b/{y}", "GET", "/a/1/b/2", []Option{WithPathValues("y", "x")}, "http:GET /a/{x}/b/{y}#y=2&x=1"},
+		{"several WithPathValues add up", "/a/{x}/b/{y}", "GET", "/a/1/b/2", []Option{WithPathValues("x"), WithPathValues("y")}, "http:GET /a/{x}/b/{y}#x=1&y=2"},
+		{"separators in values are escaped", "/o/{id}", "GET", "/o/a%26id=2%23x%25", []Option{WithPathValues("id")}, "http:GET /o/{id}#id=a%26id%3D2%23x%25"},
+		{"a remainder wildcard is escaped", "/f/{rest...}", "GET", "/f/a/b%20c", []Option{WithPathValues("rest")}, "http:GET /f/{rest...}#rest=a%2Fb+c"},
+		{"a missing wildcard is empty", "/o/{id}", "GET", "/o/1", []Option{WithPathValues("nope")}, "http:GET /o/{id}#nope="},
+		{"'#' and '%' in a pattern are escaped", "/a#b%c", "GET", "/a%23b%25c", nil, "http:GET /a%23b%25c"},
 		{"a custom key is used as is", "/o/{id}", "GET", "/o/1", []Option{WithKey(func(r *http.Request) string { return "orders" })}, "orders"},
 		{"a custom key gets path values too", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "orders" }), WithPathValues("id")}, "orders#id=7"},
 		{"an empty custom key means no lock, even with path values", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "" }), WithPathValues("id")}, ""},
@@ -53,7 +56,7 @@ func TestKey(t *testing.T) {
 		{"a limit puts limit: after the prefix", "POST /exports", "POST", "/exports", []Option{WithLimit(3)}, "http:limit:POST /exports"},
 		{"a limit per resource", "POST /orders/{id}", "POST", "/orders/1", []Option{WithLimit(2), WithPathValues("id")}, "http:limit:POST /orders/{id}#id=1"},
 		{"a limit on a custom key puts limit: in front", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "tenant:7" }), WithLimit(2)}, "limit:tenant:7"},
-		{"a limit on a custom key with the prefix puts limit: after it", "/o/{id}", "GET", "/o/7", []Option{WithKey(PatternKey), WithLimit(2)}, "http:limit:/o/{id}"},
+		{"a limit on a custom key with the prefix puts limit: after it", "/o/{id}", "GET", "/o/7", []Option{WithKey(PatternKey), WithLimit(2)}, "http:limit:GET /o/{id}"},
 		{"a limit on an empty key means no lock", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "" }), WithLimit(2)}, ""},
 	}
 	for _, tt := range tests {
@@ -126,6 +129,8 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, DefaultBusyStatus, c.busyStatus)
 	assert.Equal(t, DefaultRetryAfter, c.retryAfter)
 	assert.EqualValues(t, DefaultBodyBuffer, c.bodyBuffer)
+	assert.False(t, c.perPath, "one lock per method and pattern by default")
+	assert.Same(t, slog.Default(), newConfig(nil).logger, "the default logger is slog.Default()")
 }
 
 func TestSeconds(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/go-rlock/rlock/lockmw"
 )
@@ -14,8 +15,9 @@ import (
 // [WithLimit] of them run at once) across every instance of a service whose
 // Middlewares use lockmw Clients on the same Redis. It is configured once by [New] and safe for concurrent use.
 type Middleware struct {
-	c   *lockmw.Client
-	cfg config
+	c      *lockmw.Client
+	cfg    config
+	warned sync.Once // the misplaced mounting was logged
 }
 
 // New returns a Middleware that takes its locks through c. It panics when c
@@ -71,14 +73,15 @@ func (m *Middleware) locker(name, group string) lockmw.Locker {
 }
 
 // Wrap returns a handler that runs h one request at a time per lock key (at
-// most [WithLimit] at a time), for use on a route of a ServeMux:
+// most [WithLimit] at a time), for use on a route, where the router has
+// matched the request and set r.Pattern:
 //
-//	mux.Handle("POST /orders/{id}", m.Wrap(h))
+//	mux.Handle("POST /orders/{id}", m.Wrap(h))          // net/http
+//	r.With(m.Wrap).Post("/orders/{id}", h)               // chi
 //
-// Each request computes its key (see [Middleware.Key]); a request without one
-// goes straight to h. Outside a ServeMux r.Pattern is empty, so the default
-// key is too and nothing is locked: give such a handler [WithKey]. Otherwise it waits for the lock up to the wait
-// ([WithWait]) or until its context ends, then:
+// (gin, echo and fiber have modules of their own: see docs/http.md.)
+// Each request computes its key (see [Middleware.Key]) and waits for the
+// lock up to the wait ([WithWait]) or until its context ends, then:
 //
 //   - it got the lock: h runs with the hold context as r.Context(), which is
 //     cancelled, with cause [lockmw.ErrLockLost], if the lock is lost; the
@@ -97,6 +100,16 @@ func (m *Middleware) locker(name, group string) lockmw.Locker {
 //     path values too long for it): 400 Bad Request.
 //   - Redis failed or the Client was closed: 503 Service Unavailable.
 //
+// A misplaced Wrap is refused, never skipped: with the default key, a
+// request that arrives without a pattern (Wrap mounted before the router
+// matched, such as chi's top-level r.Use, or around a whole router; and
+// every request under GODEBUG=httpmuxgo121=1, where ServeMux sets no
+// pattern) or with a mount's wildcard pattern ending in "/*" (chi's Use
+// inside Route or Mount, which every route under the mount would share) is
+// answered 500 Internal Server Error with a short body, h does not run, and
+// the first such request of each Middleware is logged ([WithLogger]) with
+// the fix. A [WithKey] function is trusted instead: its "" runs h unlocked.
+//
 // Bodies never include Redis errors; the Client's [lockmw.Hooks] (for
 // example otelhooks) see every failed acquisition. Each lock has the name
 // without the path values as its [lockmw.WithGroup] (by default the
@@ -108,6 +121,10 @@ func (m *Middleware) Wrap(h http.Handler) http.Handler {
 		panic("httpmw: Wrap(nil): a handler is required")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !m.cfg.customKey && misplaced(r.Pattern) {
+			m.refuseMisplaced(w, r)
+			return
+		}
 		name, group := m.names(r)
 		m.serve(w, r, h, name, group)
 	})

@@ -2,10 +2,12 @@ package httpmw
 
 import (
 	"fmt"
-	"github.com/go-rlock/rlock/internal/construct"
+	"log/slog"
 	"net/http"
 	"time"
 	"unicode"
+
+	"github.com/go-rlock/rlock/internal/construct"
 )
 
 // Defaults of the options.
@@ -36,6 +38,9 @@ type Option func(*config)
 
 type config struct {
 	key        func(r *http.Request) string
+	customKey  bool                         // WithKey was given
+	perPath    bool                         // WithOneLockPerPath
+	logger     *slog.Logger
 	pathValues []string
 	wait       time.Duration
 	lease      time.Duration
@@ -44,6 +49,7 @@ type config struct {
 	bodyBuffer int64
 	limit      int
 	noNames    bool // WithPathValues was given no names
+	loggerSet  bool // WithLogger was given
 }
 
 func defaultConfig() config {
@@ -64,11 +70,29 @@ func defaultConfig() config {
 // Bad Request. f is called once per request, concurrently, and must not
 // block.
 //
-// The default is [PatternKey]: [KeyPrefix] + the matched ServeMux pattern,
-// such as "http:POST /orders/{id}", or no lock when no pattern matched. A nil
-// f makes New panic.
+// The default is [PatternKey]: [KeyPrefix] + the method and the pattern
+// that matched, such as "http:POST /orders/{id}". Under the default a
+// request that reaches [Middleware.Wrap] without a pattern is refused (see
+// Wrap); a function given here is trusted instead: its "" runs the request
+// unlocked, by choice. A nil f makes New panic.
 func WithKey(f func(r *http.Request) string) Option {
-	return func(c *config) { c.key = f }
+	return func(c *config) { c.key, c.customKey = f, true }
+}
+
+// WithOneLockPerPath makes the default key leave out the request's method
+// when the pattern names none: GET and POST of the pattern "/orders/{id}"
+// then share the lock "http:/orders/{id}". The default is one lock per
+// method and pattern ([PatternKey]). It changes nothing for patterns that
+// name a method, nor for a [WithKey] function.
+func WithOneLockPerPath() Option {
+	return func(c *config) { c.perPath = true }
+}
+
+// WithLogger sets where the middleware reports a misplaced mounting (see
+// [Middleware.Wrap]), once per Middleware. The default is [slog.Default]
+// at the time of New. A nil l makes New panic.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger, c.loggerSet = l, true }
 }
 
 // WithPathValues makes the lock per resource: the values of these path
@@ -186,14 +210,22 @@ func WithLimit(n int) Option {
 func newConfig(opts []Option) config {
 	c := defaultConfig()
 	c = construct.Apply("httpmw", "New", c, opts, (*config).invalid)
+	if c.perPath && !c.customKey {
+		c.key = pathKey
+	}
+	if !c.loggerSet {
+		c.logger = slog.Default()
+	}
 	return c
 }
 
 // invalid describes the first invalid value of c, "" when there is none.
 func (c *config) invalid() string {
 	switch {
-	case c.key == nil:
+	case c.customKey && c.key == nil:
 		return "WithKey(nil): a key function is required"
+	case c.loggerSet && c.logger == nil:
+		return "WithLogger(nil): a logger is required"
 	case c.noNames:
 		return "WithPathValues(): at least one wildcard name is required"
 	case c.wait < 0:

@@ -16,7 +16,21 @@ const (
 	invalidKeyBody  = "bad request: cannot lock this resource"
 	badBodyBody     = "bad request: cannot read the body"
 	unavailableBody = "lock service unavailable"
+	misplacedBody   = "server misconfigured: the lock middleware runs where no route is known; see the server log"
 )
+
+// refuseMisplaced answers a request that reached Wrap where no route is
+// known (see Wrap) and logs the first of them.
+func (m *Middleware) refuseMisplaced(w http.ResponseWriter, r *http.Request) {
+	m.warned.Do(func() {
+		m.cfg.logger.Error("httpmw: Wrap got a request with no route pattern, or a mount's \"/*\"; "+
+			"refusing with 500 rather than running it unlocked. Mount Wrap where the router has matched: "+
+			"on each route (mux.Handle(pattern, m.Wrap(h)), chi's r.With(m.Wrap)), around a ServeMux with WrapMux, "+
+			"through the gin, echo or fiber modules, or give WithKey (logged once per Middleware)",
+			"method", r.Method, "path", r.URL.Path, "pattern", r.Pattern)
+	})
+	http.Error(w, misplacedBody, http.StatusInternalServerError)
+}
 
 // reject answers a request that did not get the lock.
 func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, l lockmw.Locker, err error) {
