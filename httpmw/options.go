@@ -38,8 +38,8 @@ type Option func(*config)
 
 type config struct {
 	key        func(r *http.Request) string
-	customKey  bool                         // WithKey was given
-	perPath    bool                         // WithOneLockPerPath
+	customKey  bool // WithKey was given
+	perPath    bool // WithOneLockPerPath
 	logger     *slog.Logger
 	pathValues []string
 	wait       time.Duration
