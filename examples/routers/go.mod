@@ -7,6 +7,7 @@ replace github.com/go-rlock/rlock => ../..
 require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-rlock/rlock v0.0.0-00010101000000-000000000000
+	github.com/gorilla/mux v1.8.1
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
