@@ -36,16 +36,36 @@ import (
 // (HoldStart) have Lead set; otelhooks marks their spans lock.lead. Locks
 // taken with the term's context inside fn, m's re-entries included, are not
 // marked: the mark is Lead's own, not the context's.
-func Lead(ctx context.Context, m *Mutex, fn func(lead context.Context) error) error {
+//
+// Options ([WithFirstAttempt]) are applied in order; a nil LeadOption is
+// ignored.
+func Lead(ctx context.Context, m *Mutex, fn func(lead context.Context) error, opts ...LeadOption) error {
 	if m == nil {
 		return fmt.Errorf("%w: Lead: nil *Mutex", ErrInvalidArgument)
 	}
 	if fn == nil {
 		return fmt.Errorf("%w: Lead(%q): nil fn", ErrInvalidArgument, m.Name())
 	}
+	var o leadOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
 	var backoff time.Duration
 	for {
-		lead, err := m.tryLock(ctx, Forever, 0, true) // Lock, marked as a campaign for the hooks
+		wait := Forever
+		if o.firstAttempt != nil {
+			wait = 0 // one attempt, reported; then the queue as usual
+		}
+		lead, err := m.tryLock(ctx, wait, 0, true) // Lock, marked as a campaign for the hooks
+		if f := o.firstAttempt; f != nil {
+			o.firstAttempt = nil
+			f(err)
+			if errors.Is(err, ErrNotAcquired) && ctx.Err() == nil {
+				continue // busy: wait in the queue at once
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
@@ -66,6 +86,27 @@ func Lead(ctx context.Context, m *Mutex, fn func(lead context.Context) error) er
 			return err
 		}
 	}
+}
+
+// LeadOption configures one call of [Lead].
+type LeadOption func(*leadOptions)
+
+type leadOptions struct {
+	firstAttempt func(error)
+}
+
+// WithFirstAttempt has Lead call f once, when its first acquisition attempt
+// has an outcome: nil when it won (before fn runs), an error matching
+// [ErrNotAcquired] (a [*BusyError]) when another caller leads (Lead then
+// waits in the queue), or the attempt's error (Redis down: Lead retries with
+// back-off). It is how a caller learns within one round trip whether it
+// leads now or stands by: scheduler's Elector waits for it before its first
+// answer. With it, the first attempt is a single try (wait 0) followed,
+// when busy, by the usual wait in the queue, so the hooks see two
+// acquisitions for that campaign. f runs on Lead's goroutine and must not
+// block. The default (not given) is no report.
+func WithFirstAttempt(f func(err error)) LeadOption {
+	return func(o *leadOptions) { o.firstAttempt = f }
 }
 
 // term runs one term of Lead: fn with the hold context lead, then the

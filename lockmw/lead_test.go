@@ -243,3 +243,47 @@ func (r *fencedResource) write(token int64) bool {
 	r.highest = token
 	return true
 }
+
+// WithFirstAttempt reports the campaign's first attempt once: nil before
+// fn runs when it won; ErrNotAcquired (a *BusyError) when another leads,
+// after which Lead waits in the queue and leads when the leader steps down.
+func TestLeadReportsItsFirstAttempt(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
+	first := make(chan error, 2) // a second report would be a defect: checked below
+	var reports atomic.Int32
+	leading, finish := make(chan struct{}), make(chan struct{})
+	errA := make(chan error, 1)
+	go func() {
+		errA <- lockmw.Lead(ctx, c.Mutex("lead-first"), func(context.Context) error {
+			assert.EqualValues(t, 1, reports.Load(), "the win is reported before fn runs")
+			close(leading)
+			<-finish
+			return nil
+		}, lockmw.WithFirstAttempt(func(err error) { reports.Add(1); first <- err }))
+	}()
+	require.NoError(t, testsupport.Recv(t, first, 10*time.Second, "a's first attempt"))
+	testsupport.Recv(t, leading, 10*time.Second, "a leads")
+
+	standby := make(chan error, 2)
+	bLeads := make(chan struct{})
+	errB := make(chan error, 1)
+	go func() {
+		errB <- lockmw.Lead(ctx, locktest.NewOn(t, srv).Mutex("lead-first"), func(context.Context) error {
+			close(bLeads)
+			return nil
+		}, nil, lockmw.WithFirstAttempt(func(err error) { standby <- err }))
+	}()
+	err := testsupport.Recv(t, standby, 10*time.Second, "b's first attempt")
+	require.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	_, busy := errors.AsType[*lockmw.BusyError](err)
+	assert.True(t, busy, "a busy first attempt is a *BusyError: %v", err)
+	close(finish) // a steps down: b, queued, leads
+	require.NoError(t, testsupport.Recv(t, errA, 10*time.Second, "a's Lead"))
+	testsupport.Recv(t, bLeads, 10*time.Second, "b leads after a")
+	require.NoError(t, testsupport.Recv(t, errB, 10*time.Second, "b's Lead"))
+	assert.Empty(t, first, "reported once")
+	assert.Empty(t, standby, "reported once")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/go-rlock/rlock/lockmw"
@@ -43,6 +44,12 @@ type Elector struct {
 	log  *slog.Logger
 	stop context.CancelCauseFunc
 	done chan struct{} // closed when the campaign has ended
+	// settled is closed when the first campaign attempt has an outcome: a
+	// term began, another instance leads, the attempt failed, or the
+	// campaign ended.
+	settled     chan struct{}
+	settle      func()
+	waitSettled time.Duration // WithLockTimeout
 
 	mu     sync.Mutex
 	closed bool
@@ -54,8 +61,9 @@ type Elector struct {
 // [WithKeyPrefix]) followed by name, and starts its campaign; electors of
 // instances that elect one leader share the name and the prefix. It panics
 // when c is nil, name is empty or makes an invalid lock name, or an option is
-// invalid. [WithMinHold] and [WithLockTimeout] do not apply to it (it makes
-// no attempt per call), but their values are checked as for a Locker.
+// invalid. [WithMinHold] does not apply to it (it makes no attempt per
+// call), but its value is checked as for a Locker; [WithLockTimeout] bounds
+// IsLeader's wait for the first campaign attempt.
 func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 	if c == nil {
 		panic(fmt.Sprintf("scheduler: NewElector(nil, %q): a lockmw.Client is required", name))
@@ -71,14 +79,24 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 		panic(fmt.Sprintf("scheduler: NewElector(c, %q): %v", name, err))
 	}
 	ctx, stop := context.WithCancelCause(context.Background())
-	e := &Elector{c: c, m: m, log: o.logger, stop: stop, done: make(chan struct{})}
+	e := &Elector{c: c, m: m, log: o.logger, stop: stop, done: make(chan struct{}),
+		settled: make(chan struct{}), waitSettled: o.lockTimeout}
+	e.settle = sync.OnceFunc(func() { close(e.settled) })
 	go e.campaign(ctx)
 	return e
 }
 
 // IsLeader returns nil while this instance leads, and an error matching
-// [ErrNotLeader] otherwise. It answers from memory, with no round trip, and
-// ignores ctx.
+// [ErrNotLeader] otherwise. It answers from memory, with no round trip.
+//
+// Only a call made while the campaign's first attempt is in flight waits:
+// for that attempt's outcome (one acquisition round trip: won, or another
+// instance leads), at most the lock timeout ([WithLockTimeout], 500ms by
+// default) and until ctx ends; then it answers from memory too. So a job
+// started immediately (gocron.WithStartImmediately) runs on the instance
+// that wins, rather than being skipped because the first tick came a
+// millisecond before the campaign's reply. A ctx that ended during that
+// wait is joined to the error.
 //
 // It stops returning nil as soon as the term ends: when lockmw reports the
 // leader lock lost (a renewal found it gone or someone else's, or renewals
@@ -87,7 +105,27 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 // again; when the lockmw.Client closed it also matches lockmw.ErrClosed, for
 // good. A standby's error says that it campaigns. After Close it always
 // returns an error.
-func (e *Elector) IsLeader(context.Context) error {
+func (e *Elector) IsLeader(ctx context.Context) error {
+	select {
+	case <-e.settled:
+		return e.answer()
+	default:
+	}
+	t := time.NewTimer(e.waitSettled)
+	defer t.Stop()
+	select {
+	case <-e.settled:
+	case <-t.C:
+	case <-ctx.Done():
+		if err := e.answer(); err != nil {
+			return errors.Join(err, context.Cause(ctx))
+		}
+	}
+	return e.answer()
+}
+
+// answer is IsLeader's answer from memory.
+func (e *Elector) answer() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	name := e.m.Name()
@@ -124,6 +162,7 @@ func (e *Elector) Close() error {
 // once (not after a back-off between attempts).
 func (e *Elector) campaign(ctx context.Context) {
 	defer close(e.done)
+	defer e.settle()
 	ctx, cancel := context.WithCancelCause(ctx)
 	watched := make(chan struct{})
 	go func() {
@@ -139,7 +178,7 @@ func (e *Elector) campaign(ctx context.Context) {
 		<-watched
 	}()
 	for {
-		err := lockmw.Lead(ctx, e.m, e.term)
+		err := lockmw.Lead(ctx, e.m, e.term, lockmw.WithFirstAttempt(e.firstAttempt))
 		if errors.Is(context.Cause(ctx), errElectorClosed) {
 			return
 		}
@@ -155,11 +194,20 @@ func (e *Elector) campaign(ctx context.Context) {
 	}
 }
 
+// firstAttempt settles IsLeader's first wait when the first attempt did
+// not win; a win settles it in term, once IsLeader can answer nil.
+func (e *Elector) firstAttempt(err error) {
+	if err != nil {
+		e.settle()
+	}
+}
+
 // term is Lead's fn: it makes IsLeader answer nil until lead ends.
 func (e *Elector) term(lead context.Context) error {
 	e.mu.Lock()
 	e.lead = lead
 	e.mu.Unlock()
+	e.settle()
 	e.log.Info("scheduler: leading", "elector", e.m.Name())
 	<-lead.Done()
 	if cause := context.Cause(lead); !errors.Is(cause, errElectorClosed) {

@@ -429,3 +429,74 @@ func TestElectorEndsWithItsClientDuringABackOff(t *testing.T) {
 	assert.Less(t, took, backoff, "the campaign ended %v after the client's Close, before its back-off of %v", took, backoff)
 	assert.ErrorContains(t, e.IsLeader(ctx), "the campaign ended")
 }
+
+// answers records what an Elector's IsLeader answered gocron.
+type answers struct {
+	e      *scheduler.Elector
+	asked  atomic.Int32
+	leader atomic.Int32
+}
+
+func (a *answers) IsLeader(ctx context.Context) error {
+	err := a.e.IsLeader(ctx)
+	if err == nil {
+		a.leader.Add(1)
+	}
+	a.asked.Add(1)
+	return err
+}
+
+// A job started immediately asks IsLeader about a millisecond after the
+// Elector was made, while its first campaign attempt is in flight: IsLeader
+// waits for that attempt, so the first run happens, once. (Before, it
+// answered "campaigning" and the first run was skipped on every instance.)
+// The lock timeout, which bounds that wait, is generous here so that a
+// loaded machine's slow round trip cannot skip the run.
+func TestElectorRunsAJobStartedImmediately(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	start := func(t *testing.T, name string, n int) (runs *atomic.Int32, asked []*answers, ins []*instance) {
+		runs = new(atomic.Int32)
+		var electors []*scheduler.Elector
+		for range n {
+			electors = append(electors, scheduler.NewElector(locktest.NewOn(t, srv), name, scheduler.WithLockTimeout(handOffBound)))
+		}
+		for i, e := range electors {
+			t.Cleanup(func() { _ = e.Close() })
+			a := &answers{e: e}
+			in := newInstance(t, fmt.Sprintf("instance-%d", i), gocron.WithDistributedElector(a))
+			asked, ins = append(asked, a), append(ins, in)
+		}
+		for _, in := range ins { // the schedulers start together, right after their electors
+			in.add(t, gocron.DurationJob(time.Hour), gocron.NewTask(func() { runs.Add(1) }),
+				gocron.WithStartAt(gocron.WithStartImmediately()), gocron.WithName("immediate"))
+		}
+		return runs, asked, ins
+	}
+
+	t.Run("one instance runs it", func(t *testing.T) {
+		runs, _, _ := start(t, "immediate-one", 1)
+		testsupport.Eventually(t, handOffBound, "the first run", func() bool { return runs.Load() == 1 })
+	})
+
+	t.Run("three instances started together run it once in all", func(t *testing.T) {
+		runs, asked, ins := start(t, "immediate-three", 3)
+		testsupport.Eventually(t, handOffBound, "every instance asked", func() bool {
+			for _, a := range asked {
+				if a.asked.Load() == 0 {
+					return false
+				}
+			}
+			return true
+		})
+		for _, in := range ins {
+			in.stop() // no run under way after this
+		}
+		var leaders int32
+		for _, a := range asked {
+			leaders += a.leader.Load()
+		}
+		assert.EqualValues(t, 1, leaders, "one instance was told it leads")
+		assert.EqualValues(t, 1, runs.Load(), "the job ran once in all")
+	})
+}

@@ -94,8 +94,10 @@ func WithMinHold(d time.Duration) Option {
 // Redis has not answered within d the call returns an error matching
 // [ErrUnavailable], so a slow or paused Redis delays a job by at most d
 // rather than by the go-redis read timeout. The default is
-// [DefaultLockTimeout] (500ms). An [Elector] ignores it: it campaigns in the
-// background and its IsLeader makes no attempt. d must be positive
+// [DefaultLockTimeout] (500ms). An [Elector] campaigns in the background
+// and its IsLeader makes no attempt: there d bounds how long an IsLeader
+// call made while the first campaign attempt is in flight waits for that
+// attempt's outcome (see [Elector.IsLeader]). d must be positive
 // (NewLocker and NewElector panic otherwise).
 func WithLockTimeout(d time.Duration) Option {
 	return func(o *options) { o.lockTimeout = d }
