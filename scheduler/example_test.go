@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/scheduler"
 	"github.com/redis/go-redis/v9"
+	"github.com/robfig/cron/v3"
 )
 
 // Every instance of a fleet runs the same scheduler with a Locker on its own
@@ -122,4 +124,37 @@ func ExampleNewElector() {
 	// a leads: true
 	// b is a standby: true
 	// b leads: true
+}
+
+// robfig/cron v3: each job gets its own wrapper, named, so that every
+// instance's cron runs each tick of it once in all.
+func ExampleCronOnce() {
+	srv, err := redistest.Launch(redistest.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	locks := lockmw.New(rdb)
+	defer locks.Close()
+
+	l := scheduler.NewLocker(locks)
+	done := make(chan struct{})
+	ran := sync.OnceFunc(func() {
+		fmt.Println("the report ran, under the lock gocron:report")
+		close(done)
+	})
+	report := cron.FuncJob(ran)
+	c := cron.New()
+	_, err = c.AddJob("@every 1s", cron.NewChain(scheduler.CronOnce(l, "report")).Then(report))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c.Start()
+	<-done
+	<-c.Stop().Done()
+	// Output: the report ran, under the lock gocron:report
 }
