@@ -41,7 +41,7 @@ func CronOnce(l *Locker, name string) cron.JobWrapper {
 	}
 	// A context that carries no hold answers without a round trip, so this
 	// only checks the name.
-	if _, err := l.c.Mutex(l.opt.prefix+name).HoldCount(context.Background()); errors.Is(err, lockmw.ErrInvalidName) {
+	if _, err := l.c.Mutex(l.opt.prefix + name).HoldCount(context.Background()); errors.Is(err, lockmw.ErrInvalidName) {
 		panic(fmt.Sprintf("scheduler: CronOnce(l, %q): %v", name, err))
 	}
 	return func(j cron.Job) cron.Job {
