@@ -39,11 +39,7 @@ func CronOnce(l *Locker, name string) cron.JobWrapper {
 	if name == "" {
 		panic(`scheduler: CronOnce(l, ""): the job name must not be empty`)
 	}
-	// A context that carries no hold answers without a round trip, so this
-	// only checks the name.
-	if _, err := l.c.Mutex(l.opt.prefix + name).HoldCount(context.Background()); errors.Is(err, lockmw.ErrInvalidName) {
-		panic(fmt.Sprintf("scheduler: CronOnce(l, %q): %v", name, err))
-	}
+	mustName(l.c.Mutex(l.opt.prefix+name), fmt.Sprintf("CronOnce(l, %q)", name))
 	return func(j cron.Job) cron.Job {
 		return cron.FuncJob(func() { l.runOnce(name, j) })
 	}
@@ -67,4 +63,14 @@ func (l *Locker) runOnce(name string, j cron.Job) {
 		}
 	}()
 	j.Run()
+}
+
+// mustName returns m, after panicking, as call, when m's name is not a
+// valid lock name. A context that carries no hold answers HoldCount without
+// a round trip, so this only checks the name.
+func mustName(m *lockmw.Mutex, call string) *lockmw.Mutex {
+	if _, err := m.HoldCount(context.Background()); errors.Is(err, lockmw.ErrInvalidName) {
+		panic(fmt.Sprintf("scheduler: %s: %v", call, err))
+	}
+	return m
 }

@@ -72,12 +72,7 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 		panic(`scheduler: NewElector(c, ""): the elector name must not be empty`)
 	}
 	o := newOptions("NewElector", opts)
-	m := c.Mutex(o.prefix + name)
-	// A context that carries no hold answers without a round trip, so this
-	// only checks the name.
-	if _, err := m.HoldCount(context.Background()); errors.Is(err, lockmw.ErrInvalidName) {
-		panic(fmt.Sprintf("scheduler: NewElector(c, %q): %v", name, err))
-	}
+	m := mustName(c.Mutex(o.prefix+name), fmt.Sprintf("NewElector(c, %q)", name))
 	ctx, stop := context.WithCancelCause(context.Background())
 	e := &Elector{c: c, m: m, log: o.logger, stop: stop, done: make(chan struct{}),
 		settled: make(chan struct{}), waitSettled: o.lockTimeout}
