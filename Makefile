@@ -9,12 +9,14 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages the core lock package (lockmw) must never depend on: they belong
 # to the adapters.
 ADAPTER_DEPS := go-co-op/gocron|hibiken/asynq|go\.opentelemetry\.io
-# The Go modules of the repository: the root, and the load tool, a module of
-# its own so that the libraries it compares rlock with stay out of the root
-# go.mod. lint and test cover each.
-MODULES := . examples/bench
+# The Go modules of the repository: the root; the router adapters, each a
+# module of its own so that the root go.mod requires no router; the load tool
+# and the router examples, modules so that the libraries they use stay out of
+# the root go.mod. lint and test cover each.
+RELEASED_MODULES := httpmw/ginmw httpmw/echomw httpmw/fibermw
+MODULES := . $(RELEASED_MODULES) examples/bench examples/routers
 
-.PHONY: test lint demo stress bench soak fuzz
+.PHONY: test lint demo stress bench soak fuzz release-bump
 
 test:
 	./.ci/install-redis.sh
@@ -66,3 +68,12 @@ fuzz:
 		done; \
 	done; \
 	exit $$status
+
+# release-bump makes every nested module require the root at version V (the
+# tag just pushed, see RELEASING.md); their replace directives stay.
+release-bump:
+	@test -n "$(V)" || { echo "usage: make release-bump V=vX.Y.Z"; exit 2; }
+	@for m in $(filter-out .,$(MODULES)); do \
+		echo "== $$m requires github.com/go-rlock/rlock $(V)"; \
+		(cd $$m && $(GO) mod edit -require=github.com/go-rlock/rlock@$(V) && $(GO) mod tidy) || exit 1; \
+	done

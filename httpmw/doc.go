@@ -14,11 +14,25 @@
 //
 // # Keys
 //
-// The lock of a request is named [KeyPrefix] + the ServeMux pattern that
-// matched (see [PatternKey]); [WithPathValues] appends the values of path
-// wildcards, escaped, so that distinct resources never share a name; and
-// [WithKey] replaces the whole scheme. A request without a key (no pattern
-// matched, or the key function returned "") runs unlocked.
+// The lock of a request is named [KeyPrefix] + the pattern that matched
+// (see [PatternKey]), with the request's method in front when the pattern
+// names none ("/orders/{id}" locks "http:POST /orders/{id}" and
+// "http:GET /orders/{id}" apart; [WithOneLockPerPath] shares them);
+// [WithPathValues] appends the values of path wildcards, escaped, so that
+// distinct resources never share a name; and [WithKey] replaces the whole
+// scheme (its "" runs a request unlocked, by choice).
+//
+// # Placement, and routers
+//
+// The default key needs the pattern, which a router sets when it has matched
+// the request: mount Wrap on routes, or use WrapMux. A Wrap that sees no
+// pattern, or a mount's "/*", is misplaced: it answers 500 and logs once
+// ([WithLogger]) rather than running the handler unlocked (see
+// [Middleware.Wrap]). chi works through Wrap (r.With(m.Wrap), r.Group with
+// Use), gorilla/mux through a small middleware that sets r.Pattern; gin,
+// echo v4 and fiber v3 have modules of their own (httpmw/ginmw,
+// httpmw/echomw, httpmw/fibermw) that hand httpmw the matched route. See
+// docs/http.md for each.
 //
 // On a Redis Cluster a lock's keys go to the slot of the name's {hash tag},
 // and a wildcard in the pattern is one: all names with "{id}" share a slot.
