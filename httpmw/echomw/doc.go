@@ -20,7 +20,10 @@
 // e.Pre middleware before (echo.go, Echo.ServeHTTP: Router.Find runs inside
 // the pre-middleware chain, before the e.Use chain is built around the
 // route's handler). New needs the route, so it belongs under e.Use, on a
-// group or on a route. Under e.Pre it finds no route; it then routes the
+// group or on a route. Under e.Use every route takes its own lock, health
+// checks and static files too; a group or a route locks only its routes.
+// Register middleware.Recover before New, so that a panicking handler's
+// lock is released before Recover answers 500. Under e.Pre it finds no route; it then routes the
 // request itself, and when echo would match a route it answers 500 with a
 // short body and logs once, through the context's logger (e.Logger), that
 // it is misplaced: it never runs a request unlocked in silence. (Requests
@@ -34,7 +37,8 @@
 // path parameters (c.Param), "http:POST /orders/:id#id=7"; the parameter of
 // a "*" route cannot be named there. The host is not part of the key: routes
 // with one template on two e.Host routers share a lock unless
-// [httpmw.WithKey] adds it.
+// [httpmw.WithKey] adds it. [httpmw.WithOneLockPerPath] changes nothing:
+// the key always names the method.
 //
 // # Unmatched requests
 //
@@ -78,12 +82,20 @@
 //
 // # echo v5
 //
-// echo v5 users use httpmw itself through echo.WrapMiddleware(m.Wrap): v5's
-// WrapMiddleware sets r.Pattern to c.Path() (without the method) and
-// SetPathValue for each path parameter, and v5's router sets r.Pattern
-// itself too (router.go, DefaultRouter.Route). Register it per route
-// (e.POST("/orders/:id", h, echo.WrapMiddleware(m.Wrap))). Globally or on a
-// group it also sees the requests that matched no route: a 404 that matched
-// nothing has an empty pattern, a 405 or OPTIONS answer the template of
-// the path's other methods, a group's 404 "/orders/*".
+// echo v5 users use httpmw itself, per route, through echo.WrapMiddleware:
+//
+//	e.POST("/orders/:id", update, echo.WrapMiddleware(m.Wrap)) // "http:POST /orders/:id"
+//
+// v5's WrapMiddleware (echo.go) sets r.Pattern to c.Path(), the template
+// without the method ("/orders/:id"), and calls SetPathValue for each path
+// parameter, so httpmw adds the method and locks "http:POST
+// /orders/:id", the lock this package takes for the same route under v4,
+// and [httpmw.WithPathValues] reads c.Param. (v5's router sets r.Pattern to
+// the template too: DefaultRouter.Route, router.go.) Not globally nor on a
+// group: there WrapMiddleware also sees the requests that matched no route,
+// which v5's router gives the pattern "" (matched nothing: httpmw answers
+// 500, misplaced), the template of the path's other methods (405 and
+// OPTIONS: locked) or the group's "/orders/*" (httpmw answers 500, taking it
+// for a chi mount). A v5 route whose template ends in "/*" is refused the
+// same way; give its middleware httpmw.WithKey(httpmw.PatternKey).
 package echomw
