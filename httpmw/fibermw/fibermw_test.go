@@ -194,6 +194,8 @@ func TestKeys(t *testing.T) {
 			"GET", "/n/5", nil, "http:GET /n/:id<int>"},
 		{"a case-insensitive match locks the route as registered", func(app *fiber.App) { app.Get("/Reports", mw(), ok) },
 			"GET", "/REPORTS", nil, "http:GET /Reports"},
+		{"the HEAD route fiber adds for a GET route locks HEAD", func(app *fiber.App) { app.Get("/h", mw(), ok) },
+			"HEAD", "/h", nil, "http:HEAD /h"},
 		{"app.All locks each method on its own", func(app *fiber.App) { app.All("/any", mw(), ok) },
 			"PATCH", "/any", nil, "http:PATCH /any"},
 		{"WithParams appends the parameters", func(app *fiber.App) { app.Post("/p/:tenant/:id", mw(fibermw.WithParams("id", "tenant")), ok) },

@@ -16,7 +16,7 @@ const misplacedBody = "server misconfigured: the lock middleware runs where no r
 func (h *handler) refuseMisplaced(c fiber.Ctx) error {
 	h.warned.Do(func() {
 		h.logger.Error("fibermw: New's handler got a request before any route matched: it is registered with Use "+
-			"(app.Use, a Group's handlers or Use, a RouteChain's Use), where fiber does not know the route; "+
+			"(app.Use, a Group's handlers or Use, a RouteChain's All), where fiber does not know the route; "+
 			"refusing with 500 rather than running it unlocked. Give it to each route instead: "+
 			"app.Post(path, fibermw.New(locks), handler) (logged once per handler)",
 			"method", strings.Clone(c.Method()), "path", strings.Clone(c.Path()), "use", strings.Clone(c.Route().Path))
