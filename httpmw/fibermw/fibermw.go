@@ -21,7 +21,7 @@ import (
 //	app.Post("/orders/:id", fibermw.New(locks, fibermw.WithParams("id")), updateOrder)
 //
 // Registered with Use (app.Use, a group's Use or its handlers, a
-// RouteChain's Use) it does not know the route, and refuses every request
+// RouteChain's All) it does not know the route, and refuses every request
 // with 500 (see the package documentation).
 //
 // Each request waits for its lock as [httpmw.Middleware.Wrap] does; when it
