@@ -60,9 +60,11 @@ func knownMethod(m string) string {
 // misplaced reports whether a request with this pattern cannot have come
 // through a route: no pattern (the middleware runs before the router
 // matched, or outside any router), or a mount's wildcard ("/orders/*",
-// chi's Route and Mount), which every route under the mount shares.
+// chi's Route and Mount), which every route under the mount shares. A
+// pattern that names a method is a route's, whatever its end: router
+// adapters set "GET /files/*" for echo's catch-all route.
 func misplaced(pattern string) bool {
-	return pattern == "" || strings.HasSuffix(pattern, "/*")
+	return pattern == "" || !hasMethod(pattern) && strings.HasSuffix(pattern, "/*")
 }
 
 func patternKey(pattern string) string {

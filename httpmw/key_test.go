@@ -140,3 +140,16 @@ func TestSeconds(t *testing.T) {
 		assert.Equal(t, want, seconds(d), "%v", d)
 	}
 }
+
+func TestMisplaced(t *testing.T) {
+	for pattern, want := range map[string]bool{
+		"":                  true,  // no route known
+		"/orders/*":         true,  // chi's mount
+		"GET /files/*":      false, // a route's catch-all, as adapters set it
+		"/orders/{id}":      false, // chi's route
+		"POST /orders/{id}": false,
+		"/api/":             false, // a ServeMux subtree: a route (see docs/http.md's chi caveat)
+	} {
+		assert.Equal(t, want, misplaced(pattern), "%q", pattern)
+	}
+}

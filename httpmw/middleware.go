@@ -122,7 +122,7 @@ func (m *Middleware) Wrap(h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !m.cfg.customKey && misplaced(r.Pattern) {
-			m.refuseMisplaced(w, r)
+			m.RefuseMisplaced(w, r, wrapMisplaced)
 			return
 		}
 		name, group := m.names(r)

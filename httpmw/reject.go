@@ -19,14 +19,22 @@ const (
 	misplacedBody   = "server misconfigured: the lock middleware runs where no route is known; see the server log"
 )
 
-// refuseMisplaced answers a request that reached Wrap where no route is
-// known (see Wrap) and logs the first of them.
-func (m *Middleware) refuseMisplaced(w http.ResponseWriter, r *http.Request) {
+// wrapMisplaced is what Wrap logs when it refuses a request (see Wrap).
+const wrapMisplaced = "Wrap got a request with no route pattern, or a mount's \"/*\". " +
+	"Mount Wrap where the router has matched: on each route (mux.Handle(pattern, m.Wrap(h)), chi's r.With(m.Wrap)), " +
+	"around a ServeMux with WrapMux, through the gin, echo or fiber modules, or give WithKey"
+
+// RefuseMisplaced answers r as [Middleware.Wrap] answers a request that
+// reached it where no route is known: 500 Internal Server Error with a
+// short body, and, for the first such request of m, an Error line on the
+// logger ([WithLogger]) saying why and what to do (why, for example "the
+// middleware runs before routing: register it with e.Use"), with the
+// request's method, path and pattern. It is for router adapters that find
+// themselves misplaced by their own means (echomw under echo's Pre,
+// fibermw under app.Use), so that every refusal looks and logs alike.
+func (m *Middleware) RefuseMisplaced(w http.ResponseWriter, r *http.Request, why string) {
 	m.warned.Do(func() {
-		m.cfg.logger.Error("httpmw: Wrap got a request with no route pattern, or a mount's \"/*\"; "+
-			"refusing with 500 rather than running it unlocked. Mount Wrap where the router has matched: "+
-			"on each route (mux.Handle(pattern, m.Wrap(h)), chi's r.With(m.Wrap)), around a ServeMux with WrapMux, "+
-			"through the gin, echo or fiber modules, or give WithKey (logged once per Middleware)",
+		m.cfg.logger.Error("httpmw: refusing with 500 rather than running unlocked: "+why+" (logged once per Middleware)",
 			"method", r.Method, "path", r.URL.Path, "pattern", r.Pattern)
 	})
 	http.Error(w, misplacedBody, http.StatusInternalServerError)
