@@ -25,8 +25,9 @@
 // Register middleware.Recover before New, so that a panicking handler's
 // lock is released before Recover answers 500. Under e.Pre it finds no route; it then routes the
 // request itself, and when echo would match a route it answers 500 with a
-// short body and logs once, through the context's logger (e.Logger), that
-// it is misplaced: it never runs a request unlocked in silence. (Requests
+// short body and logs once on httpmw's logger ([httpmw.WithLogger],
+// slog.Default() by default), as httpmw's Wrap does when misplaced: it never
+// runs a request unlocked in silence. (Requests
 // no route matches go on to echo's 404 either way.)
 //
 // # Keys
@@ -38,7 +39,9 @@
 // a "*" route cannot be named there. The host is not part of the key: routes
 // with one template on two e.Host routers share a lock unless
 // [httpmw.WithKey] adds it. [httpmw.WithOneLockPerPath] changes nothing:
-// the key always names the method.
+// the key always names the method. A "/*" route is a route here: httpmw
+// refuses a pattern ending in "/*" only when it names no method (chi's
+// mounts).
 //
 // # Unmatched requests
 //

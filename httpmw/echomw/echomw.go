@@ -2,7 +2,6 @@ package echomw
 
 import (
 	"net/http"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -10,14 +9,9 @@ import (
 	"github.com/go-rlock/rlock/lockmw"
 )
 
-// misplacedBody is the body of the 500 answer of a middleware registered
-// with e.Pre.
-const misplacedBody = "server misconfigured: the lock middleware runs before routing"
-
-// misplacedLog is the line logged once per [New] when it finds itself
-// registered with e.Pre.
-const misplacedLog = "echomw: the middleware runs before echo routes the request (registered with e.Pre): " +
-	"it cannot know the route, so it answers 500 to every request that has one; register it with e.Use, a group or a route"
+// misplacedWhy is why New refuses a request under e.Pre (logged once).
+const misplacedWhy = "echomw's middleware runs before echo routes the request (registered with e.Pre), " +
+	"so it cannot know the route; register it with e.Use, a group or a route"
 
 // New returns echo middleware that runs the requests of a route one at a
 // time (or per resource, or at most [httpmw.WithLimit] at a time) across
@@ -48,11 +42,6 @@ const misplacedLog = "echomw: the middleware runs before echo routes the request
 // New panics, with httpmw's one-line message, when c is nil, an option is
 // nil or an option's value is invalid.
 func New(c *lockmw.Client, opts ...httpmw.Option) echo.MiddlewareFunc {
-	// The key function is named first so that the user's WithKey still
-	// wins: with the default httpmw would judge the pattern itself and
-	// refuse one ending in "/*" as a chi mount, while echo's "/files/*" is
-	// a route. This middleware has judged the placement already (serve).
-	opts = append([]httpmw.Option{httpmw.WithKey(httpmw.PatternKey)}, opts...)
 	mw := &middleware{m: httpmw.New(c, opts...)}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(ec echo.Context) error { return mw.serve(ec, next) }
@@ -60,9 +49,8 @@ func New(c *lockmw.Client, opts ...httpmw.Option) echo.MiddlewareFunc {
 }
 
 type middleware struct {
-	m         *httpmw.Middleware
-	routes    routeTable
-	misplaced sync.Once // logs misplacedLog
+	m      *httpmw.Middleware
+	routes routeTable
 }
 
 // serve runs next under the lock of c's route, or unlocked when c matched
@@ -72,8 +60,7 @@ func (mw *middleware) serve(c echo.Context, next echo.HandlerFunc) error {
 	case unmatched:
 		return next(c)
 	case beforeRouting:
-		mw.misplaced.Do(func() { c.Logger().Error(misplacedLog) })
-		http.Error(c.Response(), misplacedBody, http.StatusInternalServerError)
+		mw.m.RefuseMisplaced(c.Response(), c.Request(), misplacedWhy)
 		return nil
 	}
 	orig := c.Request()
