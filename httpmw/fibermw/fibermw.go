@@ -2,11 +2,9 @@ package fibermw
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/gofiber/fiber/v3"
 
@@ -37,15 +35,11 @@ func New(c *lockmw.Client, opts ...Option) fiber.Handler {
 		panic("fibermw: New(nil): a lockmw.Client is required")
 	}
 	cfg := newConfig(opts)
-	h := &handler{key: cfg.key, params: cfg.params, logger: cfg.logger}
-	// The key is always given as a function, the default one too: httpmw
-	// refuses a default-keyed request whose pattern ends in "/*" as a
-	// misplaced mount, while in fiber "/files/*" is a route of its own.
-	key := httpmw.PatternKey
+	h := &handler{key: cfg.key, params: cfg.params}
+	hopts := append([]httpmw.Option{httpmw.WithBodyBuffer(0)}, cfg.httpmw...)
 	if h.key != nil {
-		key = h.userKey
+		hopts = append(hopts, httpmw.WithKey(h.userKey))
 	}
-	hopts := append([]httpmw.Option{httpmw.WithKey(key), httpmw.WithBodyBuffer(0)}, cfg.httpmw...)
 	h.m = newMiddleware(c, hopts)
 	return h.serve
 }
@@ -74,8 +68,6 @@ type handler struct {
 	m      *httpmw.Middleware
 	key    func(fiber.Ctx) string // WithKey; nil for the default
 	params []string               // WithParams
-	logger *slog.Logger
-	warned sync.Once // the misplaced registration was logged
 }
 
 // fiberCtx is the key of the request's fiber.Ctx in the context of the
@@ -88,10 +80,11 @@ func (h *handler) serve(c fiber.Ctx) error {
 	// fiber sets Matched only once a route that is not a Use matched
 	// (router.go, App.next): before that the handler runs as a Use and
 	// c.Route() is the Use's prefix, not a route.
-	if !c.Matched() {
-		return h.refuseMisplaced(c)
-	}
 	cl := &call{c: c}
+	if !c.Matched() {
+		h.m.RefuseMisplaced(cl, h.request(c), misplacedWhy)
+		return nil
+	}
 	h.m.Wrap(cl).ServeHTTP(cl, h.request(c))
 	if !cl.ran {
 		return nil // httpmw wrote its refusal on c's response

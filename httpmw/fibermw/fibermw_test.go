@@ -486,7 +486,7 @@ func TestUnderUseIsRefusedLoudly(t *testing.T) {
 				r := s.send(t.Context(), "POST", "/orders/7")
 				require.NoError(t, r.err)
 				assert.Equal(t, http.StatusInternalServerError, r.status)
-				assert.Equal(t, "server misconfigured: the lock middleware runs where no route is known; see the server log", r.body)
+				assert.Equal(t, "server misconfigured: the lock middleware runs where no route is known; see the server log\n", r.body)
 				assert.Equal(t, "text/plain; charset=utf-8", r.header.Get("Content-Type"))
 			}
 			assert.Zero(t, ran.Load(), "the handler ran unlocked")
@@ -518,5 +518,5 @@ func TestMisplacedLogsToSlogDefault(t *testing.T) {
 	app := fiber.New()
 	app.Use(mw)
 	assert.Equal(t, http.StatusInternalServerError, serve(t, app).status(t, "GET", "/x"))
-	assert.Contains(t, log.String(), "fibermw: New's handler got a request before any route matched")
+	assert.Contains(t, log.String(), "fibermw's handler got a request before any route matched")
 }

@@ -22,12 +22,10 @@ import (
 type Option func(*config)
 
 type config struct {
-	key       func(c fiber.Ctx) string // nil: httpmw.PatternKey
-	keySet    bool                     // WithKey was given
-	params    []string                 // WithParams, in order
-	logger    *slog.Logger
-	loggerSet bool            // WithLogger was given
-	httpmw    []httpmw.Option // the options New hands httpmw.New, in order
+	key    func(c fiber.Ctx) string // nil: httpmw.PatternKey
+	keySet bool                     // WithKey was given
+	params []string                 // WithParams, in order
+	httpmw []httpmw.Option          // the options New hands httpmw.New, in order
 }
 
 // WithKey sets the function that names the lock of a request, given the
@@ -118,20 +116,16 @@ func WithLimit(n int) Option {
 // WithLogger sets where the handler reports that it was registered where
 // no route is known (with Use, see the package documentation), once per
 // handler. The default is [slog.Default] at the time of New. A nil l makes
-// New panic.
+// New panic. See [httpmw.WithLogger].
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.logger, c.loggerSet = l, true }
+	return func(c *config) { c.httpmw = append(c.httpmw, httpmw.WithLogger(l)) }
 }
 
 // newConfig applies opts in order, then checks the options of this package
 // once; it panics, with one line naming the option and the value, on a nil
 // Option or an invalid value. httpmw checks its own options in New.
 func newConfig(opts []Option) config {
-	c := construct.Apply("fibermw", "New", config{}, opts, (*config).invalid)
-	if !c.loggerSet {
-		c.logger = slog.Default()
-	}
-	return c
+	return construct.Apply("fibermw", "New", config{}, opts, (*config).invalid)
 }
 
 // invalid describes the first invalid value of this package's options, ""
@@ -140,8 +134,6 @@ func (c *config) invalid() string {
 	switch {
 	case c.keySet && c.key == nil:
 		return "WithKey(nil): a key function is required"
-	case c.loggerSet && c.logger == nil:
-		return "WithLogger(nil): a logger is required"
 	}
 	return ""
 }
