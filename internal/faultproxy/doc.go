@@ -5,10 +5,13 @@
 // one target address. It reads the client's commands (RESP arrays of bulk
 // strings) and the server's replies (RESP2 and RESP3 values, so go-redis'
 // default HELLO 3 works) one whole value at a time, pairs each reply with the
-// command it answers, and lets a test decide per reply:
+// command it answers, and lets a test inject:
 //
-//   - [Proxy.SetLatency]: every reply is held for d before it is forwarded
-//     (replies stay in order);
+//   - [Proxy.SetRequestLatency] and [Proxy.SetLatency]: commands on their
+//     way to the server, and replies and pushes on their way back, arrive d
+//     after the proxy read them. Each direction is a wire with a
+//     propagation delay, not a pause per value: a pipeline of N commands
+//     arrives d later as a whole, and everything stays in order;
 //   - [Proxy.SetBlackhole]: replies are read and thrown away, so commands
 //     still run on the server but the client never hears back: a timeout
 //     after the fact, the worst case for a client that re-sends;
@@ -22,7 +25,8 @@
 //
 // A connection that sends a SUBSCRIBE-family command becomes a pub/sub
 // connection: its pushes have no command to pair with, so rules no longer
-// apply to it; latency, the black hole and resets still do.
+// apply to it; both latencies (pushes are delayed like replies), the black
+// hole and resets still do.
 //
 // # Why not toxiproxy
 //

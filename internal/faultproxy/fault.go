@@ -62,9 +62,26 @@ func (p *Proxy) SetRule(r Rule) {
 	p.rule.Store(&r)
 }
 
-// SetLatency holds every reply for d after the proxy has read it (0: none).
-// Replies of one connection stay in order.
-func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(max(d, 0))) }
+// SetLatency delays the server-to-client direction by d (0: none, the
+// default): every reply and pub/sub push reaches the client d after the
+// proxy has read it from the server. [Proxy.SetRequestLatency] delays the
+// other direction; set both to d for a link with a one-way delay of d, a
+// round trip of 2d more than loopback's.
+//
+// The delay is a wire's, not a pause per value: replies read together
+// arrive together, so a pipeline's replies are late by d as a whole.
+// Values of one connection stay in order, also when d changes; a value
+// already in flight keeps the delay it was sent with.
+func (p *Proxy) SetLatency(d time.Duration) { p.downLatency.Store(int64(max(d, 0))) }
+
+// SetRequestLatency delays the client-to-server direction by d (0: none,
+// the default): every command reaches the server d after the proxy has
+// read it from the client, as a remote server sees it, by its own clock
+// (the TIME a script reads is d later). Like [Proxy.SetLatency], it is a
+// wire's delay: commands sent together (a pipeline) arrive together, in
+// order. Commands in flight when the client hangs up still reach the
+// server, then the server's side is closed.
+func (p *Proxy) SetRequestLatency(d time.Duration) { p.upLatency.Store(int64(max(d, 0))) }
 
 // SetBlackhole makes the proxy read and throw away every reply from now on
 // (on) or forward them again (off). Commands still reach the server.

@@ -21,9 +21,10 @@ type Proxy struct {
 	ln     net.Listener
 	wg     sync.WaitGroup
 
-	latency   atomic.Int64 // time.Duration
-	blackhole atomic.Bool
-	rule      atomic.Pointer[Rule]
+	upLatency   atomic.Int64 // time.Duration: commands, client to server
+	downLatency atomic.Int64 // time.Duration: replies and pushes, server to client
+	blackhole   atomic.Bool
+	rule        atomic.Pointer[Rule]
 
 	nConns, nCommands, nReplies, nDropped, nResets atomic.Int64
 	connSeq                                        atomic.Uint64
@@ -88,12 +89,13 @@ func (p *Proxy) accept() {
 			continue
 		}
 		l := &link{
-			p:       p,
-			id:      p.connSeq.Add(1),
-			client:  c.(*net.TCPConn),
-			server:  s.(*net.TCPConn),
-			done:    make(chan struct{}),
-			replies: make(chan reply, 256),
+			p:        p,
+			id:       p.connSeq.Add(1),
+			client:   c.(*net.TCPConn),
+			server:   s.(*net.TCPConn),
+			done:     make(chan struct{}),
+			requests: make(chan segment, wireBuffer),
+			replies:  make(chan segment, wireBuffer),
 		}
 		p.mu.Lock()
 		if p.closed {
@@ -102,11 +104,12 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.links[l] = struct{}{}
-		p.wg.Add(3)
+		p.wg.Add(4)
 		p.mu.Unlock()
-		go l.up()
+		go l.readCommands()
+		go l.deliver(l.requests, l.server)
 		go l.readReplies()
-		go l.writeReplies()
+		go l.deliver(l.replies, l.client)
 	}
 }
 
@@ -116,24 +119,19 @@ func (p *Proxy) forget(l *link) {
 	p.mu.Unlock()
 }
 
-// A link is one proxied connection: client <-> proxy <-> server.
+// A link is one proxied connection: client <-> proxy <-> server, four
+// goroutines: a reader and a [link.deliver] wire for each direction.
 type link struct {
-	p              *Proxy
-	id             uint64
-	client, server *net.TCPConn
-	done           chan struct{}
-	replies        chan reply
-	once           sync.Once
+	p                 *Proxy
+	id                uint64
+	client, server    *net.TCPConn
+	done              chan struct{}
+	requests, replies chan segment // the wires: commands up, replies down
+	once              sync.Once
 
 	mu      sync.Mutex
 	pending []Command // commands sent, reply not read yet, oldest first
 	pubsub  bool      // a SUBSCRIBE-family command was sent: no more pairing
-}
-
-type reply struct {
-	raw    []byte
-	action Action
-	due    time.Time
 }
 
 // close closes both sides once, with a TCP reset when reset is set, and
@@ -155,11 +153,11 @@ func (l *link) close(reset bool) bool {
 	return closed
 }
 
-// up forwards the client's commands to the server, noting each one so its
-// reply can be paired with it.
-func (l *link) up() {
+// readCommands reads the client's commands whole, notes each one so its
+// reply can be paired with it, and puts it on the wire to the server.
+func (l *link) readCommands() {
 	defer l.p.wg.Done()
-	defer l.close(false)
+	defer close(l.requests)
 	r := bufio.NewReaderSize(l.client, 64<<10)
 	for {
 		raw, args, err := readCommand(r)
@@ -167,25 +165,30 @@ func (l *link) up() {
 			return
 		}
 		if len(args) > 0 {
-			name := strings.ToLower(args[0])
-			l.p.mu.Lock()
-			l.p.counts[name]++
-			l.p.mu.Unlock()
-			l.mu.Lock()
-			switch name {
-			case "subscribe", "psubscribe", "ssubscribe":
-				l.pubsub = true
-				l.pending = nil
-			}
-			if !l.pubsub {
-				l.pending = append(l.pending, Command{Conn: l.id, Name: name, Args: args[1:]})
-			}
-			l.mu.Unlock()
+			l.note(args)
 		}
 		l.p.nCommands.Add(1)
-		if _, err := l.server.Write(raw); err != nil {
+		if !l.send(l.requests, segment{raw: raw, action: Forward}, l.p.upLatency.Load()) {
 			return
 		}
+	}
+}
+
+// note counts the command args and queues it for pairing with its reply.
+func (l *link) note(args []string) {
+	name := strings.ToLower(args[0])
+	l.p.mu.Lock()
+	l.p.counts[name]++
+	l.p.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch name {
+	case "subscribe", "psubscribe", "ssubscribe":
+		l.pubsub = true
+		l.pending = nil
+	}
+	if !l.pubsub {
+		l.pending = append(l.pending, Command{Conn: l.id, Name: name, Args: args[1:]})
 	}
 }
 
@@ -201,12 +204,11 @@ func (l *link) next(typ byte) *Command {
 	return &c
 }
 
-// readReplies reads the server's replies whole and decides what happens to
-// each.
+// readReplies reads the server's replies and pushes whole, decides what
+// happens to each, and puts it on the wire to the client.
 func (l *link) readReplies() {
 	defer l.p.wg.Done()
 	defer close(l.replies)
-	defer l.close(false)
 	r := bufio.NewReaderSize(l.server, 64<<10)
 	for {
 		raw, typ, err := readValue(r, nil)
@@ -214,41 +216,8 @@ func (l *link) readReplies() {
 			return
 		}
 		l.p.nReplies.Add(1)
-		rep := reply{raw: raw, action: l.p.action(l.next(typ)), due: time.Now().Add(time.Duration(l.p.latency.Load()))}
-		select {
-		case l.replies <- rep:
-		case <-l.done:
+		if !l.send(l.replies, segment{raw: raw, action: l.p.action(l.next(typ))}, l.p.downLatency.Load()) {
 			return
-		}
-	}
-}
-
-// writeReplies passes replies on to the client when they are due.
-func (l *link) writeReplies() {
-	defer l.p.wg.Done()
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	for rep := range l.replies {
-		if d := time.Until(rep.due); d > 0 {
-			t.Reset(d)
-			select {
-			case <-t.C:
-			case <-l.done:
-				return
-			}
-		}
-		switch rep.action {
-		case Drop:
-			l.p.nDropped.Add(1)
-		case ResetMidReply:
-			_, _ = l.client.Write(rep.raw[:len(rep.raw)/2])
-			l.close(true)
-			return
-		default:
-			if _, err := l.client.Write(rep.raw); err != nil {
-				l.close(false)
-				return
-			}
 		}
 	}
 }

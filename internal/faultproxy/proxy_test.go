@@ -77,24 +77,6 @@ func TestForwardsCommandsAndReplies(t *testing.T) {
 	assert.Zero(t, s.Dropped)
 }
 
-func TestLatencyHoldsEveryReply(t *testing.T) {
-	t.Parallel()
-	_, p := setup(t)
-	ctx := testsupport.CtxFor(t, 10*time.Second)
-	c := client(t, p, nil)
-	require.NoError(t, c.Ping(ctx).Err()) // connected
-	// Long enough that a reply without it is told apart on a loaded machine.
-	const latency = time.Second
-	p.SetLatency(latency)
-	start := time.Now()
-	require.NoError(t, c.Ping(ctx).Err())
-	assert.GreaterOrEqual(t, time.Since(start), latency)
-	p.SetLatency(0)
-	start = time.Now()
-	require.NoError(t, c.Ping(ctx).Err())
-	assert.Less(t, time.Since(start), latency, "latency off")
-}
-
 func TestBlackholeRunsCommandsButLosesReplies(t *testing.T) {
 	t.Parallel()
 	srv, p := setup(t)
@@ -202,24 +184,39 @@ func TestResetConnectionsAndPubSub(t *testing.T) {
 
 func TestCloseEndsEverything(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	p, err := faultproxy.Start(srv.Addr())
-	require.NoError(t, err)
-	assert.Equal(t, srv.Addr(), p.Target())
-	c := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
-	defer c.Close()
-	ctx := testsupport.CtxFor(t, 10*time.Second)
-	require.NoError(t, c.Ping(ctx).Err())
-	p.SetLatency(time.Hour) // a reply waiting must not keep Close waiting
-	before := p.Stats().Replies
-	done := make(chan error, 1)
-	go func() { done <- c.Ping(ctx).Err() }()
-	require.Eventually(t, func() bool { return p.Stats().Replies > before }, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, p.Close())
-	require.NoError(t, p.Close(), "twice is fine")
-	assert.Error(t, <-done)
-	_, err = net.DialTimeout("tcp", p.Addr(), time.Second)
-	assert.Error(t, err, "no longer listening")
+	for _, tc := range []struct {
+		name string
+		hold func(*faultproxy.Proxy) // keeps the next PING in flight
+		// inFlight reports that the PING (or its reply) is on the wire.
+		inFlight func(before, now faultproxy.Stats) bool
+	}{
+		{"with a reply in flight", func(p *faultproxy.Proxy) { p.SetLatency(time.Hour) },
+			func(before, now faultproxy.Stats) bool { return now.Replies > before.Replies }},
+		{"with a command in flight", func(p *faultproxy.Proxy) { p.SetRequestLatency(time.Hour) },
+			func(before, now faultproxy.Stats) bool { return now.Commands > before.Commands }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			p, err := faultproxy.Start(srv.Addr())
+			require.NoError(t, err)
+			assert.Equal(t, srv.Addr(), p.Target())
+			c := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
+			defer c.Close()
+			ctx := testsupport.CtxFor(t, 10*time.Second)
+			require.NoError(t, c.Ping(ctx).Err())
+			tc.hold(p) // a value waiting must not keep Close waiting
+			before := p.Stats()
+			done := make(chan error, 1)
+			go func() { done <- c.Ping(ctx).Err() }()
+			testsupport.Eventually(t, 5*time.Second, "the PING in flight", func() bool { return tc.inFlight(before, p.Stats()) })
+			require.NoError(t, p.Close())
+			require.NoError(t, p.Close(), "twice is fine")
+			assert.Error(t, testsupport.Recv(t, done, 5*time.Second, "the PING's end"))
+			_, err = net.DialTimeout("tcp", p.Addr(), time.Second)
+			assert.Error(t, err, "no longer listening")
+		})
+	}
 }
 
 func TestTargetDown(t *testing.T) {
