@@ -64,6 +64,24 @@ func TestLatencyDelaysEachDirection(t *testing.T) {
 	}
 }
 
+// Waits under a few milliseconds sleep in the kernel rather than on a Go
+// timer (see sleep_linux.go): they too last at least the latency.
+func TestShortLatencyIsKept(t *testing.T) {
+	t.Parallel()
+	const d = 2 * time.Millisecond
+	_, p := setup(t)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
+	c := client(t, p, nil)
+	require.NoError(t, c.Ping(ctx).Err())
+	p.SetRequestLatency(d)
+	p.SetLatency(d)
+	for i := range 20 {
+		start := time.Now()
+		require.NoError(t, c.Ping(ctx).Err())
+		require.GreaterOrEqual(t, time.Since(start), 2*d, "PING %d", i)
+	}
+}
+
 func TestLatencyDelaysAPipelineOnceInOrder(t *testing.T) {
 	t.Parallel()
 	const d, n = 100 * time.Millisecond, 100

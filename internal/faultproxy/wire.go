@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// preciseBelow bounds the waits [sleepUntil] serves, so that a link's end
+// is noticed at most this late. A longer wait is on a timer that the link's
+// end interrupts, and there a millisecond late does not matter.
+const preciseBelow = 20 * time.Millisecond
+
 // wireBuffer is how many values one direction of a link holds in flight;
 // a reader that has filled it waits, as a sender does on a full TCP window.
 const wireBuffer = 256
@@ -22,8 +27,8 @@ type segment struct {
 // deliver is one direction of a link, a wire with a propagation delay: it
 // writes each segment of in to dst, in order, no sooner than its due time.
 // Segments sent together arrive together (a pipeline of N values is
-// delayed once, not N times), and a segment is never held longer than the
-// one before it plus its own delay, so lowering the latency never reorders.
+// delayed once, not N times), and they leave in the order they came: one
+// sent after the latency was lowered waits for those before it.
 //
 // Segments that are due are written through one buffer, flushed before
 // waiting for the next one. deliver ends when in is closed and drained, on
@@ -38,13 +43,7 @@ func (l *link) deliver(in <-chan segment, dst *net.TCPConn) {
 	defer t.Stop()
 	for s := range in {
 		if d := time.Until(s.due); d > 0 {
-			if w.Flush() != nil {
-				return
-			}
-			t.Reset(d)
-			select {
-			case <-t.C:
-			case <-l.done:
+			if w.Flush() != nil || !l.wait(s.due, d, t) {
 				return
 			}
 		}
@@ -75,6 +74,28 @@ func (l *link) send(in chan<- segment, s segment, latency int64) bool {
 	s.due = time.Now().Add(time.Duration(latency))
 	select {
 	case in <- s:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+// wait waits d, until due, with t, and reports false if the link closed
+// meanwhile. A short wait sleeps precisely, uninterrupted: the link's end
+// is noticed when it is over.
+func (l *link) wait(due time.Time, d time.Duration, t *time.Timer) bool {
+	if d < preciseBelow {
+		sleepUntil(due)
+		select {
+		case <-l.done:
+			return false
+		default:
+			return true
+		}
+	}
+	t.Reset(d)
+	select {
+	case <-t.C:
 		return true
 	case <-l.done:
 		return false
