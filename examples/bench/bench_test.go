@@ -269,9 +269,11 @@ func TestTextOutputHasOneLinePerScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "# ") || !strings.HasPrefix(lines[4], "# load average") {
-		t.Fatalf("want a header, three result lines and a footer, got:\n%s", out.String())
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "# ") || !strings.HasPrefix(lines[1], "# ground: direct to -addr; PING p50 ") ||
+		!strings.HasPrefix(lines[5], "# load average") {
+		t.Fatalf("want a header of two lines (the machine, the ground), three result lines and a footer, got:\n%s", out.String())
 	}
+	lines = lines[1:]
 	for i, lock := range []string{"poll", "setnx"} {
 		line := lines[1+i]
 		if f := strings.Fields(line); len(f) < 2 || f[0] != "uncontended" || f[1] != lock || !strings.Contains(line, "p50 ratio median") {
@@ -309,7 +311,8 @@ func TestFlags(t *testing.T) {
 			cfg.watchdog != 3*time.Second || cfg.rounds != 3 || cfg.waiters != 1000 ||
 			cfg.pollMin != time.Millisecond || cfg.pollMax != 5*time.Millisecond ||
 			len(cfg.scenarios) != 7 || cfg.permits != 4 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) ||
-			strings.Join(cfg.locks, ",") != "rlock,redsync,redsync-1ms,redislock-100ms,redislock-1ms,rueidislock,poll,setnx" || cfg.addr != "" || cfg.json {
+			strings.Join(cfg.locks, ",") != "rlock,redsync,redsync-1ms,redislock-100ms,redislock-1ms,rueidislock,poll,setnx" || cfg.addr != "" || cfg.json ||
+			cfg.latency != 0 {
 			t.Errorf("defaults = %+v, want %+v", cfg, want)
 		}
 	})
@@ -341,6 +344,12 @@ func TestFlags(t *testing.T) {
 			t.Errorf("-mix 2:1 = %v, %v", cfg.mixes, err)
 		}
 	})
+	t.Run("-latency takes a duration, -scenario semaphore one scenario", func(t *testing.T) {
+		cfg, _, err := parseFlags([]string{"-latency", "500us", "-scenario", "semaphore"}, io.Discard)
+		if err != nil || cfg.latency != 500*time.Microsecond || strings.Join(cfg.scenarios, ",") != "semaphore" {
+			t.Errorf("latency %v, scenarios %v, err %v", cfg.latency, cfg.scenarios, err)
+		}
+	})
 	t.Run("-h asks for help", func(t *testing.T) {
 		var out bytes.Buffer
 		if _, _, err := parseFlags([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
@@ -364,6 +373,7 @@ func TestFlags(t *testing.T) {
 		{"-mix", "4"},
 		{"-mix", "4:4:4"},
 		{"-mix", "a:b"},
+		{"-latency", "-1ms"},
 		{"extra"},
 	} {
 		t.Run("rejects "+strings.Join(args, " "), func(t *testing.T) {

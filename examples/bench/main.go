@@ -181,6 +181,7 @@
 // # Flags
 //
 //	-addr host:port   use this Redis instead of starting one
+//	-latency d        a faultproxy between every client and the server, delaying each direction by d
 //	-scenario s       all, uncontended, contended, many-held, many-waiters, mixed, trace or semaphore (default all)
 //	-lock l           all (default), both (rlock,poll), or NAME[,NAME] of the locks above
 //	-json             print one JSON document instead of text lines
@@ -202,6 +203,21 @@
 //
 // The machine and the load average at start and end are printed first: on a
 // shared machine the figures move with the load.
+//
+// # Ground
+//
+// By default every client dials the server directly (on loopback, when the
+// tool starts its own). -latency D puts one internal/faultproxy between
+// every client of the run and the server, the admin client that reads INFO
+// and the pinger included: each command reaches the server D after it was
+// sent and each reply and pub/sub message reaches its client D after the
+// server wrote it, a link with a one-way delay of D, as a server in another
+// zone is (-latency 500us: a round trip about 1 ms longer than loopback's).
+// Each direction is a wire, not a pause per command: a pipeline is delayed
+// once. Every lock of every scenario goes through it (rlock, the peers,
+// rueidislock's own connections, the Redisson workers of mixed). The header
+// names the ground ("loopback", or "through faultproxy, 500µs each way")
+// with a PING p50 timed on it before the first scenario.
 package main
 
 import (
@@ -320,6 +336,8 @@ type config struct {
 	mixes []mix
 
 	pollMin, pollMax time.Duration
+
+	latency time.Duration // one-way delay each direction through a faultproxy; 0: none
 }
 
 type profiles struct{ cpu, mem string }
@@ -361,6 +379,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held, many-waiters, mixed, trace or semaphore")
 	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(lockKinds, ", "))
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
+	fs.DurationVar(&cfg.latency, "latency", 0, "put a faultproxy between every client and the server that delays each direction by this much (e.g. 500us: a round trip 1ms longer); 0: none")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
 	fs.IntVar(&cfg.n, "n", cfg.n, "uncontended: lock+unlock pairs (and floor pairs) per run")
 	fs.IntVar(&cfg.runs, "runs", cfg.runs, "uncontended: alternating runs of lock+unlock and of the floor")
@@ -388,7 +407,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	switch *scenario {
 	case "all":
 		cfg.scenarios = allScenarios
-	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace":
+	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore":
 		cfg.scenarios = []string{*scenario}
 	default:
 		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace or semaphore", *scenario)
@@ -435,6 +454,7 @@ func (c config) validate() error {
 		{"-waiters must be positive", c.waiters > 0},
 		{"-poll-min must be positive", c.pollMin > 0},
 		{"-poll-max must not be less than -poll-min", c.pollMax >= c.pollMin},
+		{"-latency must not be negative", c.latency >= 0},
 	} {
 		if !v.ok {
 			return errors.New(v.name)

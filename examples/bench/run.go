@@ -18,7 +18,7 @@ import (
 
 // env is what every scenario runs against.
 type env struct {
-	addr  string
+	addr  string        // what every client dials: the server, or the -latency proxy before it
 	own   bool          // the tool started the server
 	admin *redis.Client // for INFO, CLIENT LIST, PING; no counting hook
 }
@@ -39,15 +39,21 @@ func (e *env) newRedis(name string, hooks ...redis.Hook) *redis.Client {
 
 // machine describes where the figures come from.
 type machine struct {
-	CPU          string `json:"cpu"`
-	NumCPU       int    `json:"num_cpu"`
-	GOMAXPROCS   int    `json:"gomaxprocs"`
-	Go           string `json:"go"`
-	Redis        string `json:"redis"`
-	Addr         string `json:"addr"`
-	OwnServer    bool   `json:"own_server"`
-	LoadAtStart  string `json:"load_at_start"`
-	LoadAtFinish string `json:"load_at_finish,omitempty"`
+	CPU        string `json:"cpu"`
+	NumCPU     int    `json:"num_cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Go         string `json:"go"`
+	Redis      string `json:"redis"`
+	Addr       string `json:"addr"`
+	OwnServer  bool   `json:"own_server"`
+	// Ground is the network between the clients and the server, in words:
+	// "loopback; PING p50 45µs", "through faultproxy, 500µs each way; PING
+	// p50 1.3ms".
+	Ground       string  `json:"ground"`
+	LatencyUs    float64 `json:"latency_each_way_us"` // -latency
+	PingP50Us    float64 `json:"ping_p50_us"`         // at start, on the ground
+	LoadAtStart  string  `json:"load_at_start"`
+	LoadAtFinish string  `json:"load_at_finish,omitempty"`
 }
 
 type report struct {
@@ -58,8 +64,9 @@ type report struct {
 // run starts (or connects to) Redis, runs the configured scenarios and
 // writes the report to out.
 func run(ctx context.Context, cfg config, out io.Writer) error {
-	e := &env{addr: cfg.addr}
-	if e.addr == "" {
+	e := &env{}
+	server := cfg.addr
+	if server == "" {
 		srv, err := redistest.Launch(redistest.Config{})
 		if errors.Is(err, redistest.ErrNotFound) {
 			return errNoServer
@@ -68,14 +75,24 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 			return err
 		}
 		defer srv.Close()
-		e.addr, e.own = srv.Addr(), true
+		server, e.own = srv.Addr(), true
 	}
+	g, addr, err := startGround(server, cfg.latency)
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	e.addr = addr
 	e.admin = e.newRedis("rlock-bench-admin")
 	defer e.admin.Close()
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := e.admin.Ping(pctx).Err(); err != nil {
-		return fmt.Errorf("redis at %s: %w", e.addr, err)
+		return fmt.Errorf("redis at %s: %w", server, err)
+	}
+	ground, ping, err := describe(ctx, e, cfg)
+	if err != nil {
+		return fmt.Errorf("redis at %s: %w", server, err)
 	}
 
 	rep := report{Machine: machine{
@@ -84,14 +101,17 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		GOMAXPROCS:  runtime.GOMAXPROCS(0),
 		Go:          runtime.Version(),
 		Redis:       redisVersion(ctx, e.admin),
-		Addr:        e.addr,
+		Addr:        server,
 		OwnServer:   e.own,
+		Ground:      ground,
+		LatencyUs:   round(float64(cfg.latency)/1e3, 1),
+		PingP50Us:   round(float64(ping)/1e3, 1),
 		LoadAtStart: loadAvg(),
 	}}
 	if !cfg.json {
 		m := rep.Machine
-		fmt.Fprintf(out, "# %s, %d CPUs (GOMAXPROCS %d), %s, redis %s at %s, load average %s\n",
-			m.CPU, m.NumCPU, m.GOMAXPROCS, m.Go, m.Redis, m.Addr, m.LoadAtStart)
+		fmt.Fprintf(out, "# %s, %d CPUs (GOMAXPROCS %d), %s, redis %s at %s, load average %s\n# ground: %s\n",
+			m.CPU, m.NumCPU, m.GOMAXPROCS, m.Go, m.Redis, m.Addr, m.LoadAtStart, m.Ground)
 	}
 	rows := newRowWriter(out, cfg.json)
 	for _, j := range jobs(cfg) {
