@@ -35,7 +35,8 @@
 // [httpmw.WithPathValues] reads c.Param through r.PathValue
 // ("http:POST /orders/:id#id=7", a catch-all "/files/*path" gives
 // "#path=%2Fa%2Fb"), and an [httpmw.WithKey] function sees r.Pattern and
-// r.PathValue the same way.
+// r.PathValue the same way. The key always names the method, so
+// [httpmw.WithOneLockPerPath] changes nothing; the host is not in it.
 //
 // # Busy and refused requests
 //
