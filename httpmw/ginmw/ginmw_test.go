@@ -246,24 +246,38 @@ func TestAPanicReleasesTheLock(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	locks := locktest.NewOn(t, srv)
-	r := newEngine() // gin.RecoveryWithWriter first, as gin.Default has it
-	// WithWait(0): a lock left behind by the panic would refuse the next
-	// request at once.
-	r.Use(ginmw.New(locks, httpmw.WithWait(0)))
-	r.POST("/orders/:id", func(c *gin.Context) {
-		if _, ok := c.GetQuery("panic"); ok {
-			panic("handler failed")
-		}
-	})
-	s := startHTTP(t, r)
+	for _, tc := range []struct {
+		name  string
+		chain func(mw gin.HandlerFunc) []gin.HandlerFunc
+	}{
+		{"with gin.Recovery before the middleware", func(mw gin.HandlerFunc) []gin.HandlerFunc {
+			return []gin.HandlerFunc{gin.RecoveryWithWriter(io.Discard), mw}
+		}},
+		{"with gin.Recovery after the middleware", func(mw gin.HandlerFunc) []gin.HandlerFunc {
+			return []gin.HandlerFunc{mw, gin.RecoveryWithWriter(io.Discard)}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := gin.New()
+			// WithWait(0): a lock left behind by the panic would refuse the
+			// next request at once.
+			r.Use(tc.chain(ginmw.New(locks, httpmw.WithWait(0)))...)
+			r.POST("/orders/:id", func(c *gin.Context) {
+				if _, ok := c.GetQuery("panic"); ok {
+					panic("handler failed")
+				}
+			})
+			s := startHTTP(t, r)
 
-	got := send(t.Context(), s, "POST", "/orders/1?panic", nil)
-	require.NoError(t, got.err)
-	assert.Equal(t, http.StatusInternalServerError, got.status, "gin.Recovery answers the panic")
-	locked, err := locks.Mutex("http:POST /orders/:id").IsLocked(t.Context())
-	require.NoError(t, err)
-	assert.False(t, locked, "the lock outlived the panic")
-	assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/1", nil).status, "the next request got the lock")
+			got := send(t.Context(), s, "POST", "/orders/1?panic", nil)
+			require.NoError(t, got.err)
+			assert.Equal(t, http.StatusInternalServerError, got.status, "gin.Recovery answers the panic")
+			locked, err := locks.Mutex("http:POST /orders/:id").IsLocked(t.Context())
+			require.NoError(t, err)
+			assert.False(t, locked, "the lock outlived the panic")
+			assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/1", nil).status, "the next request got the lock")
+		})
+	}
 }
 
 func TestTheChainRunsWithTheHold(t *testing.T) {
@@ -342,6 +356,15 @@ func TestTheChainRunsWithTheHold(t *testing.T) {
 				assert.NoError(t, err)
 				assert.Equal(t, fallback, held)
 				assert.Equal(t, fallback, c.Done() != nil)
+				// A nested lock taken with c re-enters only when c carries the
+				// hold; otherwise c is another owner, and finds the lock busy.
+				err = lockmw.WithLock(c, locks.Mutex(key), func(context.Context) error { return nil }, lockmw.WithWait(0))
+				if fallback {
+					assert.NoError(t, err)
+				} else {
+					_, busy := errors.AsType[*lockmw.BusyError](err)
+					assert.True(t, busy, "%v", err)
+				}
 				if fallback {
 					assert.Equal(t, c.Request.Context().Done(), c.Done())
 				}
