@@ -64,7 +64,10 @@ func (mw *middleware) serve(c echo.Context, next echo.HandlerFunc) error {
 		return nil
 	}
 	orig := c.Request()
-	r := orig.WithContext(orig.Context())
+	// A clone, not WithContext: a shallow copy shares the path values, which
+	// SetPathValue would change under the caller (a ServeMux wildcard of the
+	// same name above echo; Go issue 61410).
+	r := orig.Clone(orig.Context())
 	r.Pattern = orig.Method + " " + c.Path()
 	values := c.ParamValues()
 	for i, name := range c.ParamNames() {

@@ -21,7 +21,7 @@ import (
 // m.Wrap refuses the request (500, logged) rather than run it unlocked.
 func routePattern(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = r.WithContext(r.Context()) // a shallow copy: the caller's request is left as it was
+		r = r.Clone(r.Context()) // a copy whose path values are its own: the caller's request is left as it was
 		r.Pattern = ""
 		if route := mux.CurrentRoute(r); route != nil {
 			if path, err := route.GetPathTemplate(); err == nil {
