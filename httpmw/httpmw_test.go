@@ -129,14 +129,17 @@ func TestSerializesARouteAcrossInstances(t *testing.T) {
 		time.Sleep(2 * time.Millisecond) // the work: long enough for overlaps to show
 	})
 	// Two instances: each its own lockmw Client, Middleware, mux and server.
-	// The short watchdog timeout makes waiters also retry every 300ms: a
+	// The short watchdog timeout makes waiters also retry every second: a
 	// Client's first waiters can miss a hand-off published before its
 	// subscription was confirmed (a lockmw race at the time of writing) and
-	// would otherwise wait a full 10s retry period.
+	// would otherwise wait a full 10s retry period. It is 3s, not less: a
+	// holder stalled past the timeout on a loaded machine loses its lock,
+	// and the next handler then rightly overlaps it (seen with 900ms under a
+	// load average of 9 on 2 cores).
 	var servers []*httptest.Server
 	for range 2 {
 		mux := http.NewServeMux()
-		locks := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(900*time.Millisecond))
+		locks := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(3*time.Second))
 		mux.Handle("POST /orders/{id}", httpmw.New(locks).Wrap(work))
 		servers = append(servers, startHTTP(t, mux))
 	}
