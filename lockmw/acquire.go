@@ -55,7 +55,8 @@ func (m *Mutex) try(ctx context.Context, a attempt) (acquireReply, error) {
 	return m.c.store.tryAcquire(ctx, m, a)
 }
 
-// acquire runs a new acquisition: one attempt, then the wait; lead marks a
+// acquire runs a new acquisition: one attempt, then the wait (also after a
+// first attempt that failed on a transient error: firstFailed); lead marks a
 // campaign of Lead for the hooks.
 func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *AcquireEndEvent, lead bool) (context.Context, error) {
 	if err := ctx.Err(); err != nil {
@@ -70,22 +71,20 @@ func (m *Mutex) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 	sent := time.Now()
 	r, err := m.first(ctx, a)
 	if err != nil {
-		m.abandon(a.field)
-		if ctxErr(ctx) != nil { // ctx ended the attempt: not acquired, as a wait that ctx ends
-			return ctx, errors.Join(ErrNotAcquired, withCtxErr(ctx, err))
+		if end := firstFailed(ctx, m, a.field, wait, err); end != nil {
+			return ctx, end
 		}
-		return ctx, err
 	}
 	t := turn{token: r.token, base: sent}
 	if !r.won {
 		m.c.contention.seen(m.hot)
-		if ev != nil {
+		if ev != nil && err == nil {
 			ev.Waited, ev.Holder, ev.HolderMetadata = true, r.holder, r.meta
 		}
 		if wait == 0 {
 			return ctx, r.busy(m.name)
 		}
-		wt := &waitTurn{c: c, q: m, name: m.name, k: &m.k, a: a, lease: lease, ev: ev, busy: r, lastBusy: sent}
+		wt := &waitTurn{c: c, q: m, name: m.name, k: &m.k, a: a, lease: lease, ev: ev, busy: r, answered: err == nil, lastBusy: sent, lastErr: err}
 		if t, err = wt.run(ctx, wait, sent); err != nil {
 			return ctx, err
 		}

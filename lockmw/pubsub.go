@@ -170,8 +170,15 @@ func (h *hub) subscribeOn(ctx context.Context, ns *nameSub, node string, sharded
 			h.c.log.Debug("lockmw: subscribe failed, the connection is rebuilt", "name", ns.name, "err", err)
 		}
 	default:
+		// A transient error (the server down, a reset) is the connection's:
+		// go-redis has recorded the channels and subscribes them again when
+		// its receiver reconnects; the confirmation then wakes the waiters.
 		if err := sh.ps.Subscribe(ctx, chans...); err != nil {
-			return err
+			if !transientFailure(err) {
+				return err
+			}
+			ns.missed = true
+			h.c.log.Debug("lockmw: subscribe failed, subscribing again with the connection", "name", ns.name, "err", err)
 		}
 	}
 	sh.subs++

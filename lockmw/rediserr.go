@@ -9,9 +9,9 @@ import (
 
 // isTransient reports whether err is a server error that passes (a
 // loading or read-only server, memory, a busy script, a cluster or
-// fail-over state).
+// fail-over state, too many clients).
 func isTransient(err error) bool {
-	for _, p := range []string{"LOADING", "READONLY", "OOM", "BUSY ", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF"} {
+	for _, p := range []string{"LOADING", "READONLY", "OOM", "BUSY ", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "max number of clients"} {
 		if redis.HasErrorPrefix(err, p) {
 			return true
 		}

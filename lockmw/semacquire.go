@@ -12,7 +12,8 @@ import (
 // permits are holds renewed by the Client's watchdog (semrenew.lua), and its
 // abandoned attempts are undone by the renewer (leaver).
 
-// acquire runs a new acquisition of a permit: one attempt, then the wait.
+// acquire runs a new acquisition of a permit: one attempt, then the wait
+// (also after a first attempt that failed on a transient error: firstFailed).
 func (s *Semaphore) acquire(ctx context.Context, wait, lease time.Duration, ev *AcquireEndEvent) (context.Context, error) {
 	if err := ctx.Err(); err != nil {
 		return ctx, errors.Join(ErrNotAcquired, err)
@@ -26,21 +27,19 @@ func (s *Semaphore) acquire(ctx context.Context, wait, lease time.Duration, ev *
 	sent := time.Now()
 	r, err := s.first(ctx, a)
 	if err != nil {
-		s.abandon(a.field)
-		if ctxErr(ctx) != nil {
-			return ctx, errors.Join(ErrNotAcquired, withCtxErr(ctx, err))
+		if end := firstFailed(ctx, s, a.field, wait, err); end != nil {
+			return ctx, end
 		}
-		return ctx, err
 	}
 	t := turn{base: sent}
 	if !r.won {
-		if ev != nil {
+		if ev != nil && err == nil {
 			ev.Waited, ev.Holder = true, r.holder
 		}
 		if wait == 0 {
 			return ctx, r.busy(s.name)
 		}
-		wt := &waitTurn{c: c, q: s, name: s.name, k: &s.k, a: a, lease: lease, ev: ev, busy: r, lastBusy: sent}
+		wt := &waitTurn{c: c, q: s, name: s.name, k: &s.k, a: a, lease: lease, ev: ev, busy: r, answered: err == nil, lastBusy: sent, lastErr: err}
 		if t, err = wt.run(ctx, wait, sent); err != nil {
 			return ctx, err
 		}

@@ -100,6 +100,7 @@ type waitTurn struct {
 	ev    *AcquireEndEvent // filled with the holder met; nil without hooks
 
 	busy     acquireReply // the last busy reply
+	answered bool         // a busy reply arrived: busy holds the last one
 	lastBusy time.Time    // when it was asked for: a hand-off cannot be earlier
 	lastErr  error        // the last attempt's error, while Redis fails
 	backoff  time.Duration
@@ -116,8 +117,18 @@ type joinedHub struct {
 	ns *nameSub
 }
 
-// run waits at most wait from sent, the first attempt's time.
+// run waits at most wait from sent, the first attempt's time. A first
+// attempt that failed (firstFailed let it wait) is lastErr, and busy is
+// empty: the next attempt follows the subscription's confirmation, or the
+// back-off (retrywait.go).
 func (wt *waitTurn) run(ctx context.Context, wait time.Duration, sent time.Time) (turn, error) {
+	if wt.lastErr != nil {
+		wt.failed(wt.lastErr)
+		if wait != Forever && time.Since(sent) >= wait { // the failed attempt outlasted the wait
+			_, _, err := wt.giveUp(ctx, wt.busyErr(), false)
+			return turn{}, err
+		}
+	}
 	if wait != Forever {
 		t := time.NewTimer(time.Until(sent.Add(wait)))
 		defer t.Stop()
@@ -129,15 +140,15 @@ func (wt *waitTurn) run(ctx context.Context, wait time.Duration, sent time.Time)
 		return turn{}, withCtxErr(ctx, fmt.Errorf("lockmw: subscribe for %q: %w", wt.name, err))
 	}
 	defer wt.leaveHubs()
+	wt.timer = time.NewTimer(time.Hour)
+	defer wt.timer.Stop()
 	// A new subscription: wait for the server to confirm it, then try once
 	// more, for the lock may have been freed before it was in place.
 	for _, rc := range ready {
-		if t, done, err := wt.await(ctx, rc, nil); done {
+		if t, done, err := wt.awaitReady(ctx, rc); done {
 			return t, err
 		}
 	}
-	wt.timer = time.NewTimer(time.Hour)
-	defer wt.timer.Stop()
 	for retryNow := !confirmed; ; retryNow = false {
 		if !retryNow {
 			wt.timer.Reset(wt.sleep())
@@ -208,7 +219,7 @@ func (wt *waitTurn) sleep() time.Duration {
 		d = wt.busy.pttl
 	}
 	if wt.backoff > 0 {
-		d = wt.backoff
+		d = min(retrySleep(wt.backoff), wt.sleepCap())
 	}
 	return d
 }
@@ -235,6 +246,31 @@ func (wt *waitTurn) await(ctx context.Context, signal <-chan struct{}, tick <-ch
 	return turn{}, false, nil
 }
 
+// awaitReady waits for a new subscription's confirmation, ready. While
+// Redis fails (the last attempt did), it also retries on the back-off: the
+// subscription may wait for a connection that commands do not need.
+func (wt *waitTurn) awaitReady(ctx context.Context, ready <-chan struct{}) (t turn, done bool, err error) {
+	for {
+		var tick <-chan time.Time
+		if wt.lastErr != nil {
+			wt.timer.Reset(wt.sleep())
+			tick = wt.timer.C
+		}
+		if t, done, err := wt.await(ctx, ready, tick); done {
+			return t, done, err
+		}
+		wt.timer.Stop()
+		select {
+		case <-ready:
+			return turn{}, false, nil
+		default: // the back-off passed
+		}
+		if t, done, err := wt.retry(ctx); done {
+			return t, done, err
+		}
+	}
+}
+
 // claim takes over a lock handed to us; not done when the claim window
 // passed (we go on waiting) or Redis failed (the next attempt claims it).
 func (wt *waitTurn) claim(ctx context.Context, ho handoff) (t turn, done bool, err error) {
@@ -259,10 +295,11 @@ func (wt *waitTurn) metHolder(ho handoff) {
 	}
 }
 
-// retry runs the next attempt. Redis failing while we wait (a fail-over, a
-// restart, a moved slot) is not the end: we go on waiting, retrying with
-// back-off, until the wait or ctx ends; the queue entry is refreshed by the
-// next attempt that gets through.
+// retry runs the next attempt. Redis failing while we wait (a reset
+// connection, a fail-over, a restart, a moved slot) is not the end: we go on
+// waiting, retrying with back-off, until the wait or ctx ends; the queue
+// entry is refreshed by the next attempt that gets through. An error that
+// trying again cannot fix (transientFailure) ends the wait at once.
 func (wt *waitTurn) retry(ctx context.Context) (t turn, done bool, err error) {
 	s := time.Now()
 	r, err := wt.q.retry(ctx, wt.a)
@@ -270,20 +307,28 @@ func (wt *waitTurn) retry(ctx context.Context) (t turn, done bool, err error) {
 		if ctx.Err() != nil {
 			return wt.giveUp(ctx, errors.Join(wt.busyErr(), err, context.Cause(ctx)), false)
 		}
-		wt.lastErr = err
-		wt.backoff = min(max(2*wt.backoff, 20*time.Millisecond), wt.sleepCap())
-		wt.c.log.Debug("lockmw: retrying after an error while waiting", "name", wt.name, "err", err)
+		if !transientFailure(err) {
+			return wt.giveUp(ctx, err, false)
+		}
+		wt.failed(err)
 		return turn{}, false, nil
 	}
 	wt.lastErr, wt.backoff = nil, 0
 	if r.won { // fresh, or claimed a hand-off: the TTL was set by this request
 		return turn{token: r.token, base: s}, true, nil
 	}
-	wt.lastBusy, wt.busy = s, r
+	wt.lastBusy, wt.busy, wt.answered = s, r, true
 	if wt.ev != nil {
-		wt.ev.Holder, wt.ev.HolderMetadata = r.holder, r.meta
+		wt.ev.Waited, wt.ev.Holder, wt.ev.HolderMetadata = true, r.holder, r.meta
 	}
 	return turn{}, false, nil
+}
+
+// failed records an attempt that failed on a transient error: the next one
+// waits the grown back-off.
+func (wt *waitTurn) failed(err error) {
+	wt.lastErr, wt.backoff = err, growBackoff(wt.backoff)
+	wt.c.log.Debug("lockmw: retrying after an error while waiting", "name", wt.name, "err", err, "backoff", wt.backoff)
 }
 
 // giveUp ends the wait without the lock, with cause. keep (the wait ran
@@ -305,11 +350,16 @@ func (wt *waitTurn) giveUp(ctx context.Context, cause error, keep bool) (t turn,
 	return turn{}, true, cause
 }
 
-// busyErr is the error of a wait that ended busy: the last busy reply,
+// busyErr is the error of a wait that ended without the lock: the last busy
+// reply (a *BusyError), or ErrNotAcquired when no attempt was answered, joined
 // with the last Redis error while Redis fails.
 func (wt *waitTurn) busyErr() error {
-	if wt.lastErr != nil {
-		return errors.Join(wt.busy.busy(wt.name), wt.lastErr)
+	var err error = wt.busy.busy(wt.name)
+	if !wt.answered {
+		err = fmt.Errorf("%w: %q: no attempt was answered", ErrNotAcquired, wt.name)
 	}
-	return wt.busy.busy(wt.name)
+	if wt.lastErr != nil {
+		return errors.Join(err, wt.lastErr)
+	}
+	return err
 }
