@@ -12,9 +12,9 @@
 //     after the proxy read them. Each direction is a wire with a
 //     propagation delay, not a pause per value: a pipeline of N commands
 //     arrives d later as a whole, and everything stays in order. On Linux
-//     a delay under 20 ms sleeps in the kernel and overshoots by about
-//     0.1 ms (500 µs each way gave a PING of 1.2 ms, against 2.2 ms on Go
-//     timers, which wait whole milliseconds when the runtime is idle);
+//     the waits are timed by a timerfd and overshoot by about 0.1 ms (500
+//     µs each way gave a PING of 1.2 ms, against 2.2 ms on Go timers,
+//     which wait whole milliseconds when the runtime is idle);
 //   - [Proxy.SetBlackhole]: replies are read and thrown away, so commands
 //     still run on the server but the client never hears back: a timeout
 //     after the fact, the worst case for a client that re-sends;

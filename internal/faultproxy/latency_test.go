@@ -64,8 +64,8 @@ func TestLatencyDelaysEachDirection(t *testing.T) {
 	}
 }
 
-// Waits under a few milliseconds sleep in the kernel rather than on a Go
-// timer (see sleep_linux.go): they too last at least the latency.
+// Short waits are timed by the clock (a timerfd on Linux, see
+// clock_linux.go), not by Go timers: they too last at least the latency.
 func TestShortLatencyIsKept(t *testing.T) {
 	t.Parallel()
 	const d = 2 * time.Millisecond

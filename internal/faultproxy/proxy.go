@@ -83,19 +83,10 @@ func (p *Proxy) accept() {
 			return // closed
 		}
 		p.nConns.Add(1)
-		s, err := net.DialTimeout("tcp", p.target, dialTimeout)
+		l, err := p.newLink(c.(*net.TCPConn))
 		if err != nil {
 			_ = c.Close()
 			continue
-		}
-		l := &link{
-			p:        p,
-			id:       p.connSeq.Add(1),
-			client:   c.(*net.TCPConn),
-			server:   s.(*net.TCPConn),
-			done:     make(chan struct{}),
-			requests: make(chan segment, wireBuffer),
-			replies:  make(chan segment, wireBuffer),
 		}
 		p.mu.Lock()
 		if p.closed {
@@ -107,10 +98,40 @@ func (p *Proxy) accept() {
 		p.wg.Add(4)
 		p.mu.Unlock()
 		go l.readCommands()
-		go l.deliver(l.requests, l.server)
+		go l.deliver(l.requests, l.server, l.upClock)
 		go l.readReplies()
-		go l.deliver(l.replies, l.client)
+		go l.deliver(l.replies, l.client, l.downClock)
 	}
+}
+
+// newLink connects to the target for the client c.
+func (p *Proxy) newLink(c *net.TCPConn) (*link, error) {
+	up, err := newClock()
+	if err != nil {
+		return nil, err
+	}
+	down, err := newClock()
+	if err != nil {
+		up.close()
+		return nil, err
+	}
+	s, err := net.DialTimeout("tcp", p.target, dialTimeout)
+	if err != nil {
+		up.close()
+		down.close()
+		return nil, err
+	}
+	return &link{
+		p:         p,
+		id:        p.connSeq.Add(1),
+		client:    c,
+		server:    s.(*net.TCPConn),
+		done:      make(chan struct{}),
+		requests:  make(chan segment, wireBuffer),
+		replies:   make(chan segment, wireBuffer),
+		upClock:   up,
+		downClock: down,
+	}, nil
 }
 
 func (p *Proxy) forget(l *link) {
@@ -122,12 +143,13 @@ func (p *Proxy) forget(l *link) {
 // A link is one proxied connection: client <-> proxy <-> server, four
 // goroutines: a reader and a [link.deliver] wire for each direction.
 type link struct {
-	p                 *Proxy
-	id                uint64
-	client, server    *net.TCPConn
-	done              chan struct{}
-	requests, replies chan segment // the wires: commands up, replies down
-	once              sync.Once
+	p                  *Proxy
+	id                 uint64
+	client, server     *net.TCPConn
+	done               chan struct{}
+	requests, replies  chan segment // the wires: commands up, replies down
+	upClock, downClock *clock       // their waits
+	once               sync.Once
 
 	mu      sync.Mutex
 	pending []Command // commands sent, reply not read yet, oldest first
@@ -146,6 +168,8 @@ func (l *link) close(reset bool) bool {
 			_ = l.server.SetLinger(0)
 		}
 		close(l.done)
+		l.upClock.close()
+		l.downClock.close()
 		_ = l.client.Close()
 		_ = l.server.Close()
 		l.p.forget(l)

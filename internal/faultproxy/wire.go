@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// preciseBelow bounds the waits [sleepUntil] serves, so that a link's end
-// is noticed at most this late. A longer wait is on a timer that the link's
-// end interrupts, and there a millisecond late does not matter.
-const preciseBelow = 20 * time.Millisecond
-
 // wireBuffer is how many values one direction of a link holds in flight;
 // a reader that has filled it waits, as a sender does on a full TCP window.
 const wireBuffer = 256
@@ -35,15 +30,13 @@ type segment struct {
 // a write error or a reset action, or when the link closes; it closes the
 // link on its way out, so that the end of one direction (the client or the
 // server hung up) reaches the other side after what was in flight.
-func (l *link) deliver(in <-chan segment, dst *net.TCPConn) {
+func (l *link) deliver(in <-chan segment, dst *net.TCPConn, clk *clock) {
 	defer l.p.wg.Done()
 	defer l.close(false)
 	w := bufio.NewWriterSize(dst, 64<<10)
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
 	for s := range in {
 		if d := time.Until(s.due); d > 0 {
-			if w.Flush() != nil || !l.wait(s.due, d, t) {
+			if w.Flush() != nil || !clk.wait(d) {
 				return
 			}
 		}
@@ -74,28 +67,6 @@ func (l *link) send(in chan<- segment, s segment, latency int64) bool {
 	s.due = time.Now().Add(time.Duration(latency))
 	select {
 	case in <- s:
-		return true
-	case <-l.done:
-		return false
-	}
-}
-
-// wait waits d, until due, with t, and reports false if the link closed
-// meanwhile. A short wait sleeps precisely, uninterrupted: the link's end
-// is noticed when it is over.
-func (l *link) wait(due time.Time, d time.Duration, t *time.Timer) bool {
-	if d < preciseBelow {
-		sleepUntil(due)
-		select {
-		case <-l.done:
-			return false
-		default:
-			return true
-		}
-	}
-	t.Reset(d)
-	select {
-	case <-t.C:
 		return true
 	case <-l.done:
 		return false
