@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -90,34 +89,4 @@ func TestFencingTokensIncreaseAcrossCounterExpiry(t *testing.T) {
 	w := <-got
 	assert.Greater(t, w.tok, t2, "a hand-off's token is above the last one")
 	assert.NoError(t, om.Unlock(w.h))
-}
-
-// On a quorum every master's counter ends at the token (the largest of the
-// majority, written back by the fence) with the counter's TTL.
-func TestQuorumFencingCountersExpire(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	srvs := make([]*redistest.Server, 3)
-	rdbs := make([]redis.UniversalClient, 3)
-	for i := range srvs {
-		srvs[i] = redistest.Start(t)
-		rdbs[i] = srvs[i].NewClient()
-	}
-	c := NewQuorum(rdbs)
-	defer c.Close()
-	m := c.Mutex("quorum-counter", WithFencing())
-	h, err := m.Lock(ctx)
-	require.NoError(t, err)
-	tok, ok := m.Token(h)
-	require.True(t, ok)
-	require.NoError(t, m.Unlock(h))
-	for i, srv := range srvs {
-		n, err := srv.Client().Get(ctx, "redisson_lock_token:{quorum-counter}").Int64()
-		require.NoError(t, err)
-		assert.Equal(t, tok, n, "master %d: raised to the token", i)
-		ttl, err := srv.Client().PTTL(ctx, "redisson_lock_token:{quorum-counter}").Result()
-		require.NoError(t, err)
-		assert.Greater(t, ttl, fenceCounterTTL-time.Minute, "master %d", i)
-		assert.LessOrEqual(t, ttl, fenceCounterTTL, "master %d", i)
-	}
 }

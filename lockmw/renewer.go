@@ -179,6 +179,9 @@ func batchVotes(perNode [][]*redis.Cmd, i int, b []*hold) batchOutcome {
 	n := len(b)
 	votes := make([]quorumVotes, n)
 	for _, cmds := range perNode {
+		if cmds == nil { // not waited for: no vote, nothing to report
+			continue
+		}
 		vals, err := cmds[i].Int64Slice()
 		if err == nil && len(vals) != n {
 			err = fmt.Errorf("lockmw: renewal returned %d results for %d locks", len(vals), n)

@@ -51,7 +51,8 @@ type store interface {
 	pttl(ctx context.Context, m *Mutex) (time.Duration, error)
 
 	// runBatches runs s once per call in one pipeline per node: the
-	// commands of each node, in nodes' order.
+	// commands of each node, in nodes' order; nil for a node a quorum did
+	// not wait for (a majority answered first).
 	runBatches(ctx context.Context, s *redis.Script, calls []scriptCall) [][]*redis.Cmd
 }
 
@@ -70,5 +71,5 @@ func newStore(c *Client, rdb redis.UniversalClient, members []redis.UniversalCli
 	if members == nil {
 		return &singleStore{c: c, rdb: rdb}
 	}
-	return &quorumStore{c: c, members: members, need: len(members)/2 + 1}
+	return newQuorumStore(c, members)
 }

@@ -1,0 +1,69 @@
+package lockmw
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// On a quorum the token is one above the largest counter of the majority
+// that answered the acquisition (its acquire replies, then its fence round),
+// and the fence writes it, with the counter's TTL, to every master whose
+// counter is not above it. A master not waited for may keep a larger counter
+// of its own: that is sound, for only a majority needs the token (any two
+// majorities share a master, and the next fence finds the token there), but
+// it is why the counters need not all end at the token. What holds: every
+// master that answered the acquisition ends at the token, none below it, and
+// the next token is greater.
+func TestQuorumFencingCountersExpire(t *testing.T) {
+	t.Parallel()
+	ctx := testsupport.Ctx(t)
+	srvs := make([]*redistest.Server, 3)
+	rdbs := make([]redis.UniversalClient, 3)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t)
+		rdbs[i] = srvs[i].NewClient()
+	}
+	c := NewQuorum(rdbs)
+	defer c.Close()
+	m := c.Mutex("quorum-counter", WithFencing())
+	lockToken := func() int64 {
+		h, err := m.Lock(ctx)
+		require.NoError(t, err)
+		tok, ok := m.Token(h)
+		require.True(t, ok)
+		require.NoError(t, m.Unlock(h))
+		return tok
+	}
+	tok := lockToken()
+	counter := func(srv *redistest.Server) int64 {
+		n, err := srv.Client().Get(ctx, "redisson_lock_token:{quorum-counter}").Int64()
+		require.NoError(t, err)
+		return n
+	}
+	testsupport.Eventually(t, 5*time.Second, "the fence reached every master", func() bool {
+		for _, srv := range srvs {
+			if counter(srv) < tok {
+				return false
+			}
+		}
+		return true
+	})
+	at := 0
+	for i, srv := range srvs {
+		if counter(srv) == tok {
+			at++
+		}
+		ttl, err := srv.Client().PTTL(ctx, "redisson_lock_token:{quorum-counter}").Result()
+		require.NoError(t, err)
+		assert.Greater(t, ttl, fenceCounterTTL-time.Minute, "master %d", i)
+		assert.LessOrEqual(t, ttl, fenceCounterTTL, "master %d", i)
+	}
+	assert.GreaterOrEqual(t, at, 2, "a majority holds the token itself")
+	assert.Greater(t, lockToken(), tok)
+}

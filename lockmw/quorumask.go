@@ -1,0 +1,83 @@
+package lockmw
+
+import (
+	"context"
+	"time"
+)
+
+// How a quorum operation waits: for the masters that decide it, never for
+// the others.
+//
+// An operation sends its request to every master at once and reads the
+// answers as they arrive. It returns as soon as they decide the outcome (a
+// majority acquired, renewed or released, or too few still can), so a
+// master that is slow, paused or unreachable costs nothing while a majority
+// answers: with go-redis's default options a paused master would answer only
+// at its read timeout, 5 s, and a quorum that waited for it would take that
+// long for every acquisition, renewal and release (Redlock's own algorithm
+// never waits for the slowest node either).
+//
+// The masters that have not answered by then (stragglers) go on in the
+// background, and their answers go to the operation's late function. Their
+// context is cancelled stragglerGrace after the decision: a request to a
+// master that answers is on its way by then, and a request already written
+// still gets its reply or its read timeout, but go-redis sends nothing more
+// for a master that does not answer — no retry, no wait for a connection of
+// a pool its stuck requests hold. A straggler's request may
+// run on its master long after the decision (when a paused master resumes,
+// it runs what its connections buffered, in no fixed order): what each kind
+// of request does then is safe by construction (see quorumend.go).
+
+// stragglerGrace is how long the requests of an operation may still be
+// sent, or re-sent, after it was decided: ample for a goroutine to be
+// scheduled and take a pooled connection on a loaded machine, short beside
+// a read timeout.
+const stragglerGrace = 100 * time.Millisecond
+
+// answer is one master's answer to one request of an operation.
+type answer[T any] struct {
+	i   int // the master, an index into the quorum's members
+	v   T
+	err error
+}
+
+// ask runs send for every master at once and hands each answer to decide,
+// in the order they arrive, with the number of masters yet to answer; it
+// returns once decide reports the outcome decided, or every master
+// answered. The answers that arrive after that go to late (when not nil), on
+// a goroutine of their own. decide runs on the caller's goroutine.
+func ask[T any](ctx context.Context, q *quorumStore,
+	send func(ctx context.Context, mb *member) (T, error),
+	decide func(a answer[T], pending int) bool,
+	late func(a answer[T])) {
+	n := len(q.members)
+	sctx, cancel := context.WithCancel(ctx)
+	answers := make(chan answer[T], n) // never blocks a sender
+	for i, mb := range q.members {
+		go func() {
+			v, err := send(sctx, mb)
+			answers <- answer[T]{i: i, v: v, err: err}
+		}()
+	}
+	pending := n
+	for pending > 0 {
+		a := <-answers
+		pending--
+		if decide(a, pending) {
+			break
+		}
+	}
+	if pending == 0 {
+		cancel()
+		return
+	}
+	time.AfterFunc(stragglerGrace, cancel)
+	go func() {
+		for range pending {
+			a := <-answers
+			if late != nil {
+				late(a)
+			}
+		}
+	}()
+}

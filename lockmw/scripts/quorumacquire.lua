@@ -1,0 +1,21 @@
+-- quorumacquire ends the acquire script of a quorum master (NewQuorum):
+-- acquire.lua runs as the function rlock_acquire, unless the acquisitions of
+-- this field up to this attempt were ended here (its end latch KEYS[6], see
+-- quorumend.lua): a request that arrives after its attempt was undone, or
+-- after its hold ended, takes nothing. A win records the attempt number in
+-- the hash ("rlock:try"), so that undoing an earlier attempt leaves it.
+--
+-- KEYS[1..5] acquire.lua's, KEYS[6] the field's end latch
+-- ARGV[1..8] acquire.lua's, ARGV[9] the attempt number
+--
+-- Returns {run_id, acquire.lua's reply}: the server's run ID tells the
+-- client a master that restarted (its data, and so its vote, is new).
+local run = string.match(redis.call('info', 'server'), 'run_id:(%x+)') or ''
+if tonumber(redis.call('get', KEYS[6]) or '0') >= tonumber(ARGV[9]) then
+  return {run, {0, -1, '', ''}}
+end
+local r = rlock_acquire()
+if r[1] == 1 and tonumber(redis.call('hget', KEYS[1], 'rlock:try') or '0') < tonumber(ARGV[9]) then
+  redis.call('hset', KEYS[1], 'rlock:try', ARGV[9])
+end
+return {run, r}
