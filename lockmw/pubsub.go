@@ -57,6 +57,7 @@ type nameSub struct {
 	confirmedAt time.Time // the last (re)confirmation
 	missed      bool      // the connection was lost since the last confirmation
 	idleSince   time.Time
+	reserved    reservationSeen // the roll-call channel's last reservation, and a "0" after it (reserve.go)
 }
 
 // unsharded is the shards key of the one connection used with plain
@@ -110,6 +111,7 @@ func (h *hub) join(ctx context.Context, k *keys, w *waiter, sent time.Time) (ns 
 		}
 		h.names[k.channel] = ns
 		h.byChannel[k.channel] = ns
+		h.byChannel[k.handoff] = ns // the roll-call channel
 		h.byChannel[ns.handoff] = ns
 	}
 	ok = ns.confirmed && !ns.missed && ns.confirmedAt.Before(sent)
@@ -236,6 +238,7 @@ func (h *hub) sweep() {
 		}
 		delete(h.names, name)
 		delete(h.byChannel, ns.k.channel)
+		delete(h.byChannel, ns.k.handoff)
 		delete(h.byChannel, ns.handoff)
 		sh := ns.shard
 		sh.subs--
@@ -404,7 +407,7 @@ func (h *hub) confirm(channel string) {
 }
 
 // dispatch delivers a message: a hand-off to its waiter, Redisson's unlock
-// message as a wake-up.
+// message as a wake-up, a reservation's generation to the name (reserve.go).
 func (h *hub) dispatch(channel, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -427,6 +430,10 @@ func (h *hub) dispatch(channel, payload string) {
 		if strings.HasPrefix(field, h.c.id+":") {
 			h.pending[field] = pendingHandoff{handoff: ho, at: time.Now()}
 		}
+		return
+	}
+	if channel == ns.k.handoff {
+		ns.reserved.reserved(payload)
 		return
 	}
 	// A semaphore's channel carries the count of free permits: as many
@@ -453,6 +460,7 @@ func (h *hub) dispatch(channel, payload string) {
 		}
 		return
 	}
+	ns.reserved.unlocked()
 	for _, w := range ns.waiters {
 		select {
 		case w.wake <- struct{}{}:
