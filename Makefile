@@ -54,7 +54,7 @@ bench:
 soak: SOAK ?= 5m
 soak:
 	./.ci/install-redis.sh
-	$(GO) test -count=1 -v -timeout 0 -run 'Crash' ./internal/reliability -soak=$(SOAK)
+	$(GO) test -count=1 -v -timeout 0 -run 'Crash' ./internal/reliability -soak=$(SOAK) -faults
 
 fuzz: FUZZTIME ?= 30s
 fuzz:

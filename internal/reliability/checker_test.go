@@ -2,13 +2,16 @@ package reliability_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/reliability"
+	"github.com/go-rlock/rlock/lockmw"
 )
 
 // expiryTolerance is taken off a killed hold's earliest expiry: the renewal
@@ -36,7 +39,10 @@ type hold struct {
 	hasStart    bool
 	waited      bool // the acquisition waited: maybe handed over with a claim window
 	hasEnd      bool
-	killed      bool // the process was killed with the hold open
+	killed      bool   // the process was killed with the hold open
+	paused      bool   // its process paused past its key's earliest expiry: end is that expiry
+	field       string // its field in Redis, when the Start record says
+	phantom     bool   // not logged: Redis held it for a process already killed (see addPhantoms)
 }
 
 func (h *hold) isLost() bool { return !h.lost.IsZero() }
@@ -47,20 +53,38 @@ func (h *hold) String() string {
 
 // crashReport is what the checker found.
 type crashReport struct {
-	Processes     int
-	Acquisitions  int
-	Renewals      int
-	Lost          int
-	LateNotices   int             // lost holds whose loss was noticed after the next holder began
-	Kills         int             // SIGKILLs sent
-	KillsHolding  int             // of them, while the process held at least one lock
-	Recoveries    int             // names freed by a kill and measured
-	WorstRecovery time.Duration   // kill -> next acquisition of a name the victim held
-	MinSlack      time.Duration   // next acquisition - earliest expiry of a killed hold
-	Handoffs      []time.Duration // end of a released hold -> start of the next, sorted
-	SlowHandoffs  int             // of them, longer than half the timeout
-	SlowAfterKill time.Duration   // the longest time from a kill to a slow hand-off's release
-	Violations    []string
+	Processes      int
+	Acquisitions   int
+	Renewals       int
+	Lost           int
+	LateNotices    int             // lost holds whose loss was noticed after the next holder began
+	Kills          int             // SIGKILLs sent
+	KillsHolding   int             // of them, while the process held at least one lock
+	Recoveries     int             // names freed by a kill and measured
+	LostReplies    int             // of them, with a reply on the name lost between the kill and the recovery
+	Stalled        int             // of them, with a stall of the driver or Redis between the kill and the recovery
+	PausedHolds    int             // holds that outlived their key in a pause of their process (see assemble)
+	Phantoms       int             // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
+	UnlockTimeouts int             // Unlocks that timed out while a reply on their name was lost
+	WorstRecovery  time.Duration   // kill -> next acquisition of a name the victim held
+	MinSlack       time.Duration   // next acquisition - earliest expiry of a killed hold
+	Handoffs       []time.Duration // end of a released hold -> start of the next, sorted
+	SlowHandoffs   int             // of them, longer than half the timeout
+	SlowAfterKill  time.Duration   // the longest time from a kill to a slow hand-off's release
+	Violations     []string
+
+	recovered []recovery // every recovery measured, slowest first
+	run       *run
+}
+
+// recovery is one name a kill left held by the dead process, and when it
+// was acquired again.
+type recovery struct {
+	name   string
+	kill   kill
+	killed *hold // the victim's hold of the name
+	next   *hold // the next hold to start after the kill
+	took   time.Duration
 }
 
 // run is every hold of a run, assembled from the records of every process.
@@ -71,7 +95,23 @@ type run struct {
 	lost         int
 	byName       map[string][]*hold // holds that started, sorted by start
 	openAtKill   map[int][]*hold    // holds open when their process was killed, by pid
+	clients      map[string]int     // lockmw client ID -> pid, from the Hello records
+	waiting      []call             // Lock calls that never returned: cut short by a kill or the end
+	holds        map[holdKey]*hold
+	fails        []reliability.Record
+	pauses       map[int][]pause // by pid, in time order
+	paused       int             // holds cut at their key's earliest expiry by a pause
 	violations   []string
+}
+
+// pause is a time a process did not run (a Pause record).
+type pause struct{ from, to time.Time }
+
+// call is a Lock call that began (a Call record).
+type call struct {
+	pid  int
+	name string
+	at   time.Time
 }
 
 func (r *run) violate(format string, a ...any) {
@@ -80,16 +120,20 @@ func (r *run) violate(format string, a ...any) {
 
 // assemble builds the holds of a run from its records and the driver's
 // kills; timeout is the watchdog timeout. A hold open when its process was
-// killed ends at the earliest moment its key could have expired. It reports
-// records that make no sense, failed calls, and holds that never ended in a
-// process that was not killed.
+// killed ends at the earliest moment its key could have expired. So does a
+// hold that ended after that moment when its process logged a pause between
+// the two: the process did not run, so neither its renewals nor its loss
+// timer did, and it learnt of the loss too late (a paused holder, which only
+// fencing protects: docs/reliability.md). It reports records that make no
+// sense and holds that never ended in a process that was not killed.
 func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *run {
-	r := &run{byName: make(map[string][]*hold), openAtKill: make(map[int][]*hold)}
+	r := &run{byName: make(map[string][]*hold), openAtKill: make(map[int][]*hold), clients: make(map[string]int), pauses: make(map[int][]pause)}
 	killedAt := make(map[int]time.Time)
 	for _, k := range kills {
 		killedAt[k.pid] = k.at
 	}
 	holds, pids := r.collect(recs)
+	r.holds = holds
 	r.processes = len(pids)
 	for _, h := range holds {
 		if !h.hasStart {
@@ -116,12 +160,12 @@ func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *r
 			// claim window: the holder claims it a third of the way in, so
 			// a kill may come first (docs/waiting.md).
 			h.killed = true
-			ttl := timeout
-			if h.waited && h.lastRenewal.IsZero() {
-				ttl = claimWindow(timeout)
-			}
-			h.end = later(h.sent, h.lastRenewal).Add(ttl - expiryTolerance)
+			h.end = h.expiry(timeout)
 			r.openAtKill[h.pid] = append(r.openAtKill[h.pid], h)
+		}
+		if x := h.expiry(timeout); h.hasEnd && !h.isLost() && h.end.After(x) && r.pausedIn(h.pid, x, h.end) {
+			h.end, h.paused = x, true
+			r.paused++
 		}
 		r.byName[h.name] = append(r.byName[h.name], h)
 	}
@@ -129,6 +173,86 @@ func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *r
 		sort.Slice(hs, func(i, j int) bool { return hs[i].start.Before(hs[j].start) })
 	}
 	return r
+}
+
+// expiry is the earliest moment h's key could have expired unrenewed: the
+// key got its TTL no earlier than the acquire or the last renewal was sent.
+// A hold handed over and not claimed (renewed) yet had only its claim
+// window: the holder claims it a third of the way in, so a kill or a pause
+// may come first (docs/waiting.md).
+func (h *hold) expiry(timeout time.Duration) time.Time {
+	ttl := timeout
+	if h.waited && h.lastRenewal.IsZero() {
+		ttl = claimWindow(timeout)
+	}
+	return later(h.sent, h.lastRenewal).Add(ttl - expiryTolerance)
+}
+
+// inFlight is how near its process's kill a hold the process never logged
+// may be seen in Redis and count as the process's: an acquisition whose
+// request was sent before the kill runs when the server reads it, after
+// the sender died, and one that won just before the kill was not logged
+// yet. A field of a dead process first seen holding later than this after
+// the kill was handed over to a dead waiter, and no acquisition.
+func inFlight(timeout time.Duration) time.Duration { return timeout / 3 }
+
+// addPhantoms adds to the run the holds that Redis held for a process around
+// its kill (obs.holders) but that the process never logged: it died with
+// the acquisition in flight (see inFlight). Such a hold counts as the name's
+// acquisition for an earlier kill's recovery, and as a hold open at its own
+// process's kill, whose recovery is measured from that kill. Phantoms have
+// no critical section: the checks of exclusion and fencing leave them out.
+func (r *run) addPhantoms(obs observed, kills []kill, timeout time.Duration) int {
+	if obs == nil {
+		return 0
+	}
+	killedAt := make(map[int]time.Time)
+	for _, k := range kills {
+		killedAt[k.pid] = k.at
+	}
+	logged := make(map[string]bool)
+	for _, hs := range r.byName {
+		for _, h := range hs {
+			logged[h.field] = true
+		}
+	}
+	n := 0
+	for name, hs := range r.byName {
+		for _, sh := range obs.holders(name) {
+			pid := r.clients[clientOf(sh.field)]
+			k, ok := killedAt[pid]
+			if logged[sh.field] || !ok || sh.at.Before(k.Add(-inFlight(timeout))) || sh.at.After(k.Add(inFlight(timeout))) {
+				continue
+			}
+			h := &hold{pid: pid, name: name, start: sh.at, sent: sh.at, end: sh.at, field: sh.field,
+				hasStart: true, killed: true, phantom: true}
+			hs = append(hs, h)
+			r.openAtKill[pid] = append(r.openAtKill[pid], h)
+			n++
+		}
+		sort.Slice(hs, func(i, j int) bool { return hs[i].start.Before(hs[j].start) })
+		r.byName[name] = hs
+	}
+	return n
+}
+
+// clientOf is the client ID of a field "<clientID>:<ownerID>".
+func clientOf(field string) string {
+	if i := strings.LastIndexByte(field, ':'); i >= 0 {
+		return field[:i]
+	}
+	return field
+}
+
+// pausedIn reports whether process pid logged a pause overlapping
+// [from, to].
+func (r *run) pausedIn(pid int, from, to time.Time) bool {
+	for _, p := range r.pauses[pid] {
+		if p.to.After(from) && p.from.Before(to) {
+			return true
+		}
+	}
+	return false
 }
 
 // collect reads the records into holds, keyed by process, name and token,
@@ -145,17 +269,22 @@ func (r *run) collect(recs []reliability.Record) (map[holdKey]*hold, map[int]boo
 		return h
 	}
 	pids := make(map[int]bool)
+	calls := make(map[call]bool) // open: no Start yet
 	for _, rc := range recs {
 		switch rc.Kind {
 		case reliability.Hello:
 			pids[rc.Pid] = true
+			r.clients[rc.Note] = rc.Pid
+		case reliability.Call:
+			calls[call{rc.Pid, rc.Name, rc.Time}] = true
 		case reliability.Start:
+			delete(calls, call{rc.Pid, rc.Name, rc.Begin})
 			h := get(rc)
 			if h.hasStart {
 				r.violate("%q: token %d handed out twice to pid %d", rc.Name, rc.Token, rc.Pid)
 			}
 			h.hasStart, h.start, h.sent = true, rc.Time, rc.Sent
-			h.waited = rc.Note == reliability.WaitedNote
+			h.field, h.waited = reliability.ParseStartNote(rc.Note)
 			if h.sent.IsZero() {
 				h.sent = rc.Begin
 			}
@@ -175,11 +304,17 @@ func (r *run) collect(recs []reliability.Record) (map[holdKey]*hold, map[int]boo
 		case reliability.Lost:
 			get(rc).lost = rc.Time
 		case reliability.Fail:
-			r.violate("pid %d: %s: %s", rc.Pid, rc.Name, rc.Note)
+			r.fails = append(r.fails, rc)
+		case reliability.Pause:
+			r.pauses[rc.Pid] = append(r.pauses[rc.Pid], pause{rc.Begin, rc.Time})
 		default:
 			r.violate("pid %d: unknown record kind %q", rc.Pid, rc.Kind)
 		}
 	}
+	for c := range calls {
+		r.waiting = append(r.waiting, c)
+	}
+	sort.Slice(r.waiting, func(i, j int) bool { return r.waiting[i].at.Before(r.waiting[j].at) })
 	return holds, pids
 }
 
@@ -189,14 +324,65 @@ type holdKey struct {
 	token int64
 }
 
+// observed is what the driver saw of a run besides the records.
+type observed interface {
+	// dropsOn counts the replies of commands on a lock name that the
+	// network lost in (from, to) (netFaults).
+	dropsOn(name string, from, to time.Time) int
+	// stalledIn is how long, within [from, to], the driver heard nothing
+	// from Redis (sampler.stalls): the driver's waiter or redis-server did
+	// not run, so nobody could be served for certain.
+	stalledIn(from, to time.Time) time.Duration
+	// holders is every field seen holding a name, and when first seen.
+	holders(name string) []seenHolder
+}
+
+// recoveryBound is how long after a kill a name the victim held must be
+// acquired again: its key expires at most the watchdog timeout after the
+// last renewal before the kill, plus one renewal interval of slack (for
+// a renewal in flight, the waiters' round trips and a loaded machine). Each
+// reply on the name lost in between may cost one more timeout (the client
+// that won the name did not hear it; the key it got expires unrenewed), and
+// a stall of the driver, whose waiter is always there, or of redis-server
+// costs its length: the bound is judged against what the run observed.
+func recoveryBound(timeout time.Duration, lost int, stalled time.Duration) time.Duration {
+	return timeout + timeout/3 + time.Duration(lost)*timeout + stalled
+}
+
+// judgeFails reports every failed call as a violation but two kinds of
+// failed Unlock: one that timed out while the network lost a reply of a
+// command on its name (the release's own, or one ahead of it on the
+// connection), which is Unlock's contract (it gives up after the release
+// timeout; the lock is released or expires); and ErrLockLost from the
+// Unlock of a hold whose process paused past its key's expiry (see
+// assemble). It returns how many Unlocks timed out.
+func (r *run) judgeFails(obs observed) int {
+	timedOut := 0
+	for _, f := range r.fails {
+		h := r.holds[holdKey{f.Pid, f.Name, f.Token}]
+		unlock := h != nil && h.hasEnd && strings.HasPrefix(f.Note, reliability.UnlockFailedNote)
+		switch {
+		case unlock && strings.HasSuffix(f.Note, context.DeadlineExceeded.Error()) && dropsOn(obs, f.Name, h.end, f.Time) > 0:
+			timedOut++
+		case unlock && h.paused && strings.Contains(f.Note, lockmw.ErrLockLost.Error()):
+		default:
+			r.violate("pid %d: %s: %s", f.Pid, f.Name, f.Note)
+		}
+	}
+	return timedOut
+}
+
 // check proves mutual exclusion, fencing order and recovery over the
 // records of every process. timeout is the watchdog timeout; end is when the
-// run stopped (no recovery is expected after it).
-func check(recs []reliability.Record, kills []kill, timeout time.Duration, end time.Time) crashReport {
+// run stopped (no recovery is expected after it); obs is what the driver
+// observed besides (nil: no lost replies, no stalls).
+func check(recs []reliability.Record, kills []kill, timeout time.Duration, end time.Time, obs observed) crashReport {
 	r := assemble(recs, kills, timeout)
+	phantoms := r.addPhantoms(obs, kills, timeout)
+	excused := r.judgeFails(obs)
 	rep := crashReport{
 		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
-		Kills: len(kills), Violations: r.violations,
+		Kills: len(kills), UnlockTimeouts: excused, PausedHolds: r.paused, Phantoms: phantoms, Violations: r.violations, run: r,
 	}
 	violate := func(format string, a ...any) {
 		rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))
@@ -210,7 +396,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 		// have none).
 		var lastFenced *hold
 		for _, h := range hs {
-			if h.token < 0 {
+			if h.token < 0 || h.phantom {
 				continue
 			}
 			if lastFenced != nil && h.token <= lastFenced.token {
@@ -221,7 +407,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 		// Mutual exclusion: no two holds that were not lost overlap.
 		var prev *hold
 		for _, h := range hs {
-			if h.isLost() {
+			if h.isLost() || h.phantom {
 				continue
 			}
 			if prev != nil {
@@ -268,9 +454,8 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 		}
 	}
 
-	// Recovery: a name the victim held is acquired again within the
-	// watchdog timeout plus one renewal interval after the kill.
-	bound := timeout + timeout/3
+	// Recovery: a name the victim held is acquired again within
+	// recoveryBound of the kill.
 	for _, k := range kills {
 		open := openAtKill[k.pid]
 		if len(open) > 0 {
@@ -279,27 +464,59 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 		for _, h := range open {
 			var next *hold
 			for _, n := range byName[h.name] {
-				if !n.start.Before(k.at) && (next == nil || n.start.Before(next.start)) {
+				if n != h && !n.start.Before(k.at) && !n.start.Before(h.start) && (next == nil || n.start.Before(next.start)) {
 					next = n
 				}
 			}
 			if next == nil {
-				if end.Sub(k.at) > bound+2*time.Second {
+				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), stalledIn(obs, k.at, end))+2*time.Second {
 					violate("%q: held by pid %d when it was killed at %s, never acquired again", h.name, h.pid, k.at.Format("15:04:05.000"))
 				}
 				continue
 			}
 			rec := next.start.Sub(k.at)
+			dropped := dropsOn(obs, h.name, k.at, next.start)
+			stalled := stalledIn(obs, k.at, next.start)
+			bound := recoveryBound(timeout, dropped, stalled)
+			if stalled > 0 {
+				rep.Stalled++
+			}
+			if dropped > 0 {
+				rep.LostReplies++
+			}
 			rep.Recoveries++
 			rep.WorstRecovery = max(rep.WorstRecovery, rec)
+			rep.recovered = append(rep.recovered, recovery{name: h.name, kill: k, killed: h, next: next, took: rec})
 			if rec > bound {
 				violate("%q: held by pid %d when it was killed, acquired again only %v later (bound %v)", h.name, h.pid, rec, bound)
 			}
 		}
 	}
+	slowestFirst(rep.recovered)
 	slices.Sort(rep.Violations)
 	slices.Sort(rep.Handoffs)
 	return rep
+}
+
+// slowestFirst sorts recoveries by how long they took, slowest first.
+func slowestFirst(rs []recovery) {
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].took > rs[j].took })
+}
+
+// dropsOn is obs.dropsOn, 0 when obs is nil.
+func dropsOn(obs observed, name string, from, to time.Time) int {
+	if obs == nil {
+		return 0
+	}
+	return obs.dropsOn(name, from, to)
+}
+
+// stalledIn is obs.stalledIn, 0 when obs is nil.
+func stalledIn(obs observed, from, to time.Time) time.Duration {
+	if obs == nil {
+		return 0
+	}
+	return obs.stalledIn(from, to)
 }
 
 func later(a, b time.Time) time.Time {

@@ -151,7 +151,7 @@ func TestCheckerFindsViolations(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rep := check(append(hello(1, 2, 3), tc.recs...), tc.kills, timeout, at(10_000))
+			rep := check(append(hello(1, 2, 3), tc.recs...), tc.kills, timeout, at(10_000), nil)
 			if tc.want == "" {
 				assert.Empty(t, rep.Violations)
 				return
@@ -170,7 +170,7 @@ func TestCheckerFigures(t *testing.T) {
 	recs := append(hello(1, 2), start(1, "a", 1, 0), rec(R, 1, "a", 1, 300), rec(R, 1, "a", 1, 600),
 		start(2, "a", 2, 1700), rec(E, 2, "a", 2, 1710),
 		start(2, "b", 1, 0), rec(L, 2, "b", 1, 900), start(2, "b", 2, 800), rec(E, 2, "b", 2, 810))
-	rep := check(recs, []kill{{pid: 1, at: at(650)}}, time.Second, at(5000))
+	rep := check(recs, []kill{{pid: 1, at: at(650)}}, time.Second, at(5000), nil)
 	assert.Empty(t, rep.Violations)
 	assert.Equal(t, 2, rep.Processes)
 	assert.Equal(t, 4, rep.Acquisitions)

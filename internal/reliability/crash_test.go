@@ -42,6 +42,7 @@ type workload struct {
 	mode  string   // the worker's mode
 	names []string // -names
 	args  []string // the mode's own flags
+	sem   bool     // the names are semaphores
 	// locker gives the driver's waiters their Locker of a name.
 	locker func(c *lockmw.Client, name string) lockmw.Locker
 }
@@ -66,17 +67,19 @@ func TestCrashMutualExclusion(t *testing.T) {
 	srv := redistest.Start(t)
 	d := newDriver(t, workerBinary(t), srv.Addr(), time.Now().Add(dur), mutexWorkload)
 	recs := d.run()
-	rep := check(recs, d.kills, crashWatchdog, d.until)
+	rep := check(recs, d.kills, crashWatchdog, d.until, d.observed())
 	t.Logf("crash: %v run, %d processes (%d at a time, %d goroutines each, plus the driver), %d names, watchdog %v",
 		dur.Round(time.Second), rep.Processes-1, crashProcs, crashGoroutines, len(d.wl.names), crashWatchdog)
-	t.Logf("crash: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries, worst recovery %v (bound %v), min slack after a killed hold's expiry %v, %d lost holds (%d noticed late), %d violations",
-		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.WorstRecovery.Round(time.Millisecond),
-		crashWatchdog+crashWatchdog/3, rep.MinSlack.Round(100*time.Microsecond), rep.Lost, rep.LateNotices, len(rep.Violations))
+	t.Logf("crash: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (%d after a lost reply, %d across a stall), worst recovery %v (bound %v), min slack after a killed hold's expiry %v, %d lost holds (%d noticed late), %d holds outlived their key in a pause of their process, %d holds acquired in flight by a killed process, %d violations",
+		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.LostReplies, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
+		recoveryBound(crashWatchdog, 0, 0), rep.MinSlack.Round(100*time.Microsecond), rep.Lost, rep.LateNotices, rep.PausedHolds, rep.Phantoms, len(rep.Violations))
+	d.logFaults("crash", rep.UnlockTimeouts)
 	if n := len(rep.Handoffs); n > 0 {
 		t.Logf("crash: release -> next acquisition of the name: median %v, p99 %v, max %v",
 			rep.Handoffs[n/2].Round(10*time.Microsecond), rep.Handoffs[n*99/100].Round(10*time.Microsecond), rep.Handoffs[n-1].Round(10*time.Microsecond))
 		t.Logf("crash: %d of %d hand-offs took more than half the watchdog timeout, each within %v after a kill", rep.SlowHandoffs, n, rep.SlowAfterKill.Round(time.Millisecond))
 	}
+	d.logSlowest("crash", rep.run, rep.recovered)
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)
@@ -96,6 +99,52 @@ func TestCrashMutualExclusion(t *testing.T) {
 	assert.Positive(t, rep.Recoveries, "no recovery was measured")
 	assert.Positive(t, rep.Renewals, "no lock was renewed")
 	assert.Greater(t, rep.Acquisitions, 50)
+}
+
+// observed is what the driver saw of the run besides the records: the
+// replies the fault proxy lost and the sampler's stalls.
+func (d *driver) observed() observed { return driverObserved{d} }
+
+type driverObserved struct{ d *driver }
+
+func (o driverObserved) dropsOn(name string, from, to time.Time) int {
+	return o.d.net.dropsOn(name, from, to) // nil-safe: 0 without faults
+}
+
+func (o driverObserved) stalledIn(from, to time.Time) time.Duration {
+	return o.d.smp.stalledIn(from, to)
+}
+
+func (o driverObserved) holders(name string) []seenHolder {
+	return o.d.smp.holders(name)
+}
+
+// logFaults logs what the fault proxy did, with -faults.
+func (d *driver) logFaults(prefix string, unlockTimeouts int) {
+	if d.net == nil {
+		return
+	}
+	st := d.net.p.Stats()
+	d.t.Logf("%s: through the fault proxy (%v each way): %d commands, %d replies lost (one lock command's in %d), %d Unlocks timed out on a lost reply",
+		prefix, faultLatency, st.Commands, d.net.count(), faultDropOneIn, unlockTimeouts)
+}
+
+// slowestShown is how many of the slowest recoveries a crash test explains.
+const slowestShown = 5
+
+// logSlowest logs how loaded the machine was, and the causes of the
+// slowest recoveries, slowest first.
+func (d *driver) logSlowest(prefix string, r *run, recovered []recovery) {
+	stalled, stalls := d.smp.stalled()
+	took := time.Since(d.started)
+	d.t.Logf("%s: the sampler heard nothing from Redis for over %v %d times, %v in all", prefix, stallAfter, stalls, stalled.Round(time.Millisecond))
+	if w, ok := cpuWaited(); ok {
+		d.t.Logf("%s: some process of the machine waited for a CPU %.0f%% of the run (/proc/pressure/cpu)", prefix, 100*float64(w-d.cpuStart)/float64(took))
+	}
+	e := newExplainer(r, d.kills, d.smp, os.Getpid(), crashWatchdog)
+	for i, rc := range recovered[:min(slowestShown, len(recovered))] {
+		d.t.Logf("%s: slow recovery %d of %d:\n%s", prefix, i+1, len(recovered), strings.Join(e.explain(rc), "\n"))
+	}
 }
 
 // driver runs the worker processes of the crash scenario.
@@ -119,6 +168,16 @@ type driver struct {
 	log     *reliability.Log
 	logFile *os.File
 	waiters sync.WaitGroup
+
+	// net, with -faults, is the fault proxy every client but the
+	// sampler's reaches Redis through.
+	net *netFaults
+	// smp samples what Redis holds for the names, to explain slow
+	// recoveries, on a client of its own that reaches Redis directly.
+	smp      *sampler
+	smpRDB   *redis.Client
+	started  time.Time
+	cpuStart time.Duration // cpuWaited at the start
 }
 
 type proc struct {
@@ -134,13 +193,19 @@ type proc struct {
 
 func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *driver {
 	d := &driver{t: t, bin: bin, addr: addr, dir: t.TempDir(), until: until, wl: wl}
+	d.smpRDB = redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	if *faults {
+		d.net = startFaults(t, addr, wl.names)
+		d.addr = d.net.p.Addr()
+	}
 	path := filepath.Join(d.dir, "driver.log")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	require.NoError(t, err)
 	d.logFile, d.logs = f, append(d.logs, path)
 	d.log = reliability.NewLog(f, os.Getpid())
-	d.log.Write(reliability.Record{Kind: reliability.Hello, Time: time.Now(), Note: "driver"})
-	d.rdb = redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	// As users configure: go-redis's default options when a lost reply
+	// is the subject (a read then waits for the read timeout).
+	d.rdb = redis.NewClient(&redis.Options{Addr: d.addr, ContextTimeoutEnabled: !*faults})
 	d.rdb.AddHook(reliability.SendHook{})
 	// The driver's holds are named as the workers': by their fencing
 	// token, or by a negative number of their own.
@@ -151,10 +216,17 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 			if tok == 0 {
 				tok = -unfenced.Add(1)
 			}
-			return reliability.WithToken(ctx, tok)
+			if e.Waited {
+				ctx = reliability.WithWaited(ctx)
+			}
+			return reliability.WithToken(reliability.WithField(ctx, e.Field), tok)
 		},
 	}))
+	d.log.Write(reliability.Record{Kind: reliability.Hello, Time: time.Now(), Note: d.c.ID()})
 	t.Cleanup(func() {
+		if d.smp != nil {
+			d.smp.close()
+		}
 		for _, p := range d.procs { // after a failed assertion
 			_ = p.cmd.Process.Kill()
 			<-p.done
@@ -162,6 +234,7 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 		d.waiters.Wait()
 		_ = d.c.Close()
 		_ = d.rdb.Close()
+		_ = d.smpRDB.Close()
 		_ = f.Close()
 		if t.Failed() {
 			for _, p := range d.procs {
@@ -178,6 +251,9 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 // holder killed and replaced every 0.3 to 1 s; it returns the records of
 // every process.
 func (d *driver) run() []reliability.Record {
+	d.smp = startSampler(d.smpRDB, d.wl.names, d.wl.sem)
+	d.started = time.Now()
+	d.cpuStart, _ = cpuWaited()
 	for range crashProcs {
 		d.spawn()
 	}
@@ -218,6 +294,9 @@ func (d *driver) spawn() {
 	args := append([]string{d.wl.mode, "-addr", d.addr, "-log", p.log,
 		"-names", strings.Join(d.wl.names, ","), "-goroutines", strconv.Itoa(crashGoroutines),
 		"-until", strconv.FormatInt(d.until.UnixNano(), 10), "-watchdog", crashWatchdog.String()}, d.wl.args...)
+	if *faults {
+		args = append(args, "-default-options")
+	}
 	p.cmd = exec.Command(d.bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = errf, errf
 	p.cmd.SysProcAttr = sysProcAttr()
@@ -322,7 +401,8 @@ func (d *driver) waitFor(name string) {
 		return
 	}
 	tok := reliability.TokenOf(hctx) // as HoldStart named the hold
-	d.log.Write(reliability.Record{Kind: reliability.Start, Name: name, Token: tok, Time: time.Now(), Begin: begin, Sent: sent.Last()})
+	note := reliability.StartNote(reliability.FieldOf(hctx), reliability.Waited(hctx))
+	d.log.Write(reliability.Record{Kind: reliability.Start, Name: name, Token: tok, Time: time.Now(), Begin: begin, Sent: sent.Last(), Note: note})
 	time.Sleep(2 * time.Millisecond) // the critical section
 	if errors.Is(context.Cause(hctx), lockmw.ErrLockLost) {
 		d.log.Write(reliability.Record{Kind: reliability.Lost, Name: name, Token: tok, Time: time.Now(), Note: context.Cause(hctx).Error()})
@@ -350,5 +430,11 @@ func (d *driver) finish() {
 	}
 	d.procs = nil
 	d.waiters.Wait()
+	d.smp.close()
 	require.NoError(t, d.log.Err())
+	if *crashLogs != "" {
+		dst := filepath.Join(*crashLogs, t.Name())
+		require.NoError(t, os.MkdirAll(dst, 0o755))
+		require.NoError(t, os.CopyFS(dst, os.DirFS(d.dir)))
+	}
 }

@@ -21,6 +21,7 @@ var semWorkload = workload{
 	mode:   "crash-sem",
 	names:  []string{"crashsem-a", "crashsem-b"},
 	args:   []string{"-permits", strconv.Itoa(crashSemPermits)},
+	sem:    true,
 	locker: func(c *lockmw.Client, name string) lockmw.Locker { return c.Semaphore(name, crashSemPermits) },
 }
 
@@ -40,12 +41,14 @@ func TestCrashSemaphore(t *testing.T) {
 	srv := redistest.Start(t)
 	d := newDriver(t, workerBinary(t), srv.Addr(), time.Now().Add(dur), semWorkload)
 	recs := d.run()
-	rep := checkSem(recs, d.kills, crashSemPermits, crashWatchdog, d.until)
+	rep := checkSem(recs, d.kills, crashSemPermits, crashWatchdog, d.until, d.observed())
 	t.Logf("crash-sem: %v run, %d processes (%d at a time, %d goroutines each, plus the driver), %d names of %d permits, watchdog %v",
 		dur.Round(time.Second), rep.Processes-1, crashProcs, crashGoroutines, len(d.wl.names), crashSemPermits, crashWatchdog)
-	t.Logf("crash-sem: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (every permit taken at the kill), worst recovery %v (bound %v), %d lost holds, most holds at once %v, %d violations",
-		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.WorstRecovery.Round(time.Millisecond),
-		crashWatchdog+crashWatchdog/3, rep.Lost, rep.MostHeld, len(rep.Violations))
+	t.Logf("crash-sem: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (every permit taken at the kill; %d after a lost reply, %d across a stall), worst recovery %v (bound %v), %d lost holds, %d holds outlived their key in a pause of their process, %d holds acquired in flight by a killed process, most holds at once %v, %d violations",
+		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.LostReplies, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
+		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.PausedHolds, rep.Phantoms, rep.MostHeld, len(rep.Violations))
+	d.logFaults("crash-sem", rep.UnlockTimeouts)
+	d.logSlowest("crash-sem", rep.run, rep.recovered)
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)

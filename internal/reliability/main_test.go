@@ -16,6 +16,14 @@ import (
 // go test ./internal/reliability -run Crash -soak=5m -v.
 var soak = flag.Duration("soak", 0, "run the crash scenarios this long (default: a short run)")
 
+// faults makes the crash scenarios run through a fault proxy (netFaults):
+// latency each way and lost replies, besides the kills. make soak sets it.
+var faults = flag.Bool("faults", false, "run the crash scenarios through the fault proxy (latency, lost replies)")
+
+// crashLogs, when set, is a directory the crash scenarios copy their
+// processes' logs into (one subdirectory per test), to read after the run.
+var crashLogs = flag.String("crashlogs", "", "copy the crash scenarios' logs into this directory")
+
 var worker struct {
 	once sync.Once
 	dir  string

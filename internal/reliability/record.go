@@ -14,8 +14,13 @@ type Kind byte
 
 // The kinds of records a process writes about its holds.
 const (
-	// Hello opens a process's log: Note is its lockmw client ID.
+	// Hello opens a process's log: Note is its lockmw client ID, the
+	// prefix of its holders' and waiters' fields in Redis.
 	Hello Kind = 'P'
+	// Call: Lock was called on Name; Time is when. A process killed before
+	// the matching Start (or Fail) died waiting: its queue entry may yet be
+	// handed the lock.
+	Call Kind = 'C'
 	// Start: a hold began. Time is when Lock returned, Begin when Lock was
 	// called, Sent when the last Redis request Lock made was sent (the
 	// hold's key got its TTL no earlier than Sent).
@@ -30,7 +35,16 @@ const (
 	Lost Kind = 'L'
 	// Fail: a call failed unexpectedly (diagnostics); Note says what.
 	Fail Kind = 'F'
+	// Pause: the process did not run from Begin to Time (its pause watch,
+	// a ticker, woke that late): a loaded machine, or a stopped process.
+	// A hold whose key expired in such a pause was lost without the
+	// process noticing in time; only fencing protects its writes.
+	Pause Kind = 'Z'
 )
+
+// UnlockFailedNote starts the Note of a Fail record written when Unlock
+// returned an error; the error follows.
+const UnlockFailedNote = "unlock: "
 
 // Record is one line of a process's hold log.
 type Record struct {

@@ -12,16 +12,24 @@ import (
 
 // semReport is what the semaphore checker found.
 type semReport struct {
-	Processes     int
-	Acquisitions  int
-	Renewals      int
-	Lost          int
-	Kills         int            // SIGKILLs sent
-	KillsHolding  int            // of them, while the process held at least one permit
-	Recoveries    int            // names a kill left with every permit taken, measured
-	WorstRecovery time.Duration  // kill -> next acquisition of such a name
-	MostHeld      map[string]int // the most holds of each name at one instant
-	Violations    []string
+	Processes      int
+	Acquisitions   int
+	Renewals       int
+	Lost           int
+	Kills          int            // SIGKILLs sent
+	KillsHolding   int            // of them, while the process held at least one permit
+	Recoveries     int            // names a kill left with every permit taken, measured
+	LostReplies    int            // of them, with a reply on the name lost between the kill and the recovery
+	Stalled        int            // of them, with a stall of the driver or Redis between the kill and the recovery
+	PausedHolds    int            // holds that outlived their key in a pause of their process (see assemble)
+	Phantoms       int            // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
+	UnlockTimeouts int            // Unlocks that timed out while a reply on their name was lost
+	WorstRecovery  time.Duration  // kill -> next acquisition of such a name
+	MostHeld       map[string]int // the most holds of each name at one instant
+	Violations     []string
+
+	recovered []recovery // every recovery measured, slowest first
+	run       *run
 }
 
 // checkSem proves over the records of every process of the semaphore crash
@@ -30,17 +38,20 @@ type semReport struct {
 // cancelled with ErrLockLost left out), that every hold ended, was lost or
 // was killed, and that a name a kill left with every permit taken was
 // acquired again within the watchdog timeout plus one renewal interval.
-// timeout is the watchdog timeout; end is when the run stopped.
-func checkSem(recs []reliability.Record, kills []kill, permits int, timeout time.Duration, end time.Time) semReport {
+// timeout is the watchdog timeout; end is when the run stopped; obs is what
+// the driver observed besides (nil: no lost replies, no stalls).
+func checkSem(recs []reliability.Record, kills []kill, permits int, timeout time.Duration, end time.Time, obs observed) semReport {
 	r := assemble(recs, kills, timeout)
+	phantoms := r.addPhantoms(obs, kills, timeout)
 	rep := semReport{
 		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
-		Kills: len(kills), MostHeld: make(map[string]int),
+		Kills: len(kills), MostHeld: make(map[string]int), run: r, UnlockTimeouts: r.judgeFails(obs), PausedHolds: r.paused, Phantoms: phantoms,
 	}
 	for name, hs := range r.byName {
 		rep.MostHeld[name] = sweep(r, name, hs, permits)
 	}
-	r.semRecoveries(&rep, kills, permits, timeout, end)
+	r.semRecoveries(&rep, kills, permits, timeout, end, obs)
+	slowestFirst(rep.recovered)
 	rep.Violations = r.violations
 	slices.Sort(rep.Violations)
 	return rep
@@ -108,8 +119,7 @@ func liveList(live map[*hold]bool) string {
 // from the kill to the name's next acquisition when every permit was taken
 // at the kill (otherwise the next acquisition need not wait for the dead
 // holder's permit), and reports a name never acquired again.
-func (r *run) semRecoveries(rep *semReport, kills []kill, permits int, timeout time.Duration, end time.Time) {
-	bound := timeout + timeout/3
+func (r *run) semRecoveries(rep *semReport, kills []kill, permits int, timeout time.Duration, end time.Time, obs observed) {
 	for _, k := range kills {
 		open := r.openAtKill[k.pid]
 		if len(open) > 0 {
@@ -128,12 +138,12 @@ func (r *run) semRecoveries(rep *semReport, kills []kill, permits int, timeout t
 				if !n.isLost() && !n.start.After(k.at) && n.end.After(k.at) {
 					taken++
 				}
-				if !n.start.Before(k.at) && next == nil {
+				if n != h && !n.start.Before(k.at) && !n.start.Before(h.start) && next == nil {
 					next = n // hs is sorted by start
 				}
 			}
 			if next == nil {
-				if end.Sub(k.at) > bound+2*time.Second {
+				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), stalledIn(obs, k.at, end))+2*time.Second {
 					r.violate("%q: held by pid %d when it was killed at %s, never acquired again", h.name, h.pid, k.at.Format("15:04:05.000"))
 				}
 				continue
@@ -142,8 +152,18 @@ func (r *run) semRecoveries(rep *semReport, kills []kill, permits int, timeout t
 				continue
 			}
 			rec := next.start.Sub(k.at)
+			dropped := dropsOn(obs, h.name, k.at, next.start)
+			stalled := stalledIn(obs, k.at, next.start)
+			bound := recoveryBound(timeout, dropped, stalled)
+			if stalled > 0 {
+				rep.Stalled++
+			}
+			if dropped > 0 {
+				rep.LostReplies++
+			}
 			rep.Recoveries++
 			rep.WorstRecovery = max(rep.WorstRecovery, rec)
+			rep.recovered = append(rep.recovered, recovery{name: h.name, kill: k, killed: h, next: next, took: rec})
 			if rec > bound {
 				r.violate("%q: every permit taken when pid %d was killed at %s, acquired again only %v later (bound %v), by %v",
 					h.name, h.pid, k.at.Format("15:04:05.000"), rec, bound, next)

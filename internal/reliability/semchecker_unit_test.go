@@ -103,7 +103,7 @@ func TestSemCheckerFindsViolations(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rep := checkSem(append(hello(1, 2, 3), tc.recs...), tc.kills, permits, timeout, at(10_000))
+			rep := checkSem(append(hello(1, 2, 3), tc.recs...), tc.kills, permits, timeout, at(10_000), nil)
 			if tc.want == "" {
 				assert.Empty(t, rep.Violations)
 				return
@@ -127,7 +127,7 @@ func TestSemCheckerFigures(t *testing.T) {
 		start(3, "a", -1, 1700), rec(E, 3, "a", -1, 1710),
 		// "b": one hold, one lost.
 		start(2, "b", -2, 0), rec(L, 2, "b", -2, 900), start(3, "b", -2, 800), rec(E, 3, "b", -2, 810))
-	rep := checkSem(recs, []kill{{pid: 1, at: at(650)}}, 2, time.Second, at(5000))
+	rep := checkSem(recs, []kill{{pid: 1, at: at(650)}}, 2, time.Second, at(5000), nil)
 	assert.Empty(t, rep.Violations)
 	assert.Equal(t, 3, rep.Processes)
 	assert.Equal(t, 5, rep.Acquisitions)

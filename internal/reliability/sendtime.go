@@ -93,8 +93,43 @@ func Waited(ctx context.Context) bool {
 	return w
 }
 
-// WaitedNote is the Note of a Start record whose acquisition waited.
+// WaitedNote starts the Note of a Start record whose acquisition waited.
 const WaitedNote = "waited"
+
+// StartNote is the Note of a Start record: the hold's field in Redis
+// ("<clientID>:<ownerID>", "" when unknown), after WaitedNote and a space
+// when the acquisition waited.
+func StartNote(field string, waited bool) string {
+	if waited {
+		return strings.TrimSuffix(WaitedNote+" "+field, " ")
+	}
+	return field
+}
+
+// ParseStartNote reads a Note written by StartNote.
+func ParseStartNote(note string) (field string, waited bool) {
+	if note == WaitedNote {
+		return "", true
+	}
+	if f, ok := strings.CutPrefix(note, WaitedNote+" "); ok {
+		return f, true
+	}
+	return note, false
+}
+
+type fieldKey struct{}
+
+// WithField returns ctx carrying a hold's field in Redis (lockmw's
+// HoldStartEvent.Field), for its Start record.
+func WithField(ctx context.Context, field string) context.Context {
+	return context.WithValue(ctx, fieldKey{}, field)
+}
+
+// FieldOf returns the field WithField put in ctx, or "".
+func FieldOf(ctx context.Context) string {
+	f, _ := ctx.Value(fieldKey{}).(string)
+	return f
+}
 
 // WithToken returns ctx carrying a hold's fencing token; a lockmw HoldStart
 // hook uses it so that Renewal events, which get the HoldStart context, can

@@ -2,19 +2,23 @@
 // processes, so that a crash (SIGKILL) or a freeze (SIGSTOP) hits a real
 // process with its own lockmw.Client, watchdog and connections.
 //
-//	worker crash -addr A -log FILE -names a,b,c -goroutines 4 -until UNIXNANO [-watchdog 1s]
+//	worker crash -addr A -log FILE -names a,b,c -goroutines 4 -until UNIXNANO [-watchdog 1s] [-default-options]
 //
 // runs goroutines that lock random names (watchdog-renewed; every other
 // goroutine with fencing, the others without, so that they take the
 // uncontended RESTORE path), hold them for a random time and unlock, until
 // the given moment, and appends every event to FILE as reliability.Records,
 // naming a hold by its fencing token or, unfenced, by a negative number of
-// its own: a Start line after Lock returns, an End line before Unlock, a Renew line for every successful
+// its own: a Call line before Lock is called, a Start line after Lock
+// returns, an End line before Unlock, a Renew line for every successful
 // renewal and a Lost line when a hold context is cancelled with
 // lockmw.ErrLockLost. A process killed while holding leaves a Start line with
-// no End.
+// no End; one killed while waiting, a Call line with no Start. A Pause line
+// says the process did not run for a while (a ticker woke late). Its go-redis
+// client has ContextTimeoutEnabled, unless -default-options keeps go-redis's
+// defaults (as users configure; the subject of a run with lost replies).
 //
-//	worker crash-sem -addr A -log FILE -names a,b -permits 2 -goroutines 4 -until UNIXNANO [-watchdog 1s]
+//	worker crash-sem -addr A -log FILE -names a,b -permits 2 -goroutines 4 -until UNIXNANO [-watchdog 1s] [-default-options]
 //
 // does the same with a permit of the semaphore of each name (permits
 // permits, watchdog-renewed); a permit has no fencing token, so every hold is
@@ -70,8 +74,11 @@ func main() {
 	}
 }
 
-func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks) (*redis.Client, *lockmw.Client) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+// newClient returns a go-redis client of addr, with ContextTimeoutEnabled
+// unless defaults says to keep go-redis's default options, and a lockmw
+// client on it.
+func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks, defaults bool) (*redis.Client, *lockmw.Client) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: !defaults})
 	rdb.AddHook(reliability.SendHook{})
 	return rdb, lockmw.New(rdb, lockmw.WithWatchdogTimeout(watchdog), lockmw.WithHooks(hooks))
 }
@@ -90,6 +97,7 @@ func crash(args []string, permits int) error {
 	goroutines := fs.Int("goroutines", 4, "contending goroutines")
 	until := fs.Int64("until", 0, "stop at this time, Unix nanoseconds")
 	watchdog := fs.Duration("watchdog", time.Second, "lockmw watchdog timeout")
+	defaults := fs.Bool("default-options", false, "go-redis's default options (ContextTimeoutEnabled off)")
 	if permits != 0 {
 		fs.IntVar(&permits, "permits", 2, "permits of each semaphore")
 	}
@@ -119,7 +127,7 @@ func crash(args []string, permits int) error {
 			if e.Waited {
 				ctx = reliability.WithWaited(ctx)
 			}
-			return reliability.WithToken(ctx, tok)
+			return reliability.WithToken(reliability.WithField(ctx, e.Field), tok)
 		},
 		Renewal: func(e lockmw.RenewalEvent) {
 			sent := time.Now().Add(-e.Duration)
@@ -130,7 +138,7 @@ func crash(args []string, permits int) error {
 			}
 		},
 	}
-	rdb, c := newClient(*addr, *watchdog, hooks)
+	rdb, c := newClient(*addr, *watchdog, hooks, *defaults)
 	defer rdb.Close()
 	defer c.Close()
 	lg.Write(reliability.Record{Kind: reliability.Hello, Time: time.Now(), Note: c.ID()})
@@ -139,6 +147,7 @@ func crash(args []string, permits int) error {
 	defer cancel()
 	list := strings.Split(*names, ",")
 	var wg sync.WaitGroup
+	wg.Go(func() { watchPauses(ctx, lg) })
 	for i := range *goroutines {
 		locker := func(name string) lockmw.Locker { return c.Semaphore(name, permits) }
 		if permits == 0 {
@@ -154,6 +163,34 @@ func crash(args []string, permits int) error {
 	}
 	wg.Wait()
 	return lg.Err()
+}
+
+// Pauses of the process longer than pauseAfter are logged; pauseTick is
+// how often the watch looks.
+const (
+	pauseTick  = 5 * time.Millisecond
+	pauseAfter = 50 * time.Millisecond
+)
+
+// watchPauses logs a Pause record whenever its ticker wakes more than
+// pauseAfter after the last time, until ctx ends: the process (its
+// renewals, its loss timers) did not run in between.
+func watchPauses(ctx context.Context, lg *reliability.Log) {
+	t := time.NewTicker(pauseTick)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		if now.Sub(last) > pauseAfter {
+			lg.Write(reliability.Record{Kind: reliability.Pause, Begin: last, Time: now})
+		}
+		last = now
+	}
 }
 
 // holdTime is how long a critical section lasts: mostly short, sometimes
@@ -173,6 +210,7 @@ func contend(ctx context.Context, locker func(name string) lockmw.Locker, names 
 		m := locker(name)
 		lctx, sent := reliability.WithSendTimes(ctx)
 		begin := time.Now()
+		lg.Write(reliability.Record{Kind: reliability.Call, Name: name, Time: begin})
 		hctx, err := m.Lock(lctx)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -182,10 +220,7 @@ func contend(ctx context.Context, locker func(name string) lockmw.Locker, names 
 			continue
 		}
 		tok := reliability.TokenOf(hctx) // as HoldStart named the hold
-		var note string
-		if reliability.Waited(hctx) {
-			note = reliability.WaitedNote
-		}
+		note := reliability.StartNote(reliability.FieldOf(hctx), reliability.Waited(hctx))
 		lg.Write(reliability.Record{Kind: reliability.Start, Name: name, Token: tok, Time: time.Now(), Begin: begin, Sent: sent.Last(), Note: note})
 
 		t := time.NewTimer(holdTime())
@@ -207,7 +242,7 @@ func contend(ctx context.Context, locker func(name string) lockmw.Locker, names 
 			continue
 		}
 		if err := m.Unlock(hctx); err != nil {
-			lg.Write(reliability.Record{Kind: reliability.Fail, Name: name, Token: tok, Time: time.Now(), Note: "unlock: " + err.Error()})
+			lg.Write(reliability.Record{Kind: reliability.Fail, Name: name, Token: tok, Time: time.Now(), Note: reliability.UnlockFailedNote + err.Error()})
 		}
 	}
 }
@@ -234,7 +269,7 @@ func hold(args []string) error {
 		defer outMu.Unlock()
 		fmt.Printf(format+"\n", a...)
 	}
-	rdb, c := newClient(*addr, *watchdog, lockmw.Hooks{})
+	rdb, c := newClient(*addr, *watchdog, lockmw.Hooks{}, false)
 	defer rdb.Close()
 	defer c.Close()
 	ctx := context.Background()

@@ -1,0 +1,248 @@
+package reliability_test
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// explainer tells why a recovery took as long as it did, from the records,
+// the kills and the sampler's view of Redis.
+type explainer struct {
+	r        *run
+	kills    map[int]time.Time // pid -> when it was killed
+	smp      *sampler          // nil: no view of Redis
+	driver   int               // the driver's pid
+	timeout  time.Duration
+	claimWin time.Duration
+}
+
+func newExplainer(r *run, kills []kill, smp *sampler, driver int, timeout time.Duration) *explainer {
+	e := &explainer{r: r, kills: make(map[int]time.Time), smp: smp, driver: driver, timeout: timeout, claimWin: claimWindow(timeout)}
+	for _, k := range kills {
+		e.kills[k.pid] = k.at
+	}
+	return e
+}
+
+// pidOf returns the pid of the process whose client wrote field
+// ("<clientID>:<ownerID>"), or 0.
+func (e *explainer) pidOf(field string) int {
+	i := strings.LastIndexByte(field, ':')
+	if i < 0 {
+		return 0
+	}
+	return e.r.clients[field[:i]]
+}
+
+// who names the process of field as it was at t: "pid N", "pid N (dead)"
+// once killed, "the driver".
+func (e *explainer) who(field string, t time.Time) string {
+	pid := e.pidOf(field)
+	switch {
+	case pid == 0:
+		return "unknown " + field
+	case pid == e.driver:
+		return "the driver"
+	}
+	if k, ok := e.kills[pid]; ok && !k.After(t) {
+		return fmt.Sprintf("pid %d (dead)", pid)
+	}
+	return fmt.Sprintf("pid %d", pid)
+}
+
+// dead reports whether field's process had been killed by t.
+func (e *explainer) dead(field string, t time.Time) bool {
+	k, ok := e.kills[e.pidOf(field)]
+	return ok && !k.After(t)
+}
+
+// explain describes one recovery in a few lines: the killed hold and when
+// its key could expire, the next hold, the processes that died waiting for
+// the name, what Redis held from the kill to the next hold, and the causes
+// of the delay it can tell.
+func (e *explainer) explain(rc recovery) []string {
+	k, h, n := rc.kill, rc.killed, rc.next
+	ms := func(t time.Time) string { return fmt.Sprintf("%+dms", t.Sub(k.at).Milliseconds()) }
+	var out []string
+	out = append(out, fmt.Sprintf("%q acquired again %v after pid %d was killed at %s",
+		rc.name, rc.took.Round(time.Millisecond), k.pid, k.at.Format("15:04:05.000")))
+
+	held := "renewed %d times, the last sent at %s"
+	held = fmt.Sprintf(held, h.renewals, ms(h.lastRenewal))
+	switch {
+	case h.renewals == 0 && h.waited:
+		held = "waited and never renewed: its claim window may have been all it had"
+	case h.renewals == 0:
+		held = "never renewed"
+	}
+	out = append(out, fmt.Sprintf("  killed hold: token %d, acquired %s (sent %s), %s; its key could expire from %s",
+		h.token, ms(h.start), ms(h.sent), held, ms(h.end)))
+	how := "took it free"
+	switch {
+	case n.phantom:
+		how = fmt.Sprintf("never logged: pid %d was killed %s, its acquisition in flight", n.pid, ms(e.kills[n.pid]))
+	case n.waited:
+		how = "waited (handed over or won on a retry)"
+	}
+	by := fmt.Sprintf("pid %d", n.pid)
+	if n.pid == e.driver {
+		by = "the driver"
+	}
+	out = append(out, fmt.Sprintf("  next hold: %s, token %d, last attempt sent %s, Lock returned %s, %s; %v after the earliest expiry",
+		by, n.token, ms(n.sent), ms(n.start), how, n.start.Sub(h.end).Round(time.Millisecond)))
+
+	// A dead waiter's queue entry outlives its last attempt by the
+	// holder's TTL and a grace of one timeout: older ones are gone.
+	var dying []string
+	seen := make(map[int]int)
+	for _, c := range e.r.waiting {
+		at, ok := e.kills[c.pid]
+		if c.name != rc.name || !ok || !c.at.Before(at) || !at.Before(n.start) || at.Before(k.at.Add(-3*e.timeout)) {
+			continue
+		}
+		if seen[c.pid]++; seen[c.pid] == 1 {
+			dying = append(dying, fmt.Sprintf("pid %d (killed %s)", c.pid, ms(at)))
+		}
+	}
+	if len(dying) > 0 {
+		out = append(out, "  died waiting for it: "+strings.Join(dying, ", "))
+	}
+	if e.smp == nil {
+		return out
+	}
+	states := e.smp.between(rc.name, k.at, n.start)
+	stalls := e.smp.stallsIn(k.at, n.start)
+	si := 0
+	for _, st := range states {
+		for ; si < len(stalls) && stalls[si].from.Before(st.at); si++ {
+			out = append(out, fmt.Sprintf("  %s to %s: no sample (the driver or redis-server did not run)", ms(stalls[si].from), ms(stalls[si].to)))
+		}
+		out = append(out, "  "+ms(st.at)+": "+e.describe(st))
+	}
+	for ; si < len(stalls); si++ {
+		out = append(out, fmt.Sprintf("  %s to %s: no sample (the driver or redis-server did not run)", ms(stalls[si].from), ms(stalls[si].to)))
+	}
+	if causes := e.causes(rc, states, stalls); len(causes) > 0 {
+		out = append(out, "  causes: "+strings.Join(causes, "; "))
+	}
+	return out
+}
+
+// describe says what one state held.
+func (e *explainer) describe(st lockState) string {
+	var b strings.Builder
+	if len(st.holders) == 0 {
+		b.WriteString("free")
+	}
+	for i, f := range st.holders {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "held by %s (ttl %v)", e.who(f, st.at), st.ttls[i])
+	}
+	if len(st.queue) > 0 {
+		q := make([]string, len(st.queue))
+		for i, f := range st.queue {
+			q[i] = e.who(f, st.at)
+		}
+		b.WriteString("; queue: " + strings.Join(q, ", "))
+	}
+	return b.String()
+}
+
+// causes names what held the recovery up after the killed hold's key could
+// expire, from the states Redis went through (sorted by time; the first is
+// the state at the kill): holds of other dead processes (a waiter handed
+// the lock after it died, or a hold its process never logged), holds of
+// live processes that are not the next hold, and time the name lay free.
+func (e *explainer) causes(rc recovery, states []lockState, stalls []stall) []string {
+	k, n := rc.kill, rc.next
+	type span struct {
+		what string
+		d    time.Duration
+	}
+	var spans []span
+	// Time in a stall is its own cause: nobody was served then.
+	inStalls := func(from, to time.Time) time.Duration {
+		var d time.Duration
+		for _, st := range stalls {
+			if a, b := later(from, st.from), earlier(to, st.to); b.After(a) {
+				d += b.Sub(a)
+			}
+		}
+		return d
+	}
+	queued := make(map[string]bool)
+	victim := make(map[string]bool)
+	for _, st := range states {
+		for _, f := range st.holders {
+			if e.pidOf(f) == k.pid && !st.at.After(k.at.Add(stateEvery)) {
+				victim[f] = true // held by the victim at the kill
+			}
+		}
+	}
+	for i, st := range states {
+		end := n.start
+		if i+1 < len(states) {
+			end = states[i+1].at
+		}
+		from := st.at
+		if i == 0 {
+			from = k.at
+		}
+		stalled := inStalls(from, end)
+		d := end.Sub(from) - stalled
+		spans = append(spans, span{"the machine stalled", stalled})
+		var what string
+		switch {
+		case len(st.holders) == 0:
+			what = "the name lay free (waiters asleep)"
+			if len(st.queue) == 0 {
+				what = "the name lay free, nobody queued"
+			}
+		default:
+			f := st.holders[0]
+			switch {
+			case victim[f]:
+				what = "the killed hold's key"
+			case e.dead(f, st.at) && queued[f]:
+				what = fmt.Sprintf("a claim window handed to a dead waiter (%s)", e.who(f, st.at))
+			case e.dead(f, st.at):
+				what = fmt.Sprintf("a hold of %s it never logged", e.who(f, st.at))
+			case e.pidOf(f) == n.pid:
+				what = "the next hold, before it was logged"
+			default:
+				what = fmt.Sprintf("a hold of %s", e.who(f, st.at))
+			}
+		}
+		for _, f := range st.queue {
+			queued[f] = true
+		}
+		spans = append(spans, span{what, d})
+	}
+	total := make(map[string]time.Duration)
+	var order []string
+	for _, s := range spans {
+		if _, ok := total[s.what]; !ok {
+			order = append(order, s.what)
+		}
+		total[s.what] += s.d
+	}
+	sort.SliceStable(order, func(i, j int) bool { return total[order[i]] > total[order[j]] })
+	var out []string
+	for _, w := range order {
+		if total[w] >= time.Millisecond {
+			out = append(out, fmt.Sprintf("%s %v", w, total[w].Round(time.Millisecond)))
+		}
+	}
+	return out
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,220 @@
+package reliability_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/layout"
+	"github.com/redis/go-redis/v9"
+)
+
+// stateEvery is how often the sampler reads the names' state: often enough
+// to see a claim window (200 ms) or a hold a killed process never logged,
+// not so often that it loads the server the run measures.
+const stateEvery = 5 * time.Millisecond
+
+// stallAfter is the longest time between two samples' replies that is not
+// called a stall: past it, the driver or redis-server did not run (a loaded
+// machine), and nobody could have been served in that time.
+const stallAfter = 50 * time.Millisecond
+
+// stall is a time the sampler heard nothing from Redis.
+type stall struct{ from, to time.Time }
+
+// lockState is what Redis held for one name at one instant, as the driver's
+// sampler read it (atomically, in one MULTI).
+type lockState struct {
+	at      time.Time       // the sampler's clock when the reply arrived
+	holders []string        // the holders' fields: a mutex's one, a semaphore's permits
+	ttls    []time.Duration // each holder's TTL left (-1: none)
+	queue   []string        // the waiter queue's fields, in order
+}
+
+// same reports whether s and o have the same holders and queue (their TTLs
+// aside).
+func (s lockState) same(o lockState) bool {
+	return slices.Equal(s.holders, o.holders) && slices.Equal(s.queue, o.queue)
+}
+
+// sampler records every change of the holders and queues of a run's names:
+// enough to tell, after the run, who held a name while its recovery was slow
+// and who was queued for its next hand-off.
+type sampler struct {
+	rdb   *redis.Client
+	names []string
+	sem   bool // semaphores: the holders are the permits taken
+
+	mu      sync.Mutex
+	changes map[string][]lockState // by name, in time order
+	stalls  []stall
+	last    time.Time // the last reply
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// startSampler samples names on rdb every stateEvery until stopped.
+func startSampler(rdb *redis.Client, names []string, sem bool) *sampler {
+	s := &sampler{rdb: rdb, names: names, sem: sem, changes: make(map[string][]lockState),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go s.run()
+	return s
+}
+
+// close stops the sampler and waits for it.
+func (s *sampler) close() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+}
+
+func (s *sampler) run() {
+	defer close(s.done)
+	t := time.NewTicker(stateEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.sample()
+		}
+	}
+}
+
+// sample reads every name's state once and keeps the ones that changed.
+func (s *sampler) sample() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var now *redis.TimeCmd
+	holders := make([]redis.Cmder, len(s.names))
+	pttls := make([]*redis.DurationCmd, len(s.names))
+	queues := make([]*redis.StringSliceCmd, len(s.names))
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		now = p.Time(ctx)
+		for i, name := range s.names {
+			if s.sem {
+				k := layout.Semaphore(name)
+				holders[i] = p.ZRangeWithScores(ctx, k.Permits, 0, -1)
+				queues[i] = p.ZRange(ctx, k.Queue, 0, -1)
+				continue
+			}
+			k := layout.Mutex(name)
+			holders[i] = p.HKeys(ctx, k.Lock)
+			pttls[i] = p.PTTL(ctx, k.Lock)
+			queues[i] = p.ZRange(ctx, k.Queue, 0, -1)
+		}
+		return nil
+	})
+	at := time.Now()
+	if err != nil {
+		return // a sample missed; the next one will tell
+	}
+	serverMs := now.Val().UnixMilli()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.last.IsZero() && at.Sub(s.last) > stallAfter {
+		s.stalls = append(s.stalls, stall{s.last, at})
+	}
+	s.last = at
+	for i, name := range s.names {
+		st := lockState{at: at, queue: queues[i].Val()}
+		switch c := holders[i].(type) {
+		case *redis.ZSliceCmd: // a semaphore's permits: the score is the expiry, server ms
+			for _, z := range c.Val() {
+				st.holders = append(st.holders, z.Member.(string))
+				st.ttls = append(st.ttls, time.Duration(int64(z.Score)-serverMs)*time.Millisecond)
+			}
+		case *redis.StringSliceCmd: // a mutex's hash: its holder and rlock's own fields
+			for _, f := range c.Val() {
+				if !strings.HasPrefix(f, layout.OwnPrefix) {
+					st.holders = append(st.holders, f)
+					st.ttls = append(st.ttls, pttls[i].Val())
+				}
+			}
+		}
+		prev := s.changes[name]
+		if len(prev) == 0 || !prev[len(prev)-1].same(st) {
+			s.changes[name] = append(prev, st)
+		}
+	}
+}
+
+// stallsIn returns the stalls that overlap [from, to].
+func (s *sampler) stallsIn(from, to time.Time) []stall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []stall
+	for _, st := range s.stalls {
+		if st.to.After(from) && st.from.Before(to) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// seenHolder is a holder's field and when the sampler first saw it hold.
+type seenHolder struct {
+	field string
+	at    time.Time
+}
+
+// holders returns every field the sampler saw hold name, in the order it
+// first saw them.
+func (s *sampler) holders(name string) []seenHolder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := make(map[string]bool)
+	var out []seenHolder
+	for _, st := range s.changes[name] {
+		for _, f := range st.holders {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, seenHolder{f, st.at})
+			}
+		}
+	}
+	return out
+}
+
+// stalledIn returns how much of [from, to] the stalls cover.
+func (s *sampler) stalledIn(from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, st := range s.stallsIn(from, to) {
+		d += earlier(to, st.to).Sub(later(from, st.from))
+	}
+	return d
+}
+
+// stalled returns the total time of every stall.
+func (s *sampler) stalled() (time.Duration, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var d time.Duration
+	for _, st := range s.stalls {
+		d += st.to.Sub(st.from)
+	}
+	return d, len(s.stalls)
+}
+
+// between returns the states of name that began in (from, to], and the one
+// in force at from.
+func (s *sampler) between(name string, from, to time.Time) []lockState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []lockState
+	for _, st := range s.changes[name] {
+		switch {
+		case !st.at.After(from):
+			out = append(out[:0], st)
+		case !st.at.After(to):
+			out = append(out, st)
+		}
+	}
+	return out
+}
