@@ -193,7 +193,8 @@ func (h *hold) expiry(timeout time.Duration) time.Time {
 // request was sent before the kill runs when the server reads it, after
 // the sender died, and one that won just before the kill was not logged
 // yet. A field of a dead process first seen holding later than this after
-// the kill was handed over to a dead waiter, and no acquisition.
+// the kill, or first seen with no more than a claim window of TTL, was
+// handed over to a dead waiter: no acquisition, and no recovery of anything.
 func inFlight(timeout time.Duration) time.Duration { return timeout / 3 }
 
 // addPhantoms adds to the run the holds that Redis held for a process around
@@ -221,7 +222,8 @@ func (r *run) addPhantoms(obs observed, kills []kill, timeout time.Duration) int
 		for _, sh := range obs.holders(name) {
 			pid := r.clients[clientOf(sh.field)]
 			k, ok := killedAt[pid]
-			if logged[sh.field] || !ok || sh.at.Before(k.Add(-inFlight(timeout))) || sh.at.After(k.Add(inFlight(timeout))) {
+			if logged[sh.field] || !ok || sh.at.Before(k.Add(-inFlight(timeout))) || sh.at.After(k.Add(inFlight(timeout))) ||
+				sh.ttl <= claimWindow(timeout) {
 				continue
 			}
 			h := &hold{pid: pid, name: name, start: sh.at, sent: sh.at, end: sh.at, field: sh.field,

@@ -158,10 +158,12 @@ func (s *sampler) stallsIn(from, to time.Time) []stall {
 	return out
 }
 
-// seenHolder is a holder's field and when the sampler first saw it hold.
+// seenHolder is a holder's field, when the sampler first saw it hold and
+// the TTL it had then.
 type seenHolder struct {
 	field string
 	at    time.Time
+	ttl   time.Duration
 }
 
 // holders returns every field the sampler saw hold name, in the order it
@@ -172,10 +174,10 @@ func (s *sampler) holders(name string) []seenHolder {
 	seen := make(map[string]bool)
 	var out []seenHolder
 	for _, st := range s.changes[name] {
-		for _, f := range st.holders {
+		for i, f := range st.holders {
 			if !seen[f] {
 				seen[f] = true
-				out = append(out, seenHolder{f, st.at})
+				out = append(out, seenHolder{f, st.at, st.ttls[i]})
 			}
 		}
 	}
