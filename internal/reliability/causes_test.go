@@ -130,6 +130,9 @@ func (e *explainer) explain(rc recovery) []string {
 	return out
 }
 
+// queueShown is how many queued waiters a state's description names.
+const queueShown = 6
+
 // describe says what one state held.
 func (e *explainer) describe(st lockState) string {
 	var b strings.Builder
@@ -143,9 +146,13 @@ func (e *explainer) describe(st lockState) string {
 		fmt.Fprintf(&b, "held by %s (ttl %v)", e.who(f, st.at), st.ttls[i])
 	}
 	if len(st.queue) > 0 {
-		q := make([]string, len(st.queue))
+		var q []string
 		for i, f := range st.queue {
-			q[i] = e.who(f, st.at)
+			if i == queueShown {
+				q = append(q, fmt.Sprintf("%d more", len(st.queue)-i))
+				break
+			}
+			q = append(q, e.who(f, st.at))
 		}
 		b.WriteString("; queue: " + strings.Join(q, ", "))
 	}
@@ -203,10 +210,12 @@ func (e *explainer) causes(rc recovery, states []lockState, stalls []stall) []st
 				what = "the name lay free, nobody queued"
 			}
 		default:
-			f := st.holders[0]
+			f, ttl := st.holders[0], st.ttls[0]
 			switch {
 			case victim[f]:
 				what = "the killed hold's key"
+			case e.dead(f, st.at) && ttl > e.claimWin:
+				what = fmt.Sprintf("a hold won for %s with its request in flight as it was killed", e.who(f, st.at))
 			case e.dead(f, st.at) && queued[f]:
 				what = fmt.Sprintf("a claim window handed to a dead waiter (%s)", e.who(f, st.at))
 			case e.dead(f, st.at):
