@@ -77,21 +77,27 @@ func (e *explainer) explain(rc recovery) []string {
 	case h.renewals == 0:
 		held = "never renewed"
 	}
-	out = append(out, fmt.Sprintf("  killed hold: token %d, acquired %s (sent %s), %s; its key could expire from %s",
-		h.token, ms(h.start), ms(h.sent), held, ms(h.end)))
+	if h.phantom {
+		out = append(out, fmt.Sprintf("  killed hold: never logged; Redis gave it the name at %s at the latest (seen by the sampler), its request in flight at the kill", ms(h.start)))
+	} else {
+		out = append(out, fmt.Sprintf("  killed hold: token %d, acquired %s (sent %s), %s; its key could expire from %s",
+			h.token, ms(h.start), ms(h.sent), held, ms(h.end)))
+	}
 	how := "took it free"
-	switch {
-	case n.phantom:
-		how = fmt.Sprintf("never logged: pid %d was killed %s, its acquisition in flight", n.pid, ms(e.kills[n.pid]))
-	case n.waited:
+	if n.waited {
 		how = "waited (handed over or won on a retry)"
 	}
 	by := fmt.Sprintf("pid %d", n.pid)
 	if n.pid == e.driver {
 		by = "the driver"
 	}
-	out = append(out, fmt.Sprintf("  next hold: %s, token %d, last attempt sent %s, Lock returned %s, %s; %v after the earliest expiry",
-		by, n.token, ms(n.sent), ms(n.start), how, n.start.Sub(h.end).Round(time.Millisecond)))
+	if n.phantom {
+		out = append(out, fmt.Sprintf("  next hold: pid %d's, never logged: it was killed %s with its acquisition in flight, Redis held it from %s at the latest; %v after the earliest expiry",
+			n.pid, ms(e.kills[n.pid]), ms(n.start), n.start.Sub(h.end).Round(time.Millisecond)))
+	} else {
+		out = append(out, fmt.Sprintf("  next hold: %s, token %d, last attempt sent %s, Lock returned %s, %s; %v after the earliest expiry",
+			by, n.token, ms(n.sent), ms(n.start), how, n.start.Sub(h.end).Round(time.Millisecond)))
+	}
 
 	// A dead waiter's queue entry outlives its last attempt by the
 	// holder's TTL and a grace of one timeout: older ones are gone.
@@ -214,16 +220,16 @@ func (e *explainer) causes(rc recovery, states []lockState, stalls []stall) []st
 			switch {
 			case victim[f]:
 				what = "the killed hold's key"
-			case e.dead(f, st.at) && ttl > e.claimWin:
-				what = fmt.Sprintf("a hold won for %s with its request in flight as it was killed", e.who(f, st.at))
-			case e.dead(f, st.at) && queued[f]:
-				what = fmt.Sprintf("a claim window handed to a dead waiter (%s)", e.who(f, st.at))
-			case e.dead(f, st.at):
-				what = fmt.Sprintf("a hold of %s it never logged", e.who(f, st.at))
+			case e.dead(f, from) && ttl > e.claimWin:
+				what = fmt.Sprintf("a hold won for %s with its request in flight as it was killed", e.who(f, from))
+			case e.dead(f, from) && queued[f]:
+				what = fmt.Sprintf("a claim window handed to a dead waiter (%s)", e.who(f, from))
+			case e.dead(f, from):
+				what = fmt.Sprintf("a hold of %s it never logged", e.who(f, from))
 			case e.pidOf(f) == n.pid:
 				what = "the next hold, before it was logged"
 			default:
-				what = fmt.Sprintf("a hold of %s", e.who(f, st.at))
+				what = fmt.Sprintf("a hold of %s", e.who(f, from))
 			}
 		}
 		for _, f := range st.queue {
