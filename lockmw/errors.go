@@ -10,7 +10,9 @@ import (
 // package may wrap them or join them with a context error.
 var (
 	// ErrNotAcquired reports that the lock was held by another owner for the
-	// whole wait. The error is a *[BusyError] that says who held it.
+	// whole wait. The error is a *[BusyError] that says who held it, joined
+	// with the last Redis error when the wait ended while Redis failed (no
+	// BusyError when no attempt was answered).
 	ErrNotAcquired = errors.New("lockmw: lock not acquired")
 
 	// ErrNotHeld reports an Unlock through a context that holds no level of

@@ -26,6 +26,7 @@ type Mutex struct {
 	akeys  []string // the acquire script's keys
 
 	keyArgs []any         // akeys, boxed once for the acquire and release command lines
+	rollArg any           // k.handoff (the roll-call channel), boxed once for the release command lines
 	hot     *atomic.Int64 // the name's group in the Client's contention memory
 }
 
@@ -44,6 +45,7 @@ func (c *Client) Mutex(name string, opts ...LockOption) *Mutex {
 	m.renewKey = m.k.lock
 	m.akeys = []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token}
 	m.keyArgs = []any{m.akeys[0], m.akeys[1], m.akeys[2], m.akeys[3], m.akeys[4]}
+	m.rollArg = m.k.handoff
 	m.hot = c.contention.slot(name)
 	return m
 }
@@ -77,10 +79,21 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // The hold context inherits ctx's deadline and cancellation: bound the wait
 // with wait, not with a deadline on ctx, when the hold must outlive it.
 //
+// A wait (wait > 0) rides out transient Redis errors on every attempt, the
+// first included: a reset connection, a timeout, a server loading or failing
+// over (LOADING, READONLY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN). It retries
+// after a back-off of 10ms doubling to 1s (jittered) until the wait or ctx
+// ends, and keeps its place in the queue. A single attempt (wait 0) returns
+// the error at once.
+//
 // On failure it returns ctx and an error: a *BusyError (matching
 // ErrNotAcquired) when the lock stayed busy for the whole wait, joined with
-// ctx's error when ctx ended first; ErrClosed after Close; ErrInvalidName or
-// ErrInvalidArgument for bad input; or the Redis error. Nothing is left
+// ctx's error when ctx ended first; when the last attempts failed, the wait's
+// error joined with the last Redis error (matching ErrNotAcquired, without a
+// BusyError when no attempt was answered); ErrClosed after Close;
+// ErrInvalidName or ErrInvalidArgument for bad input; or the Redis error of
+// a single attempt, or one that retrying cannot fix (WRONGTYPE, NOSCRIPT,
+// NOAUTH, NOPERM, an unknown command, a closed go-redis client). Nothing is left
 // held when it fails: an attempt whose outcome is unknown (a lost reply, a
 // waiter leaving as the lock is handed to it) is undone in the background, so
 // TryLock returns when ctx ends even if Redis does not answer.

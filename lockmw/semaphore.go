@@ -84,10 +84,12 @@ func (s *Semaphore) Lock(ctx context.Context) (context.Context, error) {
 // single attempt, Forever waits until ctx ends. With lease == 0 the permit
 // is renewed by the watchdog until Unlock; with lease > 0 it expires then.
 // On success it returns the permit context (see Mutex.TryLock: the same
-// rules, except that a permit is not reentrant). On failure it returns ctx
-// and a *BusyError (matching ErrNotAcquired; its TTL is the earliest
-// permit's), ErrClosed, ErrInvalidName, ErrInvalidArgument,
-// errors.ErrUnsupported, or the Redis error.
+// rules, except that a permit is not reentrant). A wait rides out transient
+// Redis errors as Mutex.TryLock's does. On failure it returns ctx and a
+// *BusyError (matching ErrNotAcquired; its TTL is the earliest permit's), or
+// ErrNotAcquired joined with the last Redis error when Redis failed until the
+// wait ended (see Mutex.TryLock), ErrClosed, ErrInvalidName,
+// ErrInvalidArgument, errors.ErrUnsupported, or the Redis error.
 func (s *Semaphore) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if s.err != nil {
 		return ctx, s.err
