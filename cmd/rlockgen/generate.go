@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,8 @@ import (
 
 // A config is what one run of rlockgen generates.
 type config struct {
-	dir    string   // the package's directory; paths in messages are relative to it
+	dir    string   // the package's directory
+	from   string   // paths in messages are relative to it when below it; "" for dir
 	types  []string // the interfaces, as -type lists them
 	output string   // the file to write; "" for <first type>_rlock.go in dir
 	tags   []string // build tags to load the package with
@@ -47,7 +49,7 @@ func generate(c config) (path string, src []byte, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	d := &diags{dir: c.dir}
+	d := &diags{dir: cmp.Or(c.from, c.dir)}
 	cs := scanComments(pkg, d)
 	ifaces := model(pkg, c.types, cs, d)
 	if err := d.err(); err != nil {

@@ -34,7 +34,7 @@ func run(args []string, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	c := config{dir: ".", types: splitList(*typeNames), output: *output, tags: splitList(*tags)}
+	c := config{dir: ".", from: ".", types: splitList(*typeNames), output: *output, tags: splitList(*tags)}
 	if fs.NArg() == 1 {
 		c.dir = fs.Arg(0)
 	}

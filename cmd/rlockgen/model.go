@@ -87,18 +87,16 @@ func modelIface(pkg *packages.Package, name string, cs comments, d *diags) *ifac
 			d.add(pkg.Fset.Position(o.Pos()), "%s is declared here, and rlockgen declares it for %s: rename one", decl, name)
 		}
 	}
-	locked := 0
+	directed := 0
 	for _, fn := range methodsOf(pkg.Types, it) {
-		m := modelMethod(pkg, ifc, fn, cs, d)
-		if m == nil {
-			continue
+		if len(cs.onMethod[fn.Pos()]) > 0 {
+			directed++
 		}
-		if m.lock != nil {
-			locked++
+		if m := modelMethod(pkg, ifc, fn, cs, d); m != nil {
+			ifc.methods = append(ifc.methods, m)
 		}
-		ifc.methods = append(ifc.methods, m)
 	}
-	if locked == 0 && it.NumMethods() > 0 {
+	if directed == 0 && it.NumMethods() > 0 {
 		d.add(pos, "%s has no method with a %s directive: there is nothing to lock", name, lockDirective)
 	}
 	return ifc
