@@ -2,9 +2,11 @@ package lockmw_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-rlock/rlock/internal/faultproxy"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
@@ -14,47 +16,238 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A quorum of masters reached with go-redis clients of default options (5 s
-// read timeout), as users build them: a paused master answers nothing, and
-// the majority still locks, renews and unlocks, each operation waiting one
-// read timeout for the paused master (the quorum waits for every master's
-// answer). The watchdog timeout must exceed about three read timeouts for a
-// hold to outlive that wait (see NewQuorum): 20 s here, renewals every 6.7 s.
-func TestQuorumDefaultOptionsPausedMaster(t *testing.T) {
-	t.Parallel()
+// callLog is a go-redis hook that records when each command or pipeline
+// sent through a client began and returned: what a master answered by a
+// given moment, judged from the client's side.
+type callLog struct {
+	mu    sync.Mutex
+	calls []*loggedCall
+}
+
+type loggedCall struct{ began, returned time.Time }
+
+func (l *callLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (l *callLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c := l.begin()
+		defer l.end(c)
+		return next(ctx, cmd)
+	}
+}
+
+func (l *callLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c := l.begin()
+		defer l.end(c)
+		return next(ctx, cmds)
+	}
+}
+
+func (l *callLog) begin() *loggedCall {
+	c := &loggedCall{began: time.Now()}
+	l.mu.Lock()
+	l.calls = append(l.calls, c)
+	l.mu.Unlock()
+	return c
+}
+
+func (l *callLog) end(c *loggedCall) {
+	l.mu.Lock()
+	c.returned = time.Now()
+	l.mu.Unlock()
+}
+
+// during counts the calls that began in [from, to] and how many of them
+// had returned by to.
+func (l *callLog) during(from, to time.Time) (began, returned int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.calls {
+		if c.began.Before(from) || c.began.After(to) {
+			continue
+		}
+		began++
+		if !c.returned.IsZero() && !c.returned.After(to) {
+			returned++
+		}
+	}
+	return began, returned
+}
+
+// pending counts the calls that have not returned.
+func (l *callLog) pending() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range l.calls {
+		if c.returned.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// timed runs f and returns when it began and returned.
+func timed(f func()) (began, returned time.Time) {
+	began = time.Now()
+	f()
+	return began, time.Now()
+}
+
+// assertNotWaitedFor checks that the operation that ran from began to
+// returned sent the late master a request and did not wait for its answer.
+func assertNotWaitedFor(t *testing.T, late *callLog, what string, began, returned time.Time) {
+	t.Helper()
+	sent, answered := late.during(began, returned)
+	assert.Positive(t, sent, "%s asked the late master", what)
+	assert.Zero(t, answered, "%s returned before the late master answered (%v)", what, returned.Sub(began))
+}
+
+// renewals counts the Renewed outcomes of the name, with the longest
+// renewal round.
+type renewals struct {
+	name    string
+	mu      sync.Mutex
+	n       int
+	longest time.Duration
+	ch      chan struct{}
+}
+
+func newRenewals(name string) *renewals { return &renewals{name: name, ch: make(chan struct{}, 100)} }
+
+func (r *renewals) hook(e lockmw.RenewalEvent) {
+	for _, l := range e.Locks {
+		if l.Name == r.name && l.Outcome == lockmw.Renewed {
+			r.mu.Lock()
+			r.n++
+			r.longest = max(r.longest, e.Duration)
+			r.mu.Unlock()
+			r.ch <- struct{}{}
+		}
+	}
+}
+
+// defaultQuorum starts three masters and returns them with go-redis clients
+// of default options (a 5 s read timeout), as users build them; the third
+// client's calls are logged.
+func defaultQuorum(t *testing.T, third func(*redistest.Server) string) ([]*redistest.Server, []redis.UniversalClient, *callLog) {
 	srvs := make([]*redistest.Server, 3)
 	rdbs := make([]redis.UniversalClient, 3)
 	for i := range srvs {
 		srvs[i] = redistest.Start(t)
 		rdbs[i] = srvs[i].NewClient()
 	}
+	if third != nil {
+		rdb := redis.NewClient(&redis.Options{Addr: third(srvs[2])})
+		t.Cleanup(func() { _ = rdb.Close() })
+		rdbs[2] = rdb
+	}
+	late := &callLog{}
+	rdbs[2].AddHook(late)
+	return srvs, rdbs, late
+}
+
+// A quorum of masters reached with go-redis clients of default options, as
+// users build them, each connection warm; then one master is paused. Lock,
+// TryLock, every renewal and Unlock return at the pace of the two that
+// answer, without waiting for the paused one's read timeout (5 s); a hold
+// with a 3 s watchdog (renewed every second) stays held over four renewals.
+// When the master resumes it runs the acquisition and the end it buffered,
+// in either order, and keeps nothing.
+func TestQuorumDefaultOptionsPausedMaster(t *testing.T) {
+	t.Parallel()
+	srvs, rdbs, late := defaultQuorum(t, nil)
 	ctx := testsupport.Ctx(t)
-	renewed := make(chan struct{}, 100)
-	hooks := lockmw.Hooks{Renewal: func(e lockmw.RenewalEvent) {
-		for _, l := range e.Locks {
-			if l.Outcome == lockmw.Renewed {
-				select {
-				case renewed <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}}
-	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(20*time.Second), lockmw.WithHooks(hooks))
-	m := c.Mutex("q-default")
+	const name = "q-default"
+	rn := newRenewals(name)
+	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(3*time.Second), lockmw.WithHooks(lockmw.Hooks{Renewal: rn.hook}))
+	other := newQuorum(t, rdbs)
+	m := c.Mutex(name)
+	h := locktest.MustLock(t, m, ctx) // every connection warm
+	_, err := other.Mutex(name).TryLock(ctx, 0, 0)
+	require.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	require.NoError(t, m.Unlock(h))
 
 	require.NoError(t, srvs[2].Pause())
 	t.Cleanup(func() { _ = srvs[2].Resume() })
-	start := time.Now()
-	h := locktest.MustLock(t, m, ctx)
-	t.Logf("locked on 2 of 3 masters in %v", time.Since(start))
-	for i := range 2 {
-		assert.True(t, keyOn(t, srvs[i], "q-default"), "held on master %d", i)
+	began, returned := timed(func() { h = locktest.MustLock(t, m, ctx) })
+	assertNotWaitedFor(t, late, "Lock", began, returned)
+	began, returned = timed(func() {
+		_, err = other.Mutex(name).TryLock(ctx, 0, 0)
+	})
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "held on the two masters that answer")
+	assertNotWaitedFor(t, late, "TryLock", began, returned)
+
+	for i := range 4 {
+		testsupport.Recv(t, rn.ch, 30*time.Second, "a renewal")
+		require.NoError(t, h.Err(), "held after %d renewals: %v", i+1, context.Cause(h))
 	}
-	testsupport.Recv(t, renewed, 30*time.Second, "a renewal on the majority")
-	require.NoError(t, h.Err(), "the hold lives on 2 of 3 masters: %v", context.Cause(h))
-	require.NoError(t, m.Unlock(h))
+	rn.mu.Lock()
+	assert.Less(t, rn.longest, 5*time.Second, "no renewal waited for the paused master's read timeout")
+	rn.mu.Unlock()
+
+	began, returned = timed(func() { require.NoError(t, m.Unlock(h)) })
+	assertNotWaitedFor(t, late, "Unlock", began, returned)
 	for i := range 2 {
-		assert.False(t, keyOn(t, srvs[i], "q-default"), "released on master %d", i)
+		assert.False(t, keyOn(t, srvs[i], name), "released on master %d", i)
+	}
+
+	require.NoError(t, srvs[2].Resume())
+	testsupport.Eventually(t, 30*time.Second, "every request to the resumed master answered", func() bool { return late.pending() == 0 })
+	assert.False(t, keyOn(t, srvs[2], name), "the resumed master ran the late acquisition and its end: nothing kept")
+	h2, err := other.Mutex(name).TryLock(ctx, 0, 0)
+	require.NoError(t, err, "free on every master")
+	require.NoError(t, other.Mutex(name).Unlock(h2))
+}
+
+// One master answers 2 s late (every request reaches it 2 s after it is
+// sent: a far server, as a script's clock sees it), within go-redis's
+// default read timeout. Lock and Unlock return without waiting for it; its
+// late acquisition lands while the hold lives and is renewed with it, and
+// the release that follows removes it. A hold released before its late
+// acquisition lands leaves nothing there either.
+func TestQuorumSlowMaster(t *testing.T) {
+	t.Parallel()
+	var proxy *faultproxy.Proxy
+	srvs, rdbs, late := defaultQuorum(t, func(s *redistest.Server) string {
+		var err error
+		proxy, err = faultproxy.Start(s.Addr())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = proxy.Close() })
+		return proxy.Addr()
+	})
+	ctx := testsupport.Ctx(t)
+	const name = "q-slow"
+	rn := newRenewals(name)
+	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(3*time.Second), lockmw.WithHooks(lockmw.Hooks{Renewal: rn.hook}))
+	m := c.Mutex(name)
+	require.NoError(t, m.Unlock(locktest.MustLock(t, m, ctx))) // every connection warm
+	testsupport.Eventually(t, 10*time.Second, "warmed up", func() bool { return late.pending() == 0 })
+	proxy.SetRequestLatency(2 * time.Second)
+
+	var h context.Context
+	began, returned := timed(func() { h = locktest.MustLock(t, m, ctx) })
+	assertNotWaitedFor(t, late, "Lock", began, returned)
+	testsupport.Eventually(t, 10*time.Second, "the late acquisition landed", func() bool { return keyOn(t, srvs[2], name) })
+	for range 4 {
+		testsupport.Recv(t, rn.ch, 30*time.Second, "a renewal")
+	}
+	require.NoError(t, h.Err(), "held over four renewals: %v", context.Cause(h))
+	ttl, err := srvs[2].Client().PTTL(ctx, name).Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, time.Second, "the slow master's copy is renewed with the hold")
+	began, returned = timed(func() { require.NoError(t, m.Unlock(h)) })
+	assertNotWaitedFor(t, late, "Unlock", began, returned)
+	testsupport.Eventually(t, 10*time.Second, "every request to the slow master answered", func() bool { return late.pending() == 0 })
+	assert.False(t, keyOn(t, srvs[2], name), "released on the slow master too")
+
+	// A hold that ends before its acquisition reaches the slow master.
+	h = locktest.MustLock(t, m, ctx)
+	require.NoError(t, m.Unlock(h))
+	testsupport.Eventually(t, 10*time.Second, "every request to the slow master answered", func() bool { return late.pending() == 0 })
+	assert.False(t, keyOn(t, srvs[2], name), "the late acquisition was undone")
+	for i := range 2 {
+		assert.False(t, keyOn(t, srvs[i], name), "released on master %d", i)
 	}
 }

@@ -24,11 +24,9 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 	start := time.Now()
 	try := int64(q.tries.Add(1))
 	t := newAcquireTally(q)
-	keys := append(m.akeys[:len(m.akeys):len(m.akeys)], m.k.latchBase+q.endReqID(a.field))
-	c := q.c
+	call := q.acquireCall(m, a, try)
 	ask(ctx, q, func(ctx context.Context, mb *member) (quorumAcquired, error) {
-		res, err := quorumAcquireScript.Run(ctx, mb.rdb, keys, c.ttlArg(a.ttl), a.field, argFalse, c.graceArg,
-			flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg, try).Slice()
+		res, err := quorumAcquireScript.Run(ctx, mb.rdb, call.keys, call.args...).Slice()
 		if err != nil {
 			return quorumAcquired{}, err
 		}
@@ -53,6 +51,15 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 			fmt.Errorf("lockmw: acquire %q: %d of %d masters answered, %d needed: %w", m.name, t.answered, len(q.members), q.need, errors.Join(t.errs...)))
 	}
 	return *t.busy, nil
+}
+
+// acquireCall is quorumacquire.lua for attempt try of a, never queued.
+func (q *quorumStore) acquireCall(m *Mutex, a attempt, try int64) scriptCall {
+	c := q.c
+	return scriptCall{
+		keys: append(m.akeys[:len(m.akeys):len(m.akeys)], m.k.latchBase+q.endReqID(a.field)),
+		args: []any{c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg, try},
+	}
 }
 
 // quorumAcquired is one master's answer to an acquisition attempt.

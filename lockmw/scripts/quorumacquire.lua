@@ -6,16 +6,18 @@
 -- the hash ("rlock:try"), so that undoing an earlier attempt leaves it.
 --
 -- KEYS[1..5] acquire.lua's, KEYS[6] the field's end latch
--- ARGV[1..8] acquire.lua's, ARGV[9] the attempt number
+-- ARGV acquire.lua's, then the attempt number, taken off the end before
+-- acquire.lua reads them
 --
 -- Returns {run_id, acquire.lua's reply}: the server's run ID tells the
 -- client a master that restarted (its data, and so its vote, is new).
+local try = table.remove(ARGV)
 local run = string.match(redis.call('info', 'server'), 'run_id:(%x+)') or ''
-if tonumber(redis.call('get', KEYS[6]) or '0') >= tonumber(ARGV[9]) then
+if tonumber(redis.call('get', KEYS[6]) or '0') >= tonumber(try) then
   return {run, {0, -1, '', ''}}
 end
 local r = rlock_acquire()
-if r[1] == 1 and tonumber(redis.call('hget', KEYS[1], 'rlock:try') or '0') < tonumber(ARGV[9]) then
-  redis.call('hset', KEYS[1], 'rlock:try', ARGV[9])
+if r[1] == 1 and tonumber(redis.call('hget', KEYS[1], 'rlock:try') or '0') < tonumber(try) then
+  redis.call('hset', KEYS[1], 'rlock:try', try)
 end
 return {run, r}
