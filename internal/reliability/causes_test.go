@@ -166,17 +166,55 @@ func (e *explainer) describe(st lockState) string {
 }
 
 // causes names what held the recovery up after the killed hold's key could
-// expire, from the states Redis went through (sorted by time; the first is
-// the state at the kill): holds of other dead processes (a waiter handed
-// the lock after it died, or a hold its process never logged), holds of
-// live processes that are not the next hold, and time the name lay free.
+// expire, with the time each took, longest first (see spans).
 func (e *explainer) causes(rc recovery, states []lockState, stalls []stall) []string {
-	k, n := rc.kill, rc.next
-	type span struct {
-		what string
-		d    time.Duration
+	total := make(map[string]time.Duration)
+	var order []string
+	for _, s := range e.spans(rc.kill.pid, rc.kill.at, rc.next, states, stalls) {
+		if _, ok := total[s.text]; !ok {
+			order = append(order, s.text)
+		}
+		total[s.text] += s.d
 	}
-	var spans []span
+	sort.SliceStable(order, func(i, j int) bool { return total[order[i]] > total[order[j]] })
+	var out []string
+	for _, w := range order {
+		if total[w] >= time.Millisecond {
+			out = append(out, fmt.Sprintf("%s %v", w, total[w].Round(time.Millisecond)))
+		}
+	}
+	return out
+}
+
+// waitSpan is a stretch of a wait for a name and what filled it.
+type waitSpan struct {
+	kind string // one of the kinds below: what it was, whoever it was
+	text string // the kind, with the process named
+	d    time.Duration
+}
+
+// The kinds of spans.
+const (
+	spanStall      = "the machine stalled"
+	spanFree       = "the name lay free (waiters asleep)"
+	spanFreeAlone  = "the name lay free, nobody queued"
+	spanVictim     = "the previous hold's key"
+	spanInFlight   = "a hold won for a process killed with its request in flight"
+	spanDeadWaiter = "a claim window handed to a dead waiter"
+	spanUnlogged   = "a hold of a dead process it never logged"
+	spanNext       = "the next hold, before it was logged"
+	spanOther      = "a hold of a live process"
+)
+
+// spans divides the wait from from (a kill of pid, or a release by pid) to
+// next's start among what Redis held meanwhile (states, sorted by time; the
+// first is the state at from) and the sampler's stalls: the previous hold's
+// key, holds of other dead processes (a hold won by a request in flight as
+// its process died, a waiter handed the lock after it died, a hold its
+// process never logged), holds of live processes that are not the next
+// hold, and time the name lay free.
+func (e *explainer) spans(pid int, from time.Time, next *hold, states []lockState, stalls []stall) []waitSpan {
+	var out []waitSpan
 	// Time in a stall is its own cause: nobody was served then.
 	inStalls := func(from, to time.Time) time.Duration {
 		var d time.Duration
@@ -188,69 +226,56 @@ func (e *explainer) causes(rc recovery, states []lockState, stalls []stall) []st
 		return d
 	}
 	queued := make(map[string]bool)
-	victim := make(map[string]bool)
+	prev := make(map[string]bool)
 	for _, st := range states {
 		for _, f := range st.holders {
-			if e.pidOf(f) == k.pid && !st.at.After(k.at.Add(stateEvery)) {
-				victim[f] = true // held by the victim at the kill
+			if e.pidOf(f) == pid && !st.at.After(from.Add(stateEvery)) {
+				prev[f] = true // held by pid at from
 			}
 		}
 	}
 	for i, st := range states {
-		end := n.start
+		end := next.start
 		if i+1 < len(states) {
 			end = states[i+1].at
 		}
-		from := st.at
+		begin := st.at
 		if i == 0 {
-			from = k.at
+			begin = from
 		}
-		stalled := inStalls(from, end)
-		d := end.Sub(from) - stalled
-		spans = append(spans, span{"the machine stalled", stalled})
-		var what string
+		stalled := inStalls(begin, end)
+		out = append(out, waitSpan{spanStall, spanStall, stalled})
+		s := waitSpan{d: end.Sub(begin) - stalled}
 		switch {
+		case len(st.holders) == 0 && len(st.queue) == 0:
+			s.kind = spanFreeAlone
 		case len(st.holders) == 0:
-			what = "the name lay free (waiters asleep)"
-			if len(st.queue) == 0 {
-				what = "the name lay free, nobody queued"
-			}
+			s.kind = spanFree
 		default:
 			f, ttl := st.holders[0], st.ttls[0]
+			who := e.who(f, begin)
 			switch {
-			case victim[f]:
-				what = "the killed hold's key"
-			case e.dead(f, from) && ttl > e.claimWin:
-				what = fmt.Sprintf("a hold won for %s with its request in flight as it was killed", e.who(f, from))
-			case e.dead(f, from) && queued[f]:
-				what = fmt.Sprintf("a claim window handed to a dead waiter (%s)", e.who(f, from))
-			case e.dead(f, from):
-				what = fmt.Sprintf("a hold of %s it never logged", e.who(f, from))
-			case e.pidOf(f) == n.pid:
-				what = "the next hold, before it was logged"
+			case prev[f]:
+				s.kind = spanVictim
+			case e.dead(f, begin) && ttl > e.claimWin:
+				s.kind, s.text = spanInFlight, fmt.Sprintf("a hold won for %s with its request in flight as it was killed", who)
+			case e.dead(f, begin) && queued[f]:
+				s.kind, s.text = spanDeadWaiter, fmt.Sprintf("a claim window handed to a dead waiter (%s)", who)
+			case e.dead(f, begin):
+				s.kind, s.text = spanUnlogged, fmt.Sprintf("a hold of %s it never logged", who)
+			case e.pidOf(f) == next.pid:
+				s.kind = spanNext
 			default:
-				what = fmt.Sprintf("a hold of %s", e.who(f, from))
+				s.kind, s.text = spanOther, fmt.Sprintf("a hold of %s", who)
 			}
+		}
+		if s.text == "" {
+			s.text = s.kind
 		}
 		for _, f := range st.queue {
 			queued[f] = true
 		}
-		spans = append(spans, span{what, d})
-	}
-	total := make(map[string]time.Duration)
-	var order []string
-	for _, s := range spans {
-		if _, ok := total[s.what]; !ok {
-			order = append(order, s.what)
-		}
-		total[s.what] += s.d
-	}
-	sort.SliceStable(order, func(i, j int) bool { return total[order[i]] > total[order[j]] })
-	var out []string
-	for _, w := range order {
-		if total[w] >= time.Millisecond {
-			out = append(out, fmt.Sprintf("%s %v", w, total[w].Round(time.Millisecond)))
-		}
+		out = append(out, s)
 	}
 	return out
 }

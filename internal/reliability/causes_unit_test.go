@@ -20,6 +20,7 @@ func TestExplainNamesTheCauses(t *testing.T) {
 	ms := time.Millisecond
 	smp := &sampler{changes: map[string][]lockState{"a": {
 		{at: at(90), holders: []string{"c1:1"}, ttls: []time.Duration{910 * ms}, queue: []string{"c2:7", "c3:9"}},
+		{at: at(1092), queue: []string{"c2:7", "c3:9"}},
 		{at: at(1101), holders: []string{"c2:7"}, ttls: []time.Duration{998 * ms}, queue: []string{"c3:9"}},
 		{at: at(2104), queue: []string{"c3:9"}},
 		{at: at(2109), holders: []string{"c3:9"}, ttls: []time.Duration{timeout}},
@@ -39,7 +40,7 @@ func TestExplainNamesTheCauses(t *testing.T) {
 	assert.Contains(t, slowest, `"a" acquired again 1.011s after pid 2 was killed`)
 	assert.Contains(t, slowest, "killed hold: never logged; Redis gave it the name at +2ms at the latest")
 	assert.Contains(t, slowest, "+401ms to +501ms: no sample (the driver or redis-server did not run)")
-	assert.Contains(t, slowest, "causes: the killed hold's key 903ms; the machine stalled 100ms; the name lay free (waiters asleep) 5ms")
+	assert.Contains(t, slowest, "causes: the previous hold's key 903ms; the machine stalled 100ms; the name lay free (waiters asleep) 7ms; the next hold, before it was logged 1ms")
 	first := strings.Join(e.explain(rep.recovered[1]), "\n")
 	assert.Contains(t, first, "next hold: pid 2's, never logged: it was killed +999ms with its acquisition in flight, Redis held it from +1001ms at the latest")
 	assert.Contains(t, first, "died waiting for it: pid 2 (killed +999ms)")

@@ -158,6 +158,20 @@ func TestCheckerJudgesAgainstWhatWasObserved(t *testing.T) {
 			want: "overlaps",
 		},
 		{
+			// Its loss timer and its critical section's end came together;
+			// the section ended first, Unlock found the key gone.
+			name: "so does a hold that ended past its key's expiry and whose Unlock found it lost",
+			recs: []reliability.Record{waited(1, "a", 1, 0), rec(E, 1, "a", 1, 205),
+				unlockFailed(1, "a", 1, 206, fmt.Errorf("lockmw: lock lost: %q was gone at unlock", "a")),
+				start(2, "a", 2, 201), rec(E, 2, "a", 2, 210)},
+		},
+		{
+			name: "an Unlock that found a hold lost before its key could expire is a violation",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 205),
+				unlockFailed(1, "a", 1, 206, fmt.Errorf("lockmw: lock lost: %q was gone at unlock", "a"))},
+			want: "lock lost",
+		},
+		{
 			name: "nor does a pause excuse a hold whose key was still renewed",
 			recs: []reliability.Record{start(1, "a", 1, 0), rec(R, 1, "a", 1, 330), paused(1, 400, 500), rec(E, 1, "a", 1, 1200),
 				start(2, "a", 2, 1100), rec(E, 2, "a", 2, 1110)},

@@ -40,7 +40,7 @@ type hold struct {
 	waited      bool // the acquisition waited: maybe handed over with a claim window
 	hasEnd      bool
 	killed      bool   // the process was killed with the hold open
-	paused      bool   // its process paused past its key's earliest expiry: end is that expiry
+	outlived    bool   // ended past its key's earliest expiry, paused or lost at Unlock: end is that expiry
 	field       string // its field in Redis, when the Start record says
 	phantom     bool   // not logged: Redis held it for a process already killed (see addPhantoms)
 }
@@ -63,7 +63,7 @@ type crashReport struct {
 	Recoveries     int             // names freed by a kill and measured
 	LostReplies    int             // of them, with a reply on the name lost between the kill and the recovery
 	Stalled        int             // of them, with a stall of the driver or Redis between the kill and the recovery
-	PausedHolds    int             // holds that outlived their key in a pause of their process (see assemble)
+	OutlivedHolds  int             // holds that ended past their key's earliest expiry, paused or lost at Unlock (see assemble)
 	Phantoms       int             // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
 	UnlockTimeouts int             // Unlocks that timed out while a reply on their name was lost
 	WorstRecovery  time.Duration   // kill -> next acquisition of a name the victim held
@@ -74,7 +74,14 @@ type crashReport struct {
 	Violations     []string
 
 	recovered []recovery // every recovery measured, slowest first
+	slow      []handoff  // the hand-offs that took more than half the timeout
 	run       *run
+}
+
+// handoff is a released hold of a name and the next hold.
+type handoff struct {
+	name       string
+	prev, next *hold
 }
 
 // recovery is one name a kill left held by the dead process, and when it
@@ -100,7 +107,7 @@ type run struct {
 	holds        map[holdKey]*hold
 	fails        []reliability.Record
 	pauses       map[int][]pause // by pid, in time order
-	paused       int             // holds cut at their key's earliest expiry by a pause
+	outlived     int             // holds cut at their key's earliest expiry (see assemble)
 	violations   []string
 }
 
@@ -121,11 +128,15 @@ func (r *run) violate(format string, a ...any) {
 // assemble builds the holds of a run from its records and the driver's
 // kills; timeout is the watchdog timeout. A hold open when its process was
 // killed ends at the earliest moment its key could have expired. So does a
-// hold that ended after that moment when its process logged a pause between
-// the two: the process did not run, so neither its renewals nor its loss
-// timer did, and it learnt of the loss too late (a paused holder, which only
-// fencing protects: docs/reliability.md). It reports records that make no
-// sense and holds that never ended in a process that was not killed.
+// hold whose end line came after that moment when its process logged a pause
+// between the two (it did not run, so neither its renewals nor its loss timer
+// did: a paused holder, which only fencing protects, docs/reliability.md), or
+// when its Unlock returned ErrLockLost (lockmw cancels the hold context from
+// a timer at that moment; a critical section that ended just then, on a
+// loaded machine, learns of the loss at Unlock). Either way the hold counts
+// as lost when it could first have been; a hold that started before still
+// overlaps it. It reports records that make no sense and holds that never
+// ended in a process that was not killed.
 func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *run {
 	r := &run{byName: make(map[string][]*hold), openAtKill: make(map[int][]*hold), clients: make(map[string]int), pauses: make(map[int][]pause)}
 	killedAt := make(map[int]time.Time)
@@ -135,6 +146,12 @@ func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *r
 	holds, pids := r.collect(recs)
 	r.holds = holds
 	r.processes = len(pids)
+	lostAtUnlock := make(map[holdKey]bool)
+	for _, f := range r.fails {
+		if isUnlockLost(f) {
+			lostAtUnlock[holdKey{f.Pid, f.Name, f.Token}] = true
+		}
+	}
 	for _, h := range holds {
 		if !h.hasStart {
 			if h.hasEnd || h.isLost() {
@@ -163,9 +180,9 @@ func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *r
 			h.end = h.expiry(timeout)
 			r.openAtKill[h.pid] = append(r.openAtKill[h.pid], h)
 		}
-		if x := h.expiry(timeout); h.hasEnd && !h.isLost() && h.end.After(x) && r.pausedIn(h.pid, x, h.end) {
-			h.end, h.paused = x, true
-			r.paused++
+		if x := h.expiry(timeout); h.hasEnd && !h.isLost() && h.end.After(x) && (r.pausedIn(h.pid, x, h.end) || lostAtUnlock[holdKey{h.pid, h.name, h.token}]) {
+			h.end, h.outlived = x, true
+			r.outlived++
 		}
 		r.byName[h.name] = append(r.byName[h.name], h)
 	}
@@ -351,13 +368,22 @@ func recoveryBound(timeout time.Duration, lost int, stalled time.Duration) time.
 	return timeout + timeout/3 + time.Duration(lost)*timeout + stalled
 }
 
+// isUnlockLost reports whether f is the Fail record of an Unlock that
+// returned ErrLockLost.
+func isUnlockLost(f reliability.Record) bool {
+	return f.Kind == reliability.Fail && strings.HasPrefix(f.Note, reliability.UnlockFailedNote) &&
+		strings.Contains(f.Note, lockmw.ErrLockLost.Error())
+}
+
 // judgeFails reports every failed call as a violation but two kinds of
 // failed Unlock: one that timed out while the network lost a reply of a
 // command on its name (the release's own, or one ahead of it on the
 // connection), which is Unlock's contract (it gives up after the release
 // timeout; the lock is released or expires); and ErrLockLost from the
-// Unlock of a hold whose process paused past its key's expiry (see
-// assemble). It returns how many Unlocks timed out.
+// Unlock of a hold that ended past its key's earliest expiry (see
+// assemble): lockmw told the truth. ErrLockLost from a hold that ended
+// before its key could expire is a violation. It returns how many Unlocks
+// timed out.
 func (r *run) judgeFails(obs observed) int {
 	timedOut := 0
 	for _, f := range r.fails {
@@ -366,7 +392,7 @@ func (r *run) judgeFails(obs observed) int {
 		switch {
 		case unlock && strings.HasSuffix(f.Note, context.DeadlineExceeded.Error()) && dropsOn(obs, f.Name, h.end, f.Time) > 0:
 			timedOut++
-		case unlock && h.paused && strings.Contains(f.Note, lockmw.ErrLockLost.Error()):
+		case unlock && h.outlived && isUnlockLost(f):
 		default:
 			r.violate("pid %d: %s: %s", f.Pid, f.Name, f.Note)
 		}
@@ -384,7 +410,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 	excused := r.judgeFails(obs)
 	rep := crashReport{
 		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
-		Kills: len(kills), UnlockTimeouts: excused, PausedHolds: r.paused, Phantoms: phantoms, Violations: r.violations, run: r,
+		Kills: len(kills), UnlockTimeouts: excused, OutlivedHolds: r.outlived, Phantoms: phantoms, Violations: r.violations, run: r,
 	}
 	violate := func(format string, a ...any) {
 		rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))
@@ -432,6 +458,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 							}
 						}
 						rep.SlowAfterKill = max(rep.SlowAfterKill, since)
+						rep.slow = append(rep.slow, handoff{name: name, prev: prev, next: h})
 					}
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,9 +71,9 @@ func TestCrashMutualExclusion(t *testing.T) {
 	rep := check(recs, d.kills, crashWatchdog, d.until, d.observed())
 	t.Logf("crash: %v run, %d processes (%d at a time, %d goroutines each, plus the driver), %d names, watchdog %v",
 		dur.Round(time.Second), rep.Processes-1, crashProcs, crashGoroutines, len(d.wl.names), crashWatchdog)
-	t.Logf("crash: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (%d after a lost reply, %d across a stall), worst recovery %v (bound %v), min slack after a killed hold's expiry %v, %d lost holds (%d noticed late), %d holds outlived their key in a pause of their process, %d holds acquired in flight by a killed process, %d violations",
+	t.Logf("crash: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (%d after a lost reply, %d across a stall), worst recovery %v (bound %v), min slack after a killed hold's expiry %v, %d lost holds (%d noticed late), %d holds outlived their key's earliest expiry (paused, or lost at Unlock), %d holds acquired in flight by a killed process, %d violations",
 		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.LostReplies, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
-		recoveryBound(crashWatchdog, 0, 0), rep.MinSlack.Round(100*time.Microsecond), rep.Lost, rep.LateNotices, rep.PausedHolds, rep.Phantoms, len(rep.Violations))
+		recoveryBound(crashWatchdog, 0, 0), rep.MinSlack.Round(100*time.Microsecond), rep.Lost, rep.LateNotices, rep.OutlivedHolds, rep.Phantoms, len(rep.Violations))
 	d.logFaults("crash", rep.UnlockTimeouts)
 	if n := len(rep.Handoffs); n > 0 {
 		t.Logf("crash: release -> next acquisition of the name: median %v, p99 %v, max %v",
@@ -80,6 +81,7 @@ func TestCrashMutualExclusion(t *testing.T) {
 		t.Logf("crash: %d of %d hand-offs took more than half the watchdog timeout, each within %v after a kill", rep.SlowHandoffs, n, rep.SlowAfterKill.Round(time.Millisecond))
 	}
 	d.logSlowest("crash", rep.run, rep.recovered)
+	d.logSlowHandoffs("crash", rep.run, rep.slow)
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)
@@ -145,6 +147,41 @@ func (d *driver) logSlowest(prefix string, r *run, recovered []recovery) {
 	for i, rc := range recovered[:min(slowestShown, len(recovered))] {
 		d.t.Logf("%s: slow recovery %d of %d:\n%s", prefix, i+1, len(recovered), strings.Join(e.explain(rc), "\n"))
 	}
+}
+
+// logSlowHandoffs logs where the time of the slow hand-offs went: the
+// total of each kind of span (explainer.spans) over all of them, and in how
+// many it was the longest.
+func (d *driver) logSlowHandoffs(prefix string, r *run, slow []handoff) {
+	if len(slow) == 0 {
+		return
+	}
+	e := newExplainer(r, d.kills, d.smp, os.Getpid(), crashWatchdog)
+	total := make(map[string]time.Duration)
+	longest := make(map[string]int)
+	for _, h := range slow {
+		states := d.smp.between(h.name, h.prev.end, h.next.start)
+		var top waitSpan
+		for _, s := range e.spans(h.prev.pid, h.prev.end, h.next, states, d.smp.stallsIn(h.prev.end, h.next.start)) {
+			total[s.kind] += s.d
+			if s.d > top.d {
+				top = s
+			}
+		}
+		longest[top.kind]++
+	}
+	kinds := make([]string, 0, len(total))
+	for k := range total {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return total[kinds[i]] > total[kinds[j]] })
+	var parts []string
+	for _, k := range kinds {
+		if total[k] >= time.Millisecond {
+			parts = append(parts, fmt.Sprintf("%s %v (the longest in %d)", k, total[k].Round(time.Millisecond), longest[k]))
+		}
+	}
+	d.t.Logf("%s: where the %d slow hand-offs' time went: %s", prefix, len(slow), strings.Join(parts, "; "))
 }
 
 // driver runs the worker processes of the crash scenario.

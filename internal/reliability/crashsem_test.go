@@ -44,9 +44,9 @@ func TestCrashSemaphore(t *testing.T) {
 	rep := checkSem(recs, d.kills, crashSemPermits, crashWatchdog, d.until, d.observed())
 	t.Logf("crash-sem: %v run, %d processes (%d at a time, %d goroutines each, plus the driver), %d names of %d permits, watchdog %v",
 		dur.Round(time.Second), rep.Processes-1, crashProcs, crashGoroutines, len(d.wl.names), crashSemPermits, crashWatchdog)
-	t.Logf("crash-sem: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (every permit taken at the kill; %d after a lost reply, %d across a stall), worst recovery %v (bound %v), %d lost holds, %d holds outlived their key in a pause of their process, %d holds acquired in flight by a killed process, most holds at once %v, %d violations",
+	t.Logf("crash-sem: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (every permit taken at the kill; %d after a lost reply, %d across a stall), worst recovery %v (bound %v), %d lost holds, %d holds outlived their key's earliest expiry (paused, or lost at Unlock), %d holds acquired in flight by a killed process, most holds at once %v, %d violations",
 		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.LostReplies, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
-		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.PausedHolds, rep.Phantoms, rep.MostHeld, len(rep.Violations))
+		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.OutlivedHolds, rep.Phantoms, rep.MostHeld, len(rep.Violations))
 	d.logFaults("crash-sem", rep.UnlockTimeouts)
 	d.logSlowest("crash-sem", rep.run, rep.recovered)
 	for i, v := range rep.Violations {

@@ -21,7 +21,7 @@ type semReport struct {
 	Recoveries     int            // names a kill left with every permit taken, measured
 	LostReplies    int            // of them, with a reply on the name lost between the kill and the recovery
 	Stalled        int            // of them, with a stall of the driver or Redis between the kill and the recovery
-	PausedHolds    int            // holds that outlived their key in a pause of their process (see assemble)
+	OutlivedHolds  int            // holds that ended past their key's earliest expiry, paused or lost at Unlock (see assemble)
 	Phantoms       int            // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
 	UnlockTimeouts int            // Unlocks that timed out while a reply on their name was lost
 	WorstRecovery  time.Duration  // kill -> next acquisition of such a name
@@ -45,7 +45,7 @@ func checkSem(recs []reliability.Record, kills []kill, permits int, timeout time
 	phantoms := r.addPhantoms(obs, kills, timeout)
 	rep := semReport{
 		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
-		Kills: len(kills), MostHeld: make(map[string]int), run: r, UnlockTimeouts: r.judgeFails(obs), PausedHolds: r.paused, Phantoms: phantoms,
+		Kills: len(kills), MostHeld: make(map[string]int), run: r, UnlockTimeouts: r.judgeFails(obs), OutlivedHolds: r.outlived, Phantoms: phantoms,
 	}
 	for name, hs := range r.byName {
 		rep.MostHeld[name] = sweep(r, name, hs, permits)
