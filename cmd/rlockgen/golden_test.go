@@ -78,3 +78,25 @@ func TestGeneratedCodeCompilesAndPassesVet(t *testing.T) {
 		})
 	}
 }
+
+// TestCommittedGeneratedFilesAreUpToDate: the generated files committed in
+// the repository are what rlockgen generates now (go generate rewrites
+// them).
+func TestCommittedGeneratedFilesAreUpToDate(t *testing.T) {
+	for _, tc := range []struct {
+		dir   string
+		types []string
+	}{
+		{"internal/ledger", []string{"Ledger"}},
+		{"../../examples/annotations/billing", []string{"Billing"}},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			t.Parallel()
+			path, src, err := generate(config{dir: tc.dir, types: tc.types})
+			require.NoError(t, err)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, string(src), string(got), "%s is stale: run go generate ./%s", path, tc.dir)
+		})
+	}
+}
