@@ -7,8 +7,8 @@ GO ?= go
 # supports Go 1.26.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages the core lock package (lockmw) must never depend on: they belong
-# to the adapters.
-ADAPTER_DEPS := go-co-op/gocron|hibiken/asynq|go\.opentelemetry\.io
+# to the adapters, and golang.org/x/tools to the generator cmd/rlockgen.
+ADAPTER_DEPS := go-co-op/gocron|hibiken/asynq|go\.opentelemetry\.io|golang\.org/x/tools
 # The Go modules of the repository: the root; the router adapters, each a
 # module of its own so that the root go.mod requires no router; the load tool
 # and the router examples, modules so that the libraries they use stay out of
@@ -35,8 +35,10 @@ lint:
 	@if [ -d lockmw ]; then \
 		deps="$$($(GO) list -deps ./lockmw)" || exit 1; \
 		bad="$$(echo "$$deps" | grep -E '$(ADAPTER_DEPS)' || true)"; \
-		if [ -n "$$bad" ]; then echo "lockmw must not depend on gocron, asynq or OpenTelemetry, but imports:"; echo "$$bad"; exit 1; fi; \
+		if [ -n "$$bad" ]; then echo "lockmw must not depend on gocron, asynq, OpenTelemetry or x/tools, but imports:"; echo "$$bad"; exit 1; fi; \
 	fi
+	@echo "== go generate ./examples/annotations/... changes nothing"; \
+	$(GO) generate ./examples/annotations/... && git diff --exit-code -- examples/annotations
 
 demo:
 	$(GO) run ./examples/demo
