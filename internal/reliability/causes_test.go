@@ -28,13 +28,7 @@ func newExplainer(r *run, kills []kill, smp *sampler, driver int, timeout time.D
 
 // pidOf returns the pid of the process whose client wrote field
 // ("<clientID>:<ownerID>"), or 0.
-func (e *explainer) pidOf(field string) int {
-	i := strings.LastIndexByte(field, ':')
-	if i < 0 {
-		return 0
-	}
-	return e.r.clients[field[:i]]
-}
+func (e *explainer) pidOf(field string) int { return e.r.clients[clientOf(field)] }
 
 // who names the process of field as it was at t: "pid N", "pid N (dead)"
 // once killed, "the driver".
@@ -61,27 +55,51 @@ func (e *explainer) dead(field string, t time.Time) bool {
 // explain describes one recovery in a few lines: the killed hold and when
 // its key could expire, the next hold, the processes that died waiting for
 // the name, what Redis held from the kill to the next hold, and the causes
-// of the delay it can tell.
+// of the delay it can tell. Times are from the kill.
 func (e *explainer) explain(rc recovery) []string {
-	k, h, n := rc.kill, rc.killed, rc.next
+	k := rc.kill
 	ms := func(t time.Time) string { return fmt.Sprintf("%+dms", t.Sub(k.at).Milliseconds()) }
-	var out []string
-	out = append(out, fmt.Sprintf("%q acquired again %v after pid %d was killed at %s",
-		rc.name, rc.took.Round(time.Millisecond), k.pid, k.at.Format("15:04:05.000")))
+	out := []string{
+		fmt.Sprintf("%q acquired again %v after pid %d was killed at %s", rc.name, rc.took.Round(time.Millisecond), k.pid, k.at.Format("15:04:05.000")),
+		"  killed hold: " + e.killedHold(rc.killed, ms),
+		"  next hold: " + e.nextHold(rc.next, rc.killed.end, ms),
+	}
+	if dying := e.diedWaiting(rc, ms); dying != "" {
+		out = append(out, "  died waiting for it: "+dying)
+	}
+	if e.smp == nil {
+		return out
+	}
+	states := e.smp.between(rc.name, k.at, rc.next.start)
+	stalls := e.smp.stallsIn(k.at, rc.next.start)
+	out = append(out, e.timeline(states, stalls, ms)...)
+	if causes := e.causes(rc, states, stalls); len(causes) > 0 {
+		out = append(out, "  causes: "+strings.Join(causes, "; "))
+	}
+	return out
+}
 
-	held := "renewed %d times, the last sent at %s"
-	held = fmt.Sprintf(held, h.renewals, ms(h.lastRenewal))
+// killedHold describes the killed hold h.
+func (e *explainer) killedHold(h *hold, ms func(time.Time) string) string {
+	if h.phantom {
+		return fmt.Sprintf("never logged; Redis gave it the name at %s at the latest (seen by the sampler), its request in flight at the kill", ms(h.start))
+	}
+	held := fmt.Sprintf("renewed %d times, the last sent at %s", h.renewals, ms(h.lastRenewal))
 	switch {
 	case h.renewals == 0 && h.waited:
 		held = "waited and never renewed: its claim window may have been all it had"
 	case h.renewals == 0:
 		held = "never renewed"
 	}
-	if h.phantom {
-		out = append(out, fmt.Sprintf("  killed hold: never logged; Redis gave it the name at %s at the latest (seen by the sampler), its request in flight at the kill", ms(h.start)))
-	} else {
-		out = append(out, fmt.Sprintf("  killed hold: token %d, acquired %s (sent %s), %s; its key could expire from %s",
-			h.token, ms(h.start), ms(h.sent), held, ms(h.end)))
+	return fmt.Sprintf("token %d, acquired %s (sent %s), %s; its key could expire from %s", h.token, ms(h.start), ms(h.sent), held, ms(h.end))
+}
+
+// nextHold describes n, the hold after one whose key could expire at expiry.
+func (e *explainer) nextHold(n *hold, expiry time.Time, ms func(time.Time) string) string {
+	late := n.start.Sub(expiry).Round(time.Millisecond)
+	if n.phantom {
+		return fmt.Sprintf("pid %d's, never logged: it was killed %s with its acquisition in flight, Redis held it from %s at the latest; %v after the earliest expiry",
+			n.pid, ms(e.kills[n.pid]), ms(n.start), late)
 	}
 	how := "took it free"
 	if n.waited {
@@ -91,47 +109,41 @@ func (e *explainer) explain(rc recovery) []string {
 	if n.pid == e.driver {
 		by = "the driver"
 	}
-	if n.phantom {
-		out = append(out, fmt.Sprintf("  next hold: pid %d's, never logged: it was killed %s with its acquisition in flight, Redis held it from %s at the latest; %v after the earliest expiry",
-			n.pid, ms(e.kills[n.pid]), ms(n.start), n.start.Sub(h.end).Round(time.Millisecond)))
-	} else {
-		out = append(out, fmt.Sprintf("  next hold: %s, token %d, last attempt sent %s, Lock returned %s, %s; %v after the earliest expiry",
-			by, n.token, ms(n.sent), ms(n.start), how, n.start.Sub(h.end).Round(time.Millisecond)))
-	}
+	return fmt.Sprintf("%s, token %d, last attempt sent %s, Lock returned %s, %s; %v after the earliest expiry", by, n.token, ms(n.sent), ms(n.start), how, late)
+}
 
-	// A dead waiter's queue entry outlives its last attempt by the
-	// holder's TTL and a grace of one timeout: older ones are gone.
+// diedWaiting names the processes killed while waiting for the name, whose
+// queue entries may still have been there: an entry outlives its waiter's
+// last attempt by the holder's TTL and a grace of one timeout.
+func (e *explainer) diedWaiting(rc recovery, ms func(time.Time) string) string {
 	var dying []string
-	seen := make(map[int]int)
+	seen := make(map[int]bool)
 	for _, c := range e.r.waiting {
 		at, ok := e.kills[c.pid]
-		if c.name != rc.name || !ok || !c.at.Before(at) || !at.Before(n.start) || at.Before(k.at.Add(-3*e.timeout)) {
+		if c.name != rc.name || !ok || !c.at.Before(at) || !at.Before(rc.next.start) || at.Before(rc.kill.at.Add(-3*e.timeout)) || seen[c.pid] {
 			continue
 		}
-		if seen[c.pid]++; seen[c.pid] == 1 {
-			dying = append(dying, fmt.Sprintf("pid %d (killed %s)", c.pid, ms(at)))
-		}
+		seen[c.pid] = true
+		dying = append(dying, fmt.Sprintf("pid %d (killed %s)", c.pid, ms(at)))
 	}
-	if len(dying) > 0 {
-		out = append(out, "  died waiting for it: "+strings.Join(dying, ", "))
+	return strings.Join(dying, ", ")
+}
+
+// timeline is the states and stalls in time order, one line each.
+func (e *explainer) timeline(states []lockState, stalls []stall, ms func(time.Time) string) []string {
+	var out []string
+	stallLine := func(st stall) string {
+		return fmt.Sprintf("  %s to %s: no sample (the driver or redis-server did not run)", ms(st.from), ms(st.to))
 	}
-	if e.smp == nil {
-		return out
-	}
-	states := e.smp.between(rc.name, k.at, n.start)
-	stalls := e.smp.stallsIn(k.at, n.start)
 	si := 0
 	for _, st := range states {
 		for ; si < len(stalls) && stalls[si].from.Before(st.at); si++ {
-			out = append(out, fmt.Sprintf("  %s to %s: no sample (the driver or redis-server did not run)", ms(stalls[si].from), ms(stalls[si].to)))
+			out = append(out, stallLine(stalls[si]))
 		}
 		out = append(out, "  "+ms(st.at)+": "+e.describe(st))
 	}
 	for ; si < len(stalls); si++ {
-		out = append(out, fmt.Sprintf("  %s to %s: no sample (the driver or redis-server did not run)", ms(stalls[si].from), ms(stalls[si].to)))
-	}
-	if causes := e.causes(rc, states, stalls); len(causes) > 0 {
-		out = append(out, "  causes: "+strings.Join(causes, "; "))
+		out = append(out, stallLine(stalls[si]))
 	}
 	return out
 }

@@ -60,22 +60,48 @@ type crashReport struct {
 	LateNotices    int             // lost holds whose loss was noticed after the next holder began
 	Kills          int             // SIGKILLs sent
 	KillsHolding   int             // of them, while the process held at least one lock
-	Recoveries     int             // names freed by a kill and measured
-	LostReplies    int             // of them, with a reply on the name lost between the kill and the recovery
-	Stalled        int             // of them, with a stall of the driver or Redis between the kill and the recovery
+	recoveryStats                  // names freed by a kill, measured
 	OutlivedHolds  int             // holds that ended past their key's earliest expiry, paused or lost at Unlock (see assemble)
 	Phantoms       int             // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
 	UnlockTimeouts int             // Unlocks that timed out while a reply on their name was lost
-	WorstRecovery  time.Duration   // kill -> next acquisition of a name the victim held
 	MinSlack       time.Duration   // next acquisition - earliest expiry of a killed hold
 	Handoffs       []time.Duration // end of a released hold -> start of the next, sorted
 	SlowHandoffs   int             // of them, longer than half the timeout
 	SlowAfterKill  time.Duration   // the longest time from a kill to a slow hand-off's release
 	Violations     []string
 
-	recovered []recovery // every recovery measured, slowest first
-	slow      []handoff  // the hand-offs that took more than half the timeout
-	run       *run
+	slow []handoff // the hand-offs that took more than half the timeout
+	run  *run
+}
+
+// recoveryStats are the recoveries a check measured: kill -> next
+// acquisition of a name the victim held.
+type recoveryStats struct {
+	Recoveries    int
+	LostReplies   int // of them, with a reply on the name lost between the kill and the recovery
+	Stalled       int // of them, with a stall of the driver or Redis between the kill and the recovery
+	WorstRecovery time.Duration
+	recovered     []recovery // every recovery measured, slowest first
+}
+
+// measure records the recovery by next of the name of h, held by the
+// process killed by k, and reports whether it came within recoveryBound
+// (the bound it was judged against).
+func (s *recoveryStats) measure(k kill, h, next *hold, timeout time.Duration, obs observed) (time.Duration, bool) {
+	rec := next.start.Sub(k.at)
+	dropped := dropsOn(obs, h.name, k.at, next.start)
+	stalled := stalledIn(obs, k.at, next.start)
+	if stalled > 0 {
+		s.Stalled++
+	}
+	if dropped > 0 {
+		s.LostReplies++
+	}
+	s.Recoveries++
+	s.WorstRecovery = max(s.WorstRecovery, rec)
+	s.recovered = append(s.recovered, recovery{name: h.name, kill: k, killed: h, next: next, took: rec})
+	bound := recoveryBound(timeout, dropped, stalled)
+	return bound, rec <= bound
 }
 
 // handoff is a released hold of a name and the next hold.
@@ -415,7 +441,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 	violate := func(format string, a ...any) {
 		rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))
 	}
-	byName, openAtKill := r.byName, r.openAtKill
+	byName := r.byName
 
 	rep.MinSlack = -1
 	for name, hs := range byName {
@@ -483,16 +509,28 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 		}
 	}
 
-	// Recovery: a name the victim held is acquired again within
-	// recoveryBound of the kill.
+	r.recoveries(&rep, kills, timeout, end, obs)
+	slowestFirst(rep.recovered)
+	slices.Sort(rep.Violations)
+	slices.Sort(rep.Handoffs)
+	return rep
+}
+
+// recoveries measures, for every name a killed process held, the time from
+// the kill to the name's next acquisition, judged against recoveryBound,
+// and reports a name never acquired again.
+func (r *run) recoveries(rep *crashReport, kills []kill, timeout time.Duration, end time.Time, obs observed) {
+	violate := func(format string, a ...any) {
+		rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))
+	}
 	for _, k := range kills {
-		open := openAtKill[k.pid]
+		open := r.openAtKill[k.pid]
 		if len(open) > 0 {
 			rep.KillsHolding++
 		}
 		for _, h := range open {
 			var next *hold
-			for _, n := range byName[h.name] {
+			for _, n := range r.byName[h.name] {
 				if n != h && !n.start.Before(k.at) && !n.start.Before(h.start) && (next == nil || n.start.Before(next.start)) {
 					next = n
 				}
@@ -503,28 +541,11 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 				}
 				continue
 			}
-			rec := next.start.Sub(k.at)
-			dropped := dropsOn(obs, h.name, k.at, next.start)
-			stalled := stalledIn(obs, k.at, next.start)
-			bound := recoveryBound(timeout, dropped, stalled)
-			if stalled > 0 {
-				rep.Stalled++
-			}
-			if dropped > 0 {
-				rep.LostReplies++
-			}
-			rep.Recoveries++
-			rep.WorstRecovery = max(rep.WorstRecovery, rec)
-			rep.recovered = append(rep.recovered, recovery{name: h.name, kill: k, killed: h, next: next, took: rec})
-			if rec > bound {
-				violate("%q: held by pid %d when it was killed, acquired again only %v later (bound %v)", h.name, h.pid, rec, bound)
+			if bound, ok := rep.measure(k, h, next, timeout, obs); !ok {
+				violate("%q: held by pid %d when it was killed, acquired again only %v later (bound %v)", h.name, h.pid, next.start.Sub(k.at), bound)
 			}
 		}
 	}
-	slowestFirst(rep.recovered)
-	slices.Sort(rep.Violations)
-	slices.Sort(rep.Handoffs)
-	return rep
 }
 
 // slowestFirst sorts recoveries by how long they took, slowest first.

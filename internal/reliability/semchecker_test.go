@@ -18,18 +18,14 @@ type semReport struct {
 	Lost           int
 	Kills          int            // SIGKILLs sent
 	KillsHolding   int            // of them, while the process held at least one permit
-	Recoveries     int            // names a kill left with every permit taken, measured
-	LostReplies    int            // of them, with a reply on the name lost between the kill and the recovery
-	Stalled        int            // of them, with a stall of the driver or Redis between the kill and the recovery
+	recoveryStats                 // names a kill left with every permit taken, measured
 	OutlivedHolds  int            // holds that ended past their key's earliest expiry, paused or lost at Unlock (see assemble)
 	Phantoms       int            // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
 	UnlockTimeouts int            // Unlocks that timed out while a reply on their name was lost
-	WorstRecovery  time.Duration  // kill -> next acquisition of such a name
 	MostHeld       map[string]int // the most holds of each name at one instant
 	Violations     []string
 
-	recovered []recovery // every recovery measured, slowest first
-	run       *run
+	run *run
 }
 
 // checkSem proves over the records of every process of the semaphore crash
@@ -151,22 +147,9 @@ func (r *run) semRecoveries(rep *semReport, kills []kill, permits int, timeout t
 			if taken < permits {
 				continue
 			}
-			rec := next.start.Sub(k.at)
-			dropped := dropsOn(obs, h.name, k.at, next.start)
-			stalled := stalledIn(obs, k.at, next.start)
-			bound := recoveryBound(timeout, dropped, stalled)
-			if stalled > 0 {
-				rep.Stalled++
-			}
-			if dropped > 0 {
-				rep.LostReplies++
-			}
-			rep.Recoveries++
-			rep.WorstRecovery = max(rep.WorstRecovery, rec)
-			rep.recovered = append(rep.recovered, recovery{name: h.name, kill: k, killed: h, next: next, took: rec})
-			if rec > bound {
+			if bound, ok := rep.measure(k, h, next, timeout, obs); !ok {
 				r.violate("%q: every permit taken when pid %d was killed at %s, acquired again only %v later (bound %v), by %v",
-					h.name, h.pid, k.at.Format("15:04:05.000"), rec, bound, next)
+					h.name, h.pid, k.at.Format("15:04:05.000"), next.start.Sub(k.at), bound, next)
 			}
 		}
 	}
