@@ -48,8 +48,11 @@ func load(dir, output string, tags []string) (*packages.Package, error) {
 			errs = append(errs, errors.New(e.Error()))
 		}
 	}
-	if len(errs) > 0 || pkg.Types == nil {
-		return nil, errors.Join(append([]error{fmt.Errorf("loading the package in %s:", dir)}, errs...)...)
+	if pkg.Types == nil && len(errs) == 0 {
+		errs = append(errs, errors.New("no types"))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("loading the package in %s: %w", dir, errors.Join(errs...))
 	}
 	return pkg, nil
 }
