@@ -31,6 +31,7 @@ type hold struct {
 	name        string
 	token       int64
 	start       time.Time // Start record: Lock returned
+	begin       time.Time // Start record: Lock was called
 	sent        time.Time // Start record: last request sent by Lock
 	end         time.Time // End record, or the killed hold's earliest expiry
 	lastRenewal time.Time
@@ -65,7 +66,7 @@ type crashReport struct {
 	Phantoms       int             // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
 	UnlockTimeouts int             // Unlocks that timed out while a reply on their name was lost
 	MinSlack       time.Duration   // next acquisition - earliest expiry of a killed hold
-	Handoffs       []time.Duration // end of a released hold -> start of the next, sorted
+	Handoffs       []time.Duration // end of a released hold -> start of the next, when it was waiting then (Lock called before the release), sorted
 	SlowHandoffs   int             // of them, longer than half the timeout
 	SlowAfterKill  time.Duration   // the longest time from a kill to a slow hand-off's release
 	Violations     []string
@@ -328,7 +329,7 @@ func (r *run) collect(recs []reliability.Record) (map[holdKey]*hold, map[int]boo
 			if h.hasStart {
 				r.violate("%q: token %d handed out twice to pid %d", rc.Name, rc.Token, rc.Pid)
 			}
-			h.hasStart, h.start, h.sent = true, rc.Time, rc.Sent
+			h.hasStart, h.start, h.sent, h.begin = true, rc.Time, rc.Sent, rc.Begin
 			h.field, h.waited = reliability.ParseStartNote(rc.Note)
 			if h.sent.IsZero() {
 				h.sent = rc.Begin
@@ -472,7 +473,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 					if s := h.start.Sub(prev.end); rep.MinSlack < 0 || s < rep.MinSlack {
 						rep.MinSlack = s
 					}
-				} else if prev.hasEnd {
+				} else if prev.hasEnd && h.begin.Before(prev.end) { // h waited for prev's release
 					gap := h.start.Sub(prev.end)
 					rep.Handoffs = append(rep.Handoffs, gap)
 					if gap > timeout/2 {

@@ -182,3 +182,18 @@ func TestCheckerFigures(t *testing.T) {
 	assert.Equal(t, 1050*time.Millisecond, rep.WorstRecovery)
 	assert.Equal(t, 101*time.Millisecond, rep.MinSlack, "1700 - (600 + 1000 - 1)")
 }
+
+// A hand-off is a release followed by the acquisition of a waiter that was
+// already waiting; a name that lay idle until a later Lock is none.
+func TestCheckerHandoffsAreToWaiters(t *testing.T) {
+	t.Parallel()
+	E := reliability.End
+	waiting := start(2, "a", 2, 900) // Lock called at 899, before the release at 10
+	waiting.Begin = at(5)
+	recs := append(hello(1, 2, 3), start(1, "a", 1, 0), rec(E, 1, "a", 1, 10), waiting, rec(E, 2, "a", 2, 910),
+		start(3, "a", 3, 1700), rec(E, 3, "a", 3, 1710)) // Lock called at 1699: the name was idle
+	rep := check(recs, nil, time.Second, at(5000), nil)
+	assert.Empty(t, rep.Violations)
+	assert.Equal(t, []time.Duration{890 * time.Millisecond}, rep.Handoffs)
+	assert.Equal(t, 1, rep.SlowHandoffs)
+}

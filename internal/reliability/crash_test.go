@@ -76,7 +76,7 @@ func TestCrashMutualExclusion(t *testing.T) {
 		recoveryBound(crashWatchdog, 0, 0), rep.MinSlack.Round(100*time.Microsecond), rep.Lost, rep.LateNotices, rep.OutlivedHolds, rep.Phantoms, len(rep.Violations))
 	d.logFaults("crash", rep.UnlockTimeouts)
 	if n := len(rep.Handoffs); n > 0 {
-		t.Logf("crash: release -> next acquisition of the name: median %v, p99 %v, max %v",
+		t.Logf("crash: release -> next acquisition of the name by a waiter (Lock called before the release): median %v, p99 %v, max %v",
 			rep.Handoffs[n/2].Round(10*time.Microsecond), rep.Handoffs[n*99/100].Round(10*time.Microsecond), rep.Handoffs[n-1].Round(10*time.Microsecond))
 		t.Logf("crash: %d of %d hand-offs took more than half the watchdog timeout, each within %v after a kill", rep.SlowHandoffs, n, rep.SlowAfterKill.Round(time.Millisecond))
 	}
