@@ -9,7 +9,12 @@
 //     critical section is logged as [Record]s and a checker proves that no
 //     two holds of a name overlapped, that fencing tokens increased, and how
 //     soon a dead holder's lock was free again; crashsem_test.go does the
-//     same with semaphores (never more holds than permits);
+//     same with semaphores (never more holds than permits). A sampler of what
+//     Redis holds (lockstate_test.go) lets the test explain its slowest
+//     recoveries and where slow hand-offs' time went (causes_test.go), and
+//     count holds won by requests in flight when their process was killed;
+//     with -faults (make soak) every client reaches Redis through a fault
+//     proxy with latency and lost replies (netfaults_test.go);
 //   - pause_test.go: a holder process frozen with SIGSTOP past its watchdog
 //     timeout loses the lock, learns it when it wakes, and its fenced write
 //     is rejected by [GuardedWrite];
