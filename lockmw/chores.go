@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -173,9 +174,20 @@ func (r *renewer) writeMetas() {
 	}
 }
 
-// sweepHubs drops idle subscriptions and stale pending hand-offs.
+// sweepHubs drops idle subscriptions and stale pending hand-offs, each hub
+// on a goroutine of its own, one sweep at a time: a hub's lock may be held
+// while a connection to a paused server is dialled (a read timeout, and
+// go-redis's dial retries), which must not hold up renewals.
 func (r *renewer) sweepHubs() {
-	for _, h := range r.c.hubs {
-		h.sweep()
+	if r.sweeping == nil {
+		r.sweeping = make([]atomic.Bool, len(r.c.hubs))
+	}
+	for i, h := range r.c.hubs {
+		if r.sweeping[i].CompareAndSwap(false, true) {
+			go func() {
+				defer r.sweeping[i].Store(false)
+				h.sweep()
+			}()
+		}
 	}
 }

@@ -2,6 +2,8 @@ package lockmw_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -17,30 +19,36 @@ import (
 )
 
 // callLog is a go-redis hook that records when each command or pipeline
-// sent through a client began and returned: what a master answered by a
-// given moment, judged from the client's side.
+// sent through a client began and returned, and whether the master was
+// heard: it answered, or the read timed out. A call that failed on the
+// client's side (its context cancelled, say) was not.
 type callLog struct {
 	mu    sync.Mutex
 	calls []*loggedCall
 }
 
-type loggedCall struct{ began, returned time.Time }
+type loggedCall struct {
+	began, returned time.Time
+	heard           bool
+}
 
 func (l *callLog) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (l *callLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c := l.begin()
-		defer l.end(c)
-		return next(ctx, cmd)
+		err := next(ctx, cmd)
+		l.end(c, err)
+		return err
 	}
 }
 
 func (l *callLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c := l.begin()
-		defer l.end(c)
-		return next(ctx, cmds)
+		err := next(ctx, cmds)
+		l.end(c, err)
+		return err
 	}
 }
 
@@ -52,15 +60,18 @@ func (l *callLog) begin() *loggedCall {
 	return c
 }
 
-func (l *callLog) end(c *loggedCall) {
+func (l *callLog) end(c *loggedCall, err error) {
+	var re redis.Error
+	var ne net.Error
+	heard := err == nil || errors.As(err, &re) || (errors.As(err, &ne) && ne.Timeout())
 	l.mu.Lock()
-	c.returned = time.Now()
+	c.returned, c.heard = time.Now(), heard
 	l.mu.Unlock()
 }
 
 // during counts the calls that began in [from, to] and how many of them
-// had returned by to.
-func (l *callLog) during(from, to time.Time) (began, returned int) {
+// had heard the master by to.
+func (l *callLog) during(from, to time.Time) (began, heard int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range l.calls {
@@ -68,11 +79,11 @@ func (l *callLog) during(from, to time.Time) (began, returned int) {
 			continue
 		}
 		began++
-		if !c.returned.IsZero() && !c.returned.After(to) {
-			returned++
+		if c.heard && !c.returned.After(to) {
+			heard++
 		}
 	}
-	return began, returned
+	return began, heard
 }
 
 // pending counts the calls that have not returned.
@@ -96,12 +107,13 @@ func timed(f func()) (began, returned time.Time) {
 }
 
 // assertNotWaitedFor checks that the operation that ran from began to
-// returned sent the late master a request and did not wait for its answer.
+// returned sent the late master a request and did not wait for it: no
+// request sent meanwhile was answered, or timed out, by then.
 func assertNotWaitedFor(t *testing.T, late *callLog, what string, began, returned time.Time) {
 	t.Helper()
-	sent, answered := late.during(began, returned)
+	sent, heard := late.during(began, returned)
 	assert.Positive(t, sent, "%s asked the late master", what)
-	assert.Zero(t, answered, "%s returned before the late master answered (%v)", what, returned.Sub(began))
+	assert.Zero(t, heard, "%s returned before the late master answered or timed out (%v)", what, returned.Sub(began))
 }
 
 // renewals counts the Renewed outcomes of the name, with the longest
@@ -239,15 +251,60 @@ func TestQuorumSlowMaster(t *testing.T) {
 	assert.Greater(t, ttl, time.Second, "the slow master's copy is renewed with the hold")
 	began, returned = timed(func() { require.NoError(t, m.Unlock(h)) })
 	assertNotWaitedFor(t, late, "Unlock", began, returned)
-	testsupport.Eventually(t, 10*time.Second, "every request to the slow master answered", func() bool { return late.pending() == 0 })
+	testsupport.Eventually(t, 30*time.Second, "every request to the slow master answered", func() bool { return late.pending() == 0 })
 	assert.False(t, keyOn(t, srvs[2], name), "released on the slow master too")
 
 	// A hold that ends before its acquisition reaches the slow master.
 	h = locktest.MustLock(t, m, ctx)
 	require.NoError(t, m.Unlock(h))
-	testsupport.Eventually(t, 10*time.Second, "every request to the slow master answered", func() bool { return late.pending() == 0 })
+	testsupport.Eventually(t, 30*time.Second, "every request to the slow master answered", func() bool { return late.pending() == 0 })
 	assert.False(t, keyOn(t, srvs[2], name), "the late acquisition was undone")
 	for i := range 2 {
 		assert.False(t, keyOn(t, srvs[i], name), "released on master %d", i)
 	}
+}
+
+// A waiter of a quorum with a paused master, whose subscription there has
+// no connection yet (the hub's first one waits for the paused master's read
+// timeout): it joins the two other masters' hubs, and the release that
+// reaches them wakes it. The holder's renewals go on meanwhile.
+func TestQuorumPausedMasterWaiter(t *testing.T) {
+	t.Parallel()
+	srvs, rdbs, late := defaultQuorum(t, nil)
+	ctx := testsupport.Ctx(t)
+	const name = "q-paused-waiter"
+	rn := newRenewals(name)
+	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(3*time.Second), lockmw.WithHooks(lockmw.Hooks{Renewal: rn.hook}))
+	other := newQuorum(t, rdbs)
+	m := c.Mutex(name)
+	require.NoError(t, m.Unlock(locktest.MustLock(t, m, ctx))) // every pooled connection warm
+
+	require.NoError(t, srvs[2].Pause())
+	t.Cleanup(func() { _ = srvs[2].Resume() })
+	h := locktest.MustLock(t, m, ctx)
+	type result struct {
+		h   context.Context
+		err error
+		at  time.Time
+	}
+	got := make(chan result, 1)
+	go func() {
+		wh, err := other.Mutex(name).Lock(ctx)
+		got <- result{wh, err, time.Now()}
+	}()
+	testsupport.Eventually(t, 10*time.Second, "the waiter subscribed on the masters that answer", func() bool {
+		n, err := srvs[0].Client().PubSubNumSub(ctx, "redisson_lock__channel:{"+name+"}").Result()
+		return err == nil && n["redisson_lock__channel:{"+name+"}"] == 1
+	})
+	for range 2 {
+		testsupport.Recv(t, rn.ch, 30*time.Second, "a renewal while the waiter waits")
+	}
+	require.NoError(t, h.Err(), "the holder keeps its lock: %v", context.Cause(h))
+	unlocked := time.Now()
+	require.NoError(t, m.Unlock(h))
+	r := testsupport.Recv(t, got, 30*time.Second, "the waiter's Lock")
+	require.NoError(t, r.err)
+	t.Logf("the waiter took the lock %v after the Unlock call", r.at.Sub(unlocked))
+	assertNotWaitedFor(t, late, "the hand-off", unlocked, r.at)
+	require.NoError(t, other.Mutex(name).Unlock(r.h))
 }

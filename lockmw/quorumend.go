@@ -249,6 +249,18 @@ func dropExpired(calls []redo, now time.Time) []redo {
 func (mb *member) send(calls []redo) []redo {
 	ctx, cancel := context.WithTimeout(mb.q.c.bgCtx, mb.q.c.opts.releaseTimeout)
 	defer cancel()
+	var failed []redo
+	for i, cmd := range mb.pipeline(ctx, calls) {
+		if err := cmd.Err(); err != nil && (!isServerError(err) || isTransient(err)) { // a script error will not pass
+			failed = append(failed, calls[i])
+		}
+	}
+	return failed
+}
+
+// pipeline runs calls on the member in one pipeline, in order, each once
+// more with EVAL when the server lacks its script.
+func (mb *member) pipeline(ctx context.Context, calls []redo) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
 	_, _ = mb.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, rd := range calls {
@@ -256,15 +268,10 @@ func (mb *member) send(calls []redo) []redo {
 		}
 		return nil
 	})
-	var failed []redo
 	for i, cmd := range cmds {
-		err := cmd.Err()
-		if isNoScript(err) {
-			err = calls[i].s.Eval(ctx, mb.rdb, calls[i].call.keys, calls[i].call.args...).Err()
-		}
-		if err != nil && (!isServerError(err) || isTransient(err)) { // a script error will not pass
-			failed = append(failed, calls[i])
+		if isNoScript(cmd.Err()) {
+			cmds[i] = calls[i].s.Eval(ctx, mb.rdb, calls[i].call.keys, calls[i].call.args...)
 		}
 	}
-	return failed
+	return cmds
 }

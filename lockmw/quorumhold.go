@@ -135,31 +135,27 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 		}
 		latch = q.latchFor(ttl)
 	}
-	guard := func(i int) bool { return dirty != nil && dirty[i] }
-	redo := func(i int) {
-		if !rr.last {
-			return // a level's latch may expire before a repeat: it could count twice
-		}
+	// The requests that end the hold on member i: the release, after the
+	// end latch where a late acquisition may still run.
+	calls := func(i int) []redo {
 		until := time.Now().Add(latch)
-		var rs []redo
-		if guard(i) {
-			rs = append(rs, redo{s: quorumEndScript, call: q.endCall(m, rr.h.field, endAll, latch, false), until: until})
+		rel := redo{s: releaseScript, call: scriptCall{keys: keys, args: args}, until: until}
+		if dirty == nil || !dirty[i] {
+			return []redo{rel}
 		}
-		q.members[i].later(append(rs, redo{s: releaseScript, call: scriptCall{keys: keys, args: args}, until: until})...)
+		return []redo{{s: quorumEndScript, call: q.endCall(m, rr.h.field, endAll, latch, false), until: until}, rel}
 	}
 	out, _, err := q.vote(ctx, func(ctx context.Context, mb *member) (int64, error) {
-		if guard(mb.i) {
-			end := q.endCall(m, rr.h.field, endAll, latch, false)
-			if err := quorumEndScript.Run(ctx, mb.rdb, end.keys, end.args...).Err(); err != nil {
-				redo(mb.i)
+		cmds := mb.pipeline(ctx, calls(mb.i))
+		for _, cmd := range cmds {
+			if err := cmd.Err(); err != nil {
+				if rr.last { // a level's latch may expire before a repeat: it could count twice
+					mb.later(calls(mb.i)...)
+				}
 				return 0, err
 			}
 		}
-		n, err := releaseScript.Run(ctx, mb.rdb, keys, args...).Int64()
-		if err != nil {
-			redo(mb.i)
-		}
-		return n, err
+		return cmds[len(cmds)-1].Int64()
 	}, nil)
 	switch out {
 	case Renewed:

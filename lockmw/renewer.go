@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,7 +24,8 @@ type renewer struct {
 	mu    sync.Mutex
 	holds map[*hold]struct{}
 	chores
-	kick chan struct{}
+	kick     chan struct{}
+	sweeping []atomic.Bool // per hub: a sweep is under way (sweepHubs)
 }
 
 // newRenewer returns c's renewer; run starts it.

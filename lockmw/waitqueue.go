@@ -107,6 +107,7 @@ type waitTurn struct {
 
 	w        *waiter
 	joined   []joinedHub
+	qj       *quorumJoin // a quorum waiter's hubs instead (quorumwait.go)
 	deadline <-chan time.Time
 	timer    *time.Timer
 }
@@ -186,6 +187,9 @@ func (wt *waitTurn) joinHubsWithin(ctx context.Context, sent time.Time) (ready [
 // ready are the channels of those not confirmed yet. On an error it leaves
 // the hubs it joined.
 func (wt *waitTurn) joinHubs(ctx context.Context, sent time.Time) (ready []<-chan struct{}, confirmed bool, err error) {
+	if len(wt.c.hubs) > 1 {
+		return wt.joinQuorum(ctx, sent)
+	}
 	wt.w = newWaiter(wt.a.field)
 	confirmed = true
 	for _, hb := range wt.c.hubs {
@@ -205,6 +209,10 @@ func (wt *waitTurn) joinHubs(ctx context.Context, sent time.Time) (ready []<-cha
 
 // leaveHubs unregisters the waiter.
 func (wt *waitTurn) leaveHubs() {
+	if wt.qj != nil {
+		wt.qj.leave(wt.w)
+		return
+	}
 	for _, j := range wt.joined {
 		j.h.leave(j.ns, wt.w)
 	}
