@@ -31,7 +31,11 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 			return quorumAcquired{}, err
 		}
 		return parseQuorumAcquire(res)
-	}, t.add, nil)
+	}, t.add, func(a answer[quorumAcquired]) {
+		if a.err == nil {
+			q.members[a.i].counts(a.v.runID) // a restart seen late counts for the next attempt
+		}
+	})
 	validity := a.ttl - time.Since(start) - a.ttl/100 - 2*time.Millisecond
 	if t.won >= q.need && validity > 0 {
 		q.markDirty(a.field, t.unsure())
@@ -47,11 +51,22 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 	}
 	q.undoAttempt(m, a, try, t)
 	if t.answered < q.need || t.busy == nil {
+		errs := t.errs
+		if n := t.pending(); n > 0 {
+			errs = append(errs, fmt.Errorf("%w (%d)", errNotAnswered, n))
+		}
 		return acquireReply{}, errors.Join(ErrNotAcquired,
-			fmt.Errorf("lockmw: acquire %q: %d of %d masters answered, %d needed: %w", m.name, t.answered, len(q.members), q.need, errors.Join(t.errs...)))
+			fmt.Errorf("lockmw: acquire %q: %d of %d masters answered, %d needed: %w", m.name, t.answered, len(q.members), q.need, errors.Join(errs...)))
 	}
 	return *t.busy, nil
 }
+
+// Why a master's answer did not count for an attempt; both pass (a wait
+// tries again).
+var (
+	errRestarted   = errors.New("lockmw: a master restarted lately and is left out of acquisitions for a watchdog timeout")
+	errNotAnswered = errors.New("lockmw: masters had not answered when the others decided")
+)
 
 // acquireCall is quorumacquire.lua for attempt try of a, never queued.
 func (q *quorumStore) acquireCall(m *Mutex, a attempt, try int64) scriptCall {
@@ -106,6 +121,7 @@ func (t *acquireTally) add(a answer[quorumAcquired], pending int) bool {
 		t.errs = append(t.errs, a.err)
 	case !t.q.members[a.i].counts(a.v.runID):
 		t.took[a.i] = r.won // left out after a restart: neither yes nor no
+		t.errs = append(t.errs, errRestarted)
 	case r.won:
 		t.took[a.i] = true
 		t.won++
@@ -119,6 +135,17 @@ func (t *acquireTally) add(a answer[quorumAcquired], pending int) bool {
 	}
 	need := t.q.need
 	return t.won >= need || t.won+pending < need || t.answered >= need
+}
+
+// pending counts the masters that had not answered at the decision.
+func (t *acquireTally) pending() int {
+	n := 0
+	for _, seen := range t.seen {
+		if !seen {
+			n++
+		}
+	}
+	return n
 }
 
 // unsure returns the masters whose acquire request may still run: not

@@ -1,0 +1,94 @@
+package lockmw_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/faultproxy"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Redlock's restart problem: a hold on masters A and B (C unreachable for
+// its Client), and B killed and restarted empty. Another Client that knew B
+// before sees its new run ID and leaves it out of acquisitions for a
+// watchdog timeout: it cannot win B and C while the first holder still
+// believes it holds, so there is never a second owner. The first holder
+// finds its majority gone and loses the lock; the other then takes it. The
+// restarted master never gets the first holder's field back: renewals only
+// extend what is there.
+func TestQuorumRestartedMasterIsLeftOut(t *testing.T) {
+	t.Parallel()
+	const name = "q-restart"
+	const watchdog = 2 * time.Second
+	srvs := make([]*redistest.Server, 3)
+	direct := make([]redis.UniversalClient, 3)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t)
+		direct[i] = srvs[i].NewClient()
+	}
+	proxy, err := faultproxy.Start(srvs[2].Addr())
+	require.NoError(t, err)
+	viaProxy := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = viaProxy.Close() })
+	ctx := testsupport.Ctx(t)
+	first := newQuorum(t, []redis.UniversalClient{direct[0], direct[1], viaProxy}, lockmw.WithWatchdogTimeout(watchdog))
+	other := newQuorum(t, direct, lockmw.WithWatchdogTimeout(watchdog))
+	// other learns B's run ID: with A paused, its Lock and Unlock need B.
+	require.NoError(t, srvs[0].Pause())
+	warm := other.Mutex("q-restart-warm")
+	require.NoError(t, warm.Unlock(locktest.MustLock(t, warm, ctx)))
+	require.NoError(t, srvs[0].Resume())
+	require.NoError(t, proxy.Close())                                  // C unreachable for first
+
+	h1 := locktest.MustLock(t, first.Mutex(name), ctx)
+	require.True(t, keyOn(t, srvs[0], name) && keyOn(t, srvs[1], name), "held on A and B")
+	require.False(t, keyOn(t, srvs[2], name), "not on C")
+	require.NoError(t, srvs[1].Kill())
+	require.NoError(t, srvs[1].Restart())
+
+	firstOnB := func() bool {
+		fields, err := srvs[1].Client().HKeys(ctx, name).Result()
+		require.NoError(t, err)
+		for _, f := range fields {
+			if strings.HasPrefix(f, first.ID()+":") {
+				return true
+			}
+		}
+		return false
+	}
+	tries := 0
+	for h1.Err() == nil {
+		h2, err := other.Mutex(name).TryLock(ctx, 0, 0)
+		if err == nil {
+			held := h1.Err() == nil
+			_ = other.Mutex(name).Unlock(h2)
+			require.False(t, held, "a second owner: taken while the first holder still holds (try %d)", tries)
+			break
+		}
+		require.ErrorIs(t, err, lockmw.ErrNotAcquired)
+		assert.False(t, firstOnB(), "the restarted master got the first holder's field back")
+		tries++
+		timer := time.NewTimer(50 * time.Millisecond) // the pace of the tries
+		select {
+		case <-timer.C:
+		case <-h1.Done():
+			timer.Stop()
+		}
+	}
+	assert.ErrorIs(t, context.Cause(h1), lockmw.ErrLockLost, "the first holder's majority is gone")
+	t.Logf("%d tries refused while the first holder held", tries)
+	assert.Positive(t, tries)
+	assert.ErrorIs(t, first.Mutex(name).Unlock(h1), lockmw.ErrLockLost)
+
+	h2 := locktest.MustLock(t, other.Mutex(name), ctx)
+	assert.False(t, firstOnB(), "the restarted master got the first holder's field back")
+	require.NoError(t, other.Mutex(name).Unlock(h2))
+}
