@@ -71,7 +71,7 @@ type crashReport struct {
 	SlowAfterKill  time.Duration   // the longest time from a kill to a slow hand-off's release
 	Violations     []string
 
-	slow []handoff // the hand-offs that took more than half the timeout
+	slow []handoff // the hand-offs that took longer than a claim window
 	run  *run
 }
 
@@ -485,6 +485,8 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 							}
 						}
 						rep.SlowAfterKill = max(rep.SlowAfterKill, since)
+					}
+					if gap > claimWindow(timeout) {
 						rep.slow = append(rep.slow, handoff{name: name, prev: prev, next: h})
 					}
 				}

@@ -149,7 +149,8 @@ func (d *driver) logSlowest(prefix string, r *run, recovered []recovery) {
 	}
 }
 
-// logSlowHandoffs logs where the time of the slow hand-offs went: the
+// logSlowHandoffs logs where the time of the hand-offs longer than a claim
+// window went (a dead waiter's costs that much, and no more): the
 // total of each kind of span (explainer.spans) over all of them, and in how
 // many it was the longest.
 func (d *driver) logSlowHandoffs(prefix string, r *run, slow []handoff) {
@@ -181,7 +182,7 @@ func (d *driver) logSlowHandoffs(prefix string, r *run, slow []handoff) {
 			parts = append(parts, fmt.Sprintf("%s %v (the longest in %d)", k, total[k].Round(time.Millisecond), longest[k]))
 		}
 	}
-	d.t.Logf("%s: where the %d slow hand-offs' time went: %s", prefix, len(slow), strings.Join(parts, "; "))
+	d.t.Logf("%s: where the time of the %d hand-offs longer than a claim window (%v) went: %s", prefix, len(slow), claimWindow(crashWatchdog), strings.Join(parts, "; "))
 }
 
 // driver runs the worker processes of the crash scenario.
