@@ -67,3 +67,48 @@ func TestQuorumFencingCountersExpire(t *testing.T) {
 	assert.GreaterOrEqual(t, at, 2, "a majority holds the token itself")
 	assert.Greater(t, lockToken(), tok)
 }
+
+// The fence round of a quorum acquisition: its token is one above every
+// counter of a majority. A master whose counter went past the token the
+// acquisition saw (another hold's fence got there first: an acquisition
+// that began before that hold's fence and won after the hold ended) makes
+// the next round start from that counter, so the token stays above every
+// earlier hold's.
+func TestQuorumFenceRounds(t *testing.T) {
+	t.Parallel()
+	ctx := testsupport.Ctx(t)
+	srvs := make([]*redistest.Server, 3)
+	rdbs := make([]redis.UniversalClient, 3)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t)
+		rdbs[i] = srvs[i].NewClient()
+	}
+	c := NewQuorum(rdbs)
+	defer c.Close()
+	q := c.store.(*quorumStore)
+	m := c.Mutex("fence-rounds", WithFencing())
+	const counter = "redisson_lock_token:{fence-rounds}"
+	set := func(vals ...int64) {
+		for i, v := range vals {
+			require.NoError(t, srvs[i].Client().Set(ctx, counter, v, time.Hour).Err())
+		}
+	}
+	get := func(i int) int64 {
+		n, err := srvs[i].Client().Get(ctx, counter).Int64()
+		require.NoError(t, err)
+		return n
+	}
+
+	set(100, 90, 80)
+	tok, err := q.fence(ctx, m, "f", 100)
+	require.NoError(t, err)
+	assert.Equal(t, int64(101), tok, "one round: every counter at most what the acquisition saw")
+
+	set(500, 600, 80) // two masters moved past 200: a majority must be raised above them
+	tok, err = q.fence(ctx, m, "f", 200)
+	require.NoError(t, err)
+	assert.Equal(t, int64(601), tok, "a second round from the largest counter met")
+	testsupport.Eventually(t, 5*time.Second, "the token on every master", func() bool {
+		return get(0) == 601 && get(1) == 601 && get(2) == 601
+	})
+}
