@@ -229,10 +229,13 @@ type proc struct {
 	open   map[string]string // "name token" -> name, from the log so far
 }
 
+// newDriver returns the driver of a run on addr: one Redis, or the masters
+// of a quorum, comma-separated (crashquorum_test.go).
 func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *driver {
 	d := &driver{t: t, bin: bin, addr: addr, dir: t.TempDir(), until: until, wl: wl}
-	d.smpRDB = redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	if *faults {
+	addrs := strings.Split(addr, ",")
+	d.smpRDB = redis.NewClient(&redis.Options{Addr: addrs[0], ContextTimeoutEnabled: true})
+	if *faults && len(addrs) == 1 {
 		d.net = startFaults(t, addr, wl.names)
 		d.addr = d.net.p.Addr()
 	}
@@ -243,12 +246,22 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 	d.log = reliability.NewLog(f, os.Getpid())
 	// As users configure: go-redis's default options when a lost reply
 	// is the subject (a read then waits for the read timeout).
-	d.rdb = redis.NewClient(&redis.Options{Addr: d.addr, ContextTimeoutEnabled: !*faults})
-	d.rdb.AddHook(reliability.SendHook{})
+	var rdbs []redis.UniversalClient
+	for _, a := range strings.Split(d.addr, ",") {
+		rdb := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: !*faults})
+		rdb.AddHook(reliability.SendHook{})
+		rdbs = append(rdbs, rdb)
+		t.Cleanup(func() { _ = rdb.Close() })
+	}
+	d.rdb = rdbs[0].(*redis.Client)
+	newLocks := lockmw.New
+	if len(rdbs) > 1 {
+		newLocks = func(_ redis.UniversalClient, opts ...lockmw.Option) *lockmw.Client { return lockmw.NewQuorum(rdbs, opts...) }
+	}
 	// The driver's holds are named as the workers': by their fencing
 	// token, or by a negative number of their own.
 	var unfenced atomic.Int64
-	d.c = lockmw.New(d.rdb, lockmw.WithWatchdogTimeout(crashWatchdog), lockmw.WithHooks(lockmw.Hooks{
+	d.c = newLocks(d.rdb, lockmw.WithWatchdogTimeout(crashWatchdog), lockmw.WithHooks(lockmw.Hooks{
 		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
 			tok := e.Token
 			if tok == 0 {
@@ -271,7 +284,6 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 		}
 		d.waiters.Wait()
 		_ = d.c.Close()
-		_ = d.rdb.Close()
 		_ = d.smpRDB.Close()
 		_ = f.Close()
 		if t.Failed() {

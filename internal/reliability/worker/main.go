@@ -2,9 +2,10 @@
 // processes, so that a crash (SIGKILL) or a freeze (SIGSTOP) hits a real
 // process with its own lockmw.Client, watchdog and connections.
 //
-//	worker crash -addr A -log FILE -names a,b,c -goroutines 4 -until UNIXNANO [-watchdog 1s] [-default-options]
+//	worker crash -addr A[,B,C] -log FILE -names a,b,c -goroutines 4 -until UNIXNANO [-watchdog 1s] [-default-options]
 //
-// runs goroutines that lock random names (watchdog-renewed; every other
+// runs goroutines that lock random names (on a quorum of masters when -addr
+// names several: lockmw.NewQuorum; watchdog-renewed; every other
 // goroutine with fencing, the others without, so that they take the
 // uncontended RESTORE path), hold them for a random time and unlock, until
 // the given moment, and appends every event to FILE as reliability.Records,
@@ -76,11 +77,21 @@ func main() {
 
 // newClient returns a go-redis client of addr, with ContextTimeoutEnabled
 // unless defaults says to keep go-redis's default options, and a lockmw
-// client on it.
+// client on it. A comma-separated addr names the masters of a quorum
+// (lockmw.NewQuorum); the go-redis client returned is the first's, and the
+// others live as long as the process.
 func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks, defaults bool) (*redis.Client, *lockmw.Client) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: !defaults})
-	rdb.AddHook(reliability.SendHook{})
-	return rdb, lockmw.New(rdb, lockmw.WithWatchdogTimeout(watchdog), lockmw.WithHooks(hooks))
+	var rdbs []redis.UniversalClient
+	for _, a := range strings.Split(addr, ",") {
+		rdb := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: !defaults})
+		rdb.AddHook(reliability.SendHook{})
+		rdbs = append(rdbs, rdb)
+	}
+	opts := []lockmw.Option{lockmw.WithWatchdogTimeout(watchdog), lockmw.WithHooks(hooks)}
+	if len(rdbs) > 1 {
+		return rdbs[0].(*redis.Client), lockmw.NewQuorum(rdbs, opts...)
+	}
+	return rdbs[0].(*redis.Client), lockmw.New(rdbs[0], opts...)
 }
 
 // crash runs the crash workload: mutexes when permits is 0, semaphores

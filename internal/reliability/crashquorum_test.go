@@ -1,0 +1,70 @@
+//go:build unix
+
+package reliability_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// crashQuorumShort is the quorum scenario's default length.
+const crashQuorumShort = 20 * time.Second
+
+// TestCrashQuorum is scenario 1 on a quorum of three masters
+// (lockmw.NewQuorum in every process, Redlock): worker processes contend on a
+// few names while the driver SIGKILLs holders and starts replacements; the
+// checker proves from every process's log that no two holds of a name
+// overlapped, that fencing tokens increased (a quorum's token is one above
+// every counter of a majority), and that a dead holder's lock was free again
+// within the watchdog timeout plus one renewal interval. With -faults the
+// masters are reached directly: the fault proxy stands before one Redis.
+func TestCrashQuorum(t *testing.T) {
+	t.Parallel()
+	dur := crashQuorumShort
+	if *soak > 0 {
+		dur = *soak
+	}
+	srvs := make([]*redistest.Server, 3)
+	addrs := make([]string, 3)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t)
+		addrs[i] = srvs[i].Addr()
+	}
+	d := newDriver(t, workerBinary(t), strings.Join(addrs, ","), time.Now().Add(dur), mutexWorkload)
+	recs := d.run()
+	rep := check(recs, d.kills, crashWatchdog, d.until, d.observed())
+	t.Logf("crash-quorum: %v run on %d masters, %d processes (%d at a time, %d goroutines each, plus the driver), %d names, watchdog %v",
+		dur.Round(time.Second), len(srvs), rep.Processes-1, crashProcs, crashGoroutines, len(d.wl.names), crashWatchdog)
+	t.Logf("crash-quorum: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries, worst recovery %v (bound %v), min slack after a killed hold's expiry %v, %d lost holds (%d noticed late), %d violations",
+		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.WorstRecovery.Round(time.Millisecond),
+		recoveryBound(crashWatchdog, 0, 0), rep.MinSlack.Round(100*time.Microsecond), rep.Lost, rep.LateNotices, len(rep.Violations))
+	if n := len(rep.Handoffs); n > 0 {
+		t.Logf("crash-quorum: release -> next acquisition of the name by a waiter: median %v, p99 %v, max %v",
+			rep.Handoffs[n/2].Round(10*time.Microsecond), rep.Handoffs[n*99/100].Round(10*time.Microsecond), rep.Handoffs[n-1].Round(10*time.Microsecond))
+	}
+	d.logSlowest("crash-quorum", rep.run, rep.recovered)
+	for i, v := range rep.Violations {
+		if i == 20 {
+			t.Errorf("... and %d more", len(rep.Violations)-i)
+			break
+		}
+		t.Errorf("violation: %s", v)
+	}
+	// The run must have exercised what it proves: the quorum's scripts on
+	// every master, holders killed, recoveries, renewals.
+	for i, srv := range srvs {
+		calls, err := srv.CommandCalls(context.Background())
+		require.NoError(t, err)
+		assert.Positive(t, calls["evalsha"], "no script ran on master %d", i)
+	}
+	assert.Positive(t, rep.KillsHolding, "no holder was killed")
+	assert.Positive(t, rep.Recoveries, "no recovery was measured")
+	assert.Positive(t, rep.Renewals, "no lock was renewed")
+	assert.Greater(t, rep.Acquisitions, 50)
+}
