@@ -256,7 +256,9 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 	d.rdb = rdbs[0].(*redis.Client)
 	newLocks := lockmw.New
 	if len(rdbs) > 1 {
-		newLocks = func(_ redis.UniversalClient, opts ...lockmw.Option) *lockmw.Client { return lockmw.NewQuorum(rdbs, opts...) }
+		newLocks = func(_ redis.UniversalClient, opts ...lockmw.Option) *lockmw.Client {
+			return lockmw.NewQuorum(rdbs, opts...)
+		}
 	}
 	// The driver's holds are named as the workers': by their fencing
 	// token, or by a negative number of their own.
