@@ -14,10 +14,10 @@ import (
 // its TTL in one plain command, and fails with BUSYKEY when the lock exists.
 // The acquire script takes over at the first sign of contention, so that a
 // waiter is queued in the same round trip as before. Such a lock is freed by
-// fastrelease.lua, release.lua without the hand-off: 7 keys and arguments
-// instead of 12, the queue looked at with EXISTS, no script library to set
-// up. It leaves a lock with waiters to release.lua, and that too is
-// contention.
+// fastrelease.lua, release.lua without the hand-off: 8 keys and arguments
+// instead of 14, the queue looked at with EXISTS and Redisson's waiters with
+// PUBSUB NUMSUB, no script library to set up. It leaves a lock with waiters
+// (rlock's or Redisson's) to release.lua, and that too is contention.
 //
 // RESTORE is an ordinary write (ACL category @dangerous, though): a server
 // that refuses it (a missing permission, an unknown payload version) turns
@@ -55,16 +55,16 @@ func (m *Mutex) fastAcquire(ctx context.Context, field string, ttl time.Duration
 }
 
 // fastRelease is the first try of an uncontended last Unlock: the short
-// script fastrelease.lua, which frees the lock when Redis counts one level
-// and nobody is queued. done is false when it changed nothing (waiters are
-// queued, or the hold is not as the caller thinks): release.lua then decides,
-// with the same latch. Waiters queued mean contention: the name's group
+// script fastrelease.lua, which frees the lock when Redis counts one level,
+// nobody is queued and no Redisson waiter is subscribed. done is false when it
+// changed nothing (waiters are queued or subscribed, or the hold is not as the
+// caller thinks): release.lua then decides, with the same latch. Waiters mean contention: the name's group
 // releases with release.lua at once for a while, as it acquires with the
 // script.
 func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool, err error) {
 	c := m.c
-	args := append(make([]any, 0, 10), "evalsha", fastReleaseSHA, 4,
-		m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], lvl.latchArg,
+	args := append(make([]any, 0, 11), "evalsha", fastReleaseSHA, 5,
+		m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], lvl.latchArg, m.rollArg,
 		h.fieldArg, c.publishArg(ctx), c.latchArg)
 	n, err := runScript(ctx, c.rdb, fastReleaseSrc, args).Int64()
 	if err != nil {

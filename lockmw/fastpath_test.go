@@ -96,6 +96,14 @@ func TestRestoredLockHandsOver(t *testing.T) {
 	msg, err := sub.ReceiveMessage(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "sentinel", msg.Payload, "handed over, not released to all")
+	// Without the subscriber, which rlock takes for a Redisson waiter: the
+	// releases below would reserve the lock for it.
+	require.NoError(t, sub.Close())
+	channel, rollCall := "redisson_lock__channel:{"+name+"}", "rlock_handoff:{"+name+"}"
+	testsupport.Eventually(t, 5*time.Second, "the subscriber gone", func() bool {
+		n, err := srv.Client().PubSubNumSub(ctx, channel, rollCall).Result()
+		return err == nil && n[channel] == n[rollCall]
+	})
 	require.NoError(t, b.Unlock(hb))
 
 	// The queued waiter was contention: a now takes and frees this name

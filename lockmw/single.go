@@ -15,6 +15,7 @@ import (
 type singleStore struct {
 	c   *Client
 	rdb redis.UniversalClient
+	rtt rttGauge // of the release scripts: the window of a reservation (reserve.go)
 }
 
 // nodes returns the one Redis.
@@ -53,6 +54,14 @@ func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 	if m.fenced {
 		args = append(args, c.tokenTTLArg)
 	}
+	if a.enqueue || a.queued { // it may have to leave a reserved lock alone
+		if gen := c.usedReservation(&m.k); gen != "" {
+			if !m.fenced {
+				args = append(args, "")
+			}
+			args = append(args, gen)
+		}
+	}
 	res, err := runScript(ctx, s.rdb, acquireSrc, args).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
@@ -88,18 +97,25 @@ func (s *singleStore) undoReenter(ctx context.Context, m *Mutex, field, reqID st
 func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int64, error) {
 	c := s.c
 	if r.expireMS == 0 && r.last && !c.contention.recent(m.hot) {
+		sent := time.Now()
 		done, err := m.fastRelease(ctx, r.h, r.lvl)
 		if err != nil {
 			return 0, err
 		}
+		s.rtt.observe(time.Since(sent))
 		if done {
 			return 1, nil
 		}
 	}
-	args := append(make([]any, 0, 17), "evalsha", releaseSHA, len(m.keyArgs)+2)
+	args := append(make([]any, 0, 18), "evalsha", releaseSHA, len(m.keyArgs)+2)
 	args = append(args, m.keyArgs...)
-	args = append(args, r.lvl.latchArg, m.k.handoff, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg)
-	return runScript(ctx, s.rdb, releaseSrc, args).Int64()
+	args = append(args, r.lvl.latchArg, m.rollArg, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg, s.rtt.windowMS())
+	sent := time.Now()
+	n, err := runScript(ctx, s.rdb, releaseSrc, args).Int64()
+	if err == nil {
+		s.rtt.observe(time.Since(sent))
+	}
+	return n, err
 }
 
 // leave runs leave.lua, which publishes a hand-off it passes on.

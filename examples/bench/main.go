@@ -333,7 +333,8 @@ type config struct {
 
 	waiters int
 
-	mixes []mix
+	mixes    []mix
+	slowWake bool // mixed: the Redisson workers need two round trips from "0" to their acquire (redisson.WithSlowWake)
 
 	pollMin, pollMax time.Duration
 
@@ -394,6 +395,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	fs.IntVar(&cfg.rounds, "rounds", cfg.rounds, "many-held: renewal intervals to hold the locks for")
 	fs.IntVar(&cfg.waiters, "waiters", cfg.waiters, "many-waiters: names, each with one waiting goroutine")
 	mixFlag := fs.String("mix", "4:4", "mixed: N:M, N rlock workers and M Redisson workers, or all (each of 1, 2, 4 against each)")
+	fs.BoolVar(&cfg.slowWake, "slow-wake", false, "mixed: Redisson workers that need two round trips, not one, from the unlock message to their acquire (like node-redisson)")
 	fs.DurationVar(&cfg.pollMin, "poll-min", cfg.pollMin, "polling lock: shortest retry interval")
 	fs.DurationVar(&cfg.pollMax, "poll-max", cfg.pollMax, "polling lock: longest retry interval")
 	fs.StringVar(&prof.cpu, "cpuprofile", "", "write a CPU profile to this file")

@@ -75,7 +75,7 @@ func newMixedWorkers(e *env, cfg config, name string, mx mix) []mixedWorker {
 	}
 	for i := range mx.redisson {
 		rdb := e.newRedis(fmt.Sprintf("rlock-bench-mixed-redisson-%d", i))
-		ws = append(ws, mixedWorker{"redisson", closing(newRedissonThread(rdb, name), rdb.Close)})
+		ws = append(ws, mixedWorker{"redisson", closing(newRedissonThread(rdb, name, cfg.slowWake), rdb.Close)})
 	}
 	return ws
 }

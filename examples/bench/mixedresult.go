@@ -13,6 +13,9 @@ func mixedResult(cfg config, mx mix, workers []mixedWorker, turns [][]turn) *res
 	r := newResult("mixed", "rlock")
 	r.param("rlock", mx.rlock)
 	r.param("redisson", mx.redisson)
+	if cfg.slowWake {
+		r.param("wake", "slow")
+	}
 	r.param("hold", cfg.hold)
 	r.param("think", fmt.Sprintf("0-%v", 2*cfg.think))
 	r.param("duration", cfg.duration)

@@ -21,8 +21,14 @@ const redissonThreadID = 1
 
 var _ locker = (*redissonThread)(nil)
 
-func newRedissonThread(rdb *redis.Client, name string) *redissonThread {
-	c := redisson.NewClient(rdb)
+// newRedissonThread returns the thread; slow gives its process
+// redisson.WithSlowWake.
+func newRedissonThread(rdb *redis.Client, name string, slow bool) *redissonThread {
+	var opts []redisson.Option
+	if slow {
+		opts = append(opts, redisson.WithSlowWake())
+	}
+	c := redisson.NewClient(rdb, opts...)
 	return &redissonThread{c: c, l: c.GetLock(name)}
 }
 

@@ -8,11 +8,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Redis is what a [Client] needs of a go-redis client: scripts, DEL,
+// Redis is what a [Client] needs of a go-redis client: scripts, DEL, PING,
 // SUBSCRIBE and SSUBSCRIBE. *redis.Client and *redis.ClusterClient have them.
 type Redis interface {
 	redis.Scripter
 	Del(ctx context.Context, keys ...string) *redis.IntCmd
+	Ping(ctx context.Context) *redis.StatusCmd
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 	SSubscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
@@ -26,9 +27,10 @@ type Redis interface {
 // A Client is safe for concurrent use by the goroutines that play its
 // threads; each passes its own thread id.
 type Client struct {
-	rdb     Redis
-	id      string
-	sharded bool // SSUBSCRIBE and SPUBLISH
+	rdb      Redis
+	id       string
+	sharded  bool // SSUBSCRIBE and SPUBLISH
+	slowWake bool // WithSlowWake
 
 	mu      sync.Mutex
 	entries map[string]*entry // by channel: one lock or semaphore name, one entry
@@ -36,16 +38,23 @@ type Client struct {
 }
 
 // NewClient returns a Client on rdb with a new random id, as each Redisson
-// process has (ServiceManager's id, a UUID).
-func NewClient(rdb Redis) *Client {
-	return &Client{rdb: rdb, id: uuid.NewString(), entries: map[string]*entry{}}
+// process has (ServiceManager's id, a UUID). It panics on a nil Option.
+func NewClient(rdb Redis, opts ...Option) *Client {
+	c := &Client{rdb: rdb, id: uuid.NewString(), entries: map[string]*entry{}}
+	for _, o := range opts {
+		if o == nil {
+			panic("redisson: NewClient: nil Option")
+		}
+		o(c)
+	}
+	return c
 }
 
 // NewShardedClient is NewClient for a Redis 7 cluster with sharded pub/sub,
 // as Redisson 3.22+ uses it there: its waiters SSUBSCRIBE to the lock's
 // channel and its unlock SPUBLISHes "0".
-func NewShardedClient(rdb Redis) *Client {
-	c := NewClient(rdb)
+func NewShardedClient(rdb Redis, opts ...Option) *Client {
+	c := NewClient(rdb, opts...)
 	c.sharded = true
 	return c
 }

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -70,8 +71,11 @@ func (e *entry) listen(ps *redis.PubSub) {
 	for {
 		msg, err := ps.ReceiveMessage(context.Background())
 		switch {
-		case errors.Is(err, redis.ErrClosed):
-			return // the last thread left, or the Client closed
+		case errors.Is(err, redis.ErrClosed), errors.Is(err, net.ErrClosed):
+			// The last thread left, or the Client closed: go-redis reports
+			// the connection closed under a read in progress as
+			// net.ErrClosed, and only the next read as redis.ErrClosed.
+			return
 		case err != nil:
 			time.Sleep(reconnectPause)
 		default:

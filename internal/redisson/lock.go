@@ -80,7 +80,11 @@ func (l *Lock) Lock(ctx context.Context, threadID int64, leaseTime time.Duration
 		if ttl < 0 {
 			ttl = -1 // no TTL: wait for a "0" only
 		}
-		if _, err := e.latch.tryAcquire(ctx, ttl); err != nil {
+		woken, err := e.latch.tryAcquire(ctx, ttl)
+		if err == nil {
+			err = l.c.afterWake(ctx, woken)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -62,7 +62,11 @@ func (l *Lock) tryLoop(ctx context.Context, e *entry, threadID int64, left, leas
 		if ttl >= 0 && ttl < left {
 			wait = ttl
 		}
-		if _, err := e.latch.tryAcquire(ctx, wait); err != nil {
+		woken, err := e.latch.tryAcquire(ctx, wait)
+		if err == nil {
+			err = l.c.afterWake(ctx, woken)
+		}
+		if err != nil {
 			return false, err
 		}
 		if left -= time.Since(start); left <= 0 {

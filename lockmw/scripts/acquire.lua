@@ -11,11 +11,14 @@
 -- ARGV[5] "1" when the mutex hands out fencing tokens
 -- ARGV[6] "1" when this owner may be queued (an earlier attempt joined the queue)
 -- ARGV[7] how long, in ms, a hand-off waits for this waiter to claim the lock
--- ARGV[8] the fencing counter's TTL in ms
+-- ARGV[8] the fencing counter's TTL in ms (may be '' when not fenced)
+-- ARGV[9] optional: the generation of a reservation this client saw used
+--         (the lock taken and freed again after it: lib.lua's rlock_reserve)
 --
 -- Returns {1, token} when we hold the lock (this very request set its TTL),
 --         {0, pttl, holder field, holder metadata} when it is busy (or left
---         to Redisson's waiters: then pttl is what is left of that, no holder).
+--         reserved for Redisson's waiters: then pttl is what is left of the
+--         reservation's window, and there is no holder).
 local function won(token)
   rlock_dequeue(ARGV[2], ARGV[6])
   return {1, token}
@@ -26,13 +29,14 @@ end
 local fields = redis.call('hgetall', KEYS[1])
 local free = #fields == 0
 
--- Just after an open release (lib.lua's rlock_handoff) a caller that would
--- wait leaves the free lock to Redisson's waiters for the window it set: it
--- is told the lock is busy for what is left of the window.
+-- A caller that would wait leaves a lock reserved for Redisson's waiters
+-- (lib.lua's rlock_reserve) alone until the reservation is used or its
+-- window passes: it is told the lock is busy for what is left of the window.
+-- A caller whose client saw the reservation used says so, free or not.
 local yield = 0
-if free and (ARGV[3] == '1' or ARGV[6] == '1') then
-  local open = redis.call('hget', KEYS[4], 'rlock:open')
-  if open then yield = tonumber(open) - rlock_now() end
+if ARGV[9] or (free and (ARGV[3] == '1' or ARGV[6] == '1')) then
+  yield = rlock_reservation(ARGV[9], free)
+  if not free then yield = 0 end
 end
 if free and yield <= 0 then
   redis.call('hincrby', KEYS[1], ARGV[2], '1')

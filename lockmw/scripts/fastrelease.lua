@@ -1,16 +1,25 @@
 -- fastrelease is the release of an uncontended lock: the caller's last level,
--- a count of 1 in Redis and nobody queued. It does what release.lua does
--- then (delete the lock, publish Redisson's "0", set the request's latch to
--- 1) with fewer keys, arguments and commands, for Redis charges a script for
--- each. In any other case it changes nothing and returns 3: the caller then
--- runs release.lua with the same latch, which also answers a re-send of this
--- script that already ran (the field is gone, the latch says 1).
+-- a count of 1 in Redis, nobody queued and no Redisson waiter subscribed. It
+-- does what release.lua does then (delete the lock, publish Redisson's "0",
+-- set the request's latch to 1) with fewer keys, arguments and commands, for
+-- Redis charges a script for each. In any other case it changes nothing and
+-- returns 3: the caller then runs release.lua with the same latch, which also
+-- answers a re-send of this script that already ran (the field is gone, the
+-- latch says 1), and reserves the lock for a Redisson waiter.
 --
 -- KEYS[1] the lock, KEYS[2] Redisson's unlock channel, KEYS[3] the waiter
--- queue, KEYS[4] the request's latch; ARGV[1] field, ARGV[2] 'publish' or
--- 'spublish', ARGV[3] latch TTL in ms.
+-- queue, KEYS[4] the request's latch, KEYS[5] the roll-call channel (lib.lua);
+-- ARGV[1] field, ARGV[2] 'publish' or 'spublish', ARGV[3] latch TTL in ms.
 -- Returns 1 when released, 3 when release.lua must decide.
 if redis.call('hget', KEYS[1], ARGV[1]) ~= '1' or redis.call('exists', KEYS[3]) == 1 then
+  return 3
+end
+-- Subscribers of Redisson's channel that are not rlock clients (every rlock
+-- client subscribes to both channels in one command) are Redisson waiters.
+local numsub = 'numsub'
+if ARGV[2] == 'spublish' then numsub = 'shardnumsub' end
+local n = redis.call('pubsub', numsub, KEYS[2], KEYS[5])
+if tonumber(n[2]) > tonumber(n[4]) then
   return 3
 end
 redis.call('del', KEYS[1])

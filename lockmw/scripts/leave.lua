@@ -17,5 +17,5 @@ if ARGV[3] == '1' then
   redis.call('pexpire', KEYS[1], ARGV[4]) -- claim it: its full TTL
   return {1, tonumber(redis.call('hget', KEYS[1], 'rlock:token') or '0')}
 end
-rlock_handoff(ARGV[2], ARGV[1], ARGV[5])
+rlock_handoff(ARGV[2], ARGV[1], ARGV[5], nil, nil, rlockReserveWindow)
 return {2}

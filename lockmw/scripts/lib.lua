@@ -7,11 +7,15 @@
 --           (fencing token of the hold), "rlock:meta" (a hook's metadata)
 --           and "rlock:handoffs" (how many hand-offs in a row led to it).
 --   KEYS[2] Redisson's unlock channel; "0" is published there when the lock
---           becomes free and no rlock waiter is queued, or on an open release.
+--           becomes free and is not handed to a queued rlock waiter.
 --   KEYS[3] the waiter queue: a sorted set, member = waiter field, score = arrival.
 --   KEYS[4] the waiter table: a hash, waiter field -> "deadline|ttl|fenced|claim",
---           plus the arrival counter "rlock:seq" and "rlock:open" (until when,
---           in ms, an open release leaves the lock to Redisson's waiters).
+--           plus the arrival counter "rlock:seq" and the reservation for
+--           Redisson's waiters: "rlock:open" (until when, in the server's ms,
+--           it lasts at most), "rlock:opengen" ("<generation>|<window ms>")
+--           and "rlock:quiet" ("<until when>|<generation>": no reservation is
+--           made until then, after one that no Redisson waiter used in its
+--           window). See rlock_reserve.
 --   KEYS[5] the fencing counter (Redisson's "redisson_lock_token:{name}"); it
 --           expires after the counter TTL its scripts pass (a day by default),
 --           refreshed by every token (see rlock_next_token).
@@ -20,8 +24,9 @@
 --           appended; "<field>|<token>|<previous holder>|<its metadata>" tells
 --           one waiter of that client it holds the lock, and who held it before.
 --           The prefix itself is the roll-call channel: every rlock client
---           subscribed to KEYS[2] is subscribed to it too, in the same command,
---           and nothing is published there.
+--           subscribed to KEYS[2] is subscribed to it too, in the same command;
+--           a release that reserves the lock publishes the reservation's
+--           generation there, just after its "0" on KEYS[2].
 
 local function rlock_now()
   local t = redis.call('time')
@@ -49,11 +54,25 @@ local function rlock_next_token(ttl)
   return token
 end
 
+-- rlock_drop_table deletes the waiter table, whose queue is empty now. A
+-- quiet time still running (rlock_reservation) is kept, alone, until it ends.
+local function rlock_drop_table()
+  local quiet = redis.call('hget', KEYS[4], 'rlock:quiet')
+  redis.call('del', KEYS[4])
+  if quiet then
+    local left = tonumber(string.match(quiet, '^%d+') or '0') - rlock_now()
+    if left > 0 then
+      redis.call('hset', KEYS[4], 'rlock:quiet', quiet)
+      redis.call('pexpire', KEYS[4], string.format('%d', left))
+    end
+  end
+end
+
 -- rlock_tidy deletes the waiter table once the queue is empty (it holds the
 -- arrival counter), so that no key outlives the last waiter.
 local function rlock_tidy()
   if redis.call('zcard', KEYS[3]) == 0 then
-    redis.call('del', KEYS[4])
+    rlock_drop_table()
   end
 end
 
@@ -117,7 +136,7 @@ local function rlock_next_waiter(first)
     local info = redis.call('hget', KEYS[4], f)
     redis.call('zrem', KEYS[3], f)
     if #heads == 1 then
-      redis.call('del', KEYS[4]) -- the queue is empty now: its table goes too
+      rlock_drop_table() -- the queue is empty now: its table goes too
     else
       redis.call('hdel', KEYS[4], f)
     end
@@ -142,15 +161,31 @@ local function rlock_tell(pub, field, token, prev, meta)
   redis.call(pub, KEYS[7] .. ':' .. client, field .. '|' .. string.format('%d', token) .. '|' .. prev .. '|' .. meta)
 end
 
+-- Beside Redisson's waiters (docs/waiting.md, Beside Redisson waiters).
+--
+-- Redisson's waiters know nothing of the queue: they wait for a "0" on
+-- KEYS[2]. So while one waits, a release that frees the lock after
+-- rlockFairTurns hand-offs in a row, or with nobody queued, reserves it for
+-- them (rlock_reserve): rlock callers that would wait leave the free lock
+-- alone until an rlock client saw it taken and freed again, or until the
+-- reservation's window passes. A reservation is as long as a Redisson
+-- waiter needs, not as long as a clock says: it ends when used.
+
 -- rlockFairTurns is how many hand-offs in a row may go to rlock waiters while
--- a Redisson waiter waits: the release after them is an open one (see
--- rlock_handoff). docs/waiting.md, Beside Redisson waiters, says why 2.
+-- a Redisson waiter waits: the release after them reserves the lock.
 local rlockFairTurns = 3
 
--- rlockOpenWindow is how long, in ms, after an open release rlock callers
--- that would wait leave the free lock to Redisson's woken waiters (acquire.lua
--- answers them busy): rlock's racers outnumber and outrun Redisson's.
-local rlockOpenWindow = 1
+-- rlockReserveWindow is the window, in ms, of a reservation made by a script
+-- whose caller gives none (leave, force unlock): the least the Client gives.
+local rlockReserveWindow = 20
+
+-- rlockQuietTimes and rlockQuietMax: a reservation that no Redisson waiter
+-- used within its window W makes the name quiet for min(rlockQuietTimes × W,
+-- rlockQuietMax) ms: no reservation is made meanwhile, so that a subscriber
+-- that never takes the lock (a paused process, a tool) idles it for at most
+-- 1 ms in 17.
+local rlockQuietTimes = 16
+local rlockQuietMax = 1000
 
 -- rlock_others_wait reports whether KEYS[2] has subscribers that are not rlock
 -- clients (Redisson processes whose threads wait): more subscribers than the
@@ -162,6 +197,73 @@ local function rlock_others_wait(pub)
   return tonumber(n[2]) > tonumber(n[4])
 end
 
+-- rlock_reserve frees nothing itself: the caller deleted the lock. It records
+-- the reservation in the waiter table (made, with a TTL, when nobody is
+-- queued) for window ms at most, publishes Redisson's "0" on KEYS[2], then
+-- the reservation's generation (the server's clock in µs) on the roll-call
+-- channel KEYS[7]. A "0" that follows the generation on an rlock client's
+-- connection means the reserved lock was taken and freed again: its waiters
+-- then pass the generation to the acquire script (rlock_reservation).
+local function rlock_reserve(pub, window)
+  local t = redis.call('time')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local gen = t[1] .. string.format('%06d', tonumber(t[2]))
+  redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', now + window), 'rlock:opengen', gen .. '|' .. string.format('%d', window))
+  if redis.call('pttl', KEYS[4]) < window then
+    redis.call('pexpire', KEYS[4], string.format('%d', window))
+  end
+  redis.call(pub, KEYS[2], '0')
+  redis.call(pub, KEYS[7], gen)
+end
+
+-- rlock_reservation looks at the name's reservation and ends it when it is
+-- over: used, when used (an rlock client's word, or nil) is its generation;
+-- missed, when its window has passed with the lock free (free: the caller
+-- found it so; the name is then quiet for a while). The word may come late,
+-- after a waiter whose timer ran out found the reservation missed: then it
+-- ends the quiet time. It returns the ms left of a reservation still on
+-- (<= 0: none) and until when the name is quiet (0: it is not).
+local function rlock_reservation(used, free)
+  local r = redis.call('hmget', KEYS[4], 'rlock:open', 'rlock:opengen', 'rlock:quiet')
+  local upto, missed = string.match(r[3] or '', '^(%d+)|(%d+)$')
+  local quiet = tonumber(upto or '0')
+  if used ~= nil and used == missed then
+    redis.call('hdel', KEYS[4], 'rlock:quiet')
+    quiet = 0
+  end
+  if not r[1] then return 0, quiet end
+  local gen, window = string.match(r[2] or '', '^(%d+)|(%d+)$')
+  if used ~= nil and used == gen then
+    redis.call('hdel', KEYS[4], 'rlock:open', 'rlock:opengen')
+    return 0, quiet
+  end
+  local now = rlock_now()
+  local left = tonumber(r[1]) - now
+  if left > 0 or not free then return left, quiet end
+  local q = math.min(rlockQuietTimes * tonumber(window or rlockReserveWindow), rlockQuietMax)
+  quiet = now + q
+  redis.call('hdel', KEYS[4], 'rlock:open', 'rlock:opengen')
+  redis.call('hset', KEYS[4], 'rlock:quiet', string.format('%d', quiet) .. '|' .. (gen or '0'))
+  if redis.call('pttl', KEYS[4]) < q then
+    redis.call('pexpire', KEYS[4], string.format('%d', q))
+  end
+  return 0, quiet
+end
+
+-- rlock_reserve_due reports whether a release is to reserve the lock it
+-- frees: when a reservation is still on (a caller that does not wait took
+-- the reserved lock: it is reserved again), or when due (rlockFairTurns
+-- hand-offs in a row, or nobody queued) and the name is not quiet; and in
+-- either case only while Redisson waiters wait.
+local function rlock_reserve_due(pub, due)
+  local left, quiet = rlock_reservation(nil, true)
+  if left <= 0 then
+    if not due then return false end
+    if quiet > 0 and quiet > rlock_now() then return false end
+  end
+  return rlock_others_wait(pub)
+end
+
 -- rlock_handoff frees the lock KEYS[1] (it deletes it) and gives it to the
 -- first live waiter in the queue, telling only that waiter's client, on
 -- KEYS[7] .. ':' .. <its client ID>, with the previous holder's field and
@@ -169,19 +271,18 @@ end
 -- nobody is queued it publishes Redisson's unlock message instead, so that
 -- Redisson waiters and rlock clients that are not queued wake up.
 --
--- The hand-off counts itself in the new hold's "rlock:handoffs". After
--- rlockFairTurns hand-offs in a row, while Redisson waiters wait
--- (rlock_others_wait), the release is an open one: the lock is deleted, "0"
--- is published on Redisson's channel and the queue is kept; for
--- rlockOpenWindow ms the acquire script leaves the free lock to Redisson's
--- woken threads, then the rlock waiters race for it (or for the next one). pub is
--- 'publish' or 'spublish'; prev the releasing field ('' when unknown);
--- tokenTTL the fencing counter's TTL in ms; meta and turns the lock's
--- "rlock:meta" and "rlock:handoffs" when the caller has read them (nil: read
--- here). It returns 1 when handed over.
---
-local function rlock_handoff(pub, prev, tokenTTL, meta, turns)
+-- The hand-off counts itself in the new hold's "rlock:handoffs". While
+-- Redisson waiters wait, a release after rlockFairTurns hand-offs in a row,
+-- or with nobody queued, reserves the lock for them instead (rlock_reserve,
+-- for window ms at most; the queue is kept). pub is 'publish' or 'spublish';
+-- prev the releasing field ('' when unknown); tokenTTL the fencing counter's
+-- TTL in ms; meta and turns the lock's "rlock:meta" and "rlock:handoffs" when
+-- the caller has read them (nil: read here); window the reservation's window
+-- in ms, nil on a quorum master (no queue there, and no reservation). It
+-- returns 1 when handed over.
+local function rlock_handoff(pub, prev, tokenTTL, meta, turns, window)
   local freed = false
+  local reserve = false
   local f, ttl, fenced = rlock_next_waiter(function()
     if meta == nil then
       local h = redis.call('hmget', KEYS[1], 'rlock:meta', 'rlock:handoffs')
@@ -191,11 +292,8 @@ local function rlock_handoff(pub, prev, tokenTTL, meta, turns)
     turns = tonumber(turns or '0') + 1
     redis.call('del', KEYS[1])
     freed = true
-    if turns > rlockFairTurns and rlock_others_wait(pub) then
-      redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow))
-      return false
-    end
-    return true
+    reserve = window ~= nil and rlock_reserve_due(pub, turns > rlockFairTurns)
+    return not reserve
   end)
   if f then
     redis.call('hset', KEYS[1], f, '1', 'rlock:handoffs', string.format('%d', turns))
@@ -211,10 +309,22 @@ local function rlock_handoff(pub, prev, tokenTTL, meta, turns)
   if not freed then
     redis.call('del', KEYS[1])
   end
-  -- (a queue emptied here, or before, had its waiter table dropped with it)
-  redis.call(pub, KEYS[2], '0')
+  -- Nobody live is queued (a queue emptied here, or before, had its waiter
+  -- table dropped with it), or the lock is reserved.
+  if not reserve and window ~= nil then reserve = rlock_reserve_due(pub, true) end
+  if reserve then
+    rlock_reserve(pub, tonumber(window))
+  else
+    redis.call(pub, KEYS[2], '0')
+  end
   return 0
 end
+
+-- rlockOpenWindow is how long, in ms, after a semaphore's open release rlock
+-- callers that would wait leave the free permit to Redisson's woken threads
+-- (semacquire.lua answers them busy). The mutex reserves instead
+-- (rlock_reserve).
+local rlockOpenWindow = 1
 
 -- The semaphore's hand-off. Its keys: KEYS[1] the count of free permits
 -- (Redisson's RPermitExpirableSemaphore: an integer string), KEYS[2]

@@ -8,7 +8,9 @@
 -- ARGV[4] expire-in ms for the last level (0: release now),
 -- ARGV[5] "1" when the caller knows this is its last level whatever the count
 -- (its local count says so; a quorum client's members may differ after a
--- partial failure), ARGV[6] the fencing counter's TTL in ms (for a hand-off)
+-- partial failure), ARGV[6] the fencing counter's TTL in ms (for a hand-off),
+-- ARGV[7] the window in ms of a reservation for Redisson's waiters (lib.lua's
+-- rlock_reserve)
 -- Returns 0 when levels remain, 1 when released, 2 when left to expire,
 -- -1 when the field is not in the lock (gone, or someone else's).
 -- One HMGET reads what the hand-off needs too.
@@ -32,7 +34,7 @@ elseif ARGV[4] ~= '0' then
   redis.call('pexpire', KEYS[1], ARGV[4])
   r = '2'
 else
-  rlock_handoff(ARGV[2], ARGV[1], ARGV[6], h[2] or '', h[3] or '0')
+  rlock_handoff(ARGV[2], ARGV[1], ARGV[6], h[2] or '', h[3] or '0', ARGV[7])
   r = '1'
 end
 redis.call('set', KEYS[6], r, 'px', ARGV[3])

@@ -1,0 +1,265 @@
+package lockmw_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/faultproxy"
+	"github.com/go-rlock/rlock/internal/redisson"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// reserveWindowMin is reserve.go's reserveWindowMin: the shortest window of
+// a reservation.
+const reserveWindowMin = 20 * time.Millisecond
+
+// oneWay is the delay the proxy adds to each direction: a round trip above
+// 1 ms, where a Redisson waiter needs a millisecond or more to land its
+// acquire after the "0".
+const oneWay = 500 * time.Microsecond
+
+// TestReservedForRedissonWaiters checks the reservation at a round trip
+// above 1 ms (every client, rlock's and Redisson's, through a proxy that
+// delays each direction by 500µs), for Redisson 4.x's waiter and for a
+// slower one that needs two round trips from the "0" to its acquire. Each
+// round a controller holds the lock until m Redisson processes wait
+// (subscribed), then n rlock workers, which never pause, and the Redisson
+// waiters contend until each Redisson waiter had the lock once. While one
+// waits:
+//   - an rlock hold reached by fairTurns hand-offs in a row is followed by
+//     a Redisson hold: its release reserved the lock, and the reservation
+//     lasts until a Redisson thread used it;
+//   - so the round's rlock holds are at most m × (fairTurns + 1).
+//
+// Both hold unless a reservation's window passed unused, which a loaded
+// machine may cause: the hold after it then comes the shortest window or
+// more after the release, and the name is quiet for a while (no
+// reservation), which each rlock hold reads from the waiter table. Neither
+// is checked. The test never judges a wall-clock share.
+func TestReservedForRedissonWaiters(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		n, m int
+		opts []redisson.Option
+	}{
+		{"a Redisson 4.x waiter beside two rlock clients", 2, 1, nil},
+		{"two Redisson 4.x waiters beside four rlock clients", 4, 2, nil},
+		{"a slower waiter beside two rlock clients", 2, 1, []redisson.Option{redisson.WithSlowWake()}},
+		{"two slower waiters beside four rlock clients", 4, 2, []redisson.Option{redisson.WithSlowWake()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newReserveRun(t, tc.opts)
+			r.check(r.run(tc.n, tc.m, 4), tc.m)
+		})
+	}
+}
+
+// holdSeen is one hold a reservation run observed.
+type holdSeen struct {
+	redisson bool
+	acquired time.Time // Lock returned
+	unlock   time.Time // Unlock called
+	handoffs int64     // an rlock hold's rlock:handoffs
+	quiet    bool      // an rlock hold's name was quiet: its release would not reserve
+}
+
+// reserveRound is one round of a run: when every Redisson waiter of the
+// round was subscribed, and when the last of them got the lock.
+type reserveRound struct{ since, last time.Time }
+
+// reserveRun is one case of TestReservedForRedissonWaiters: the server, the
+// delaying proxy every client goes through, and the holds seen.
+type reserveRun struct {
+	t     *testing.T
+	ctx   context.Context
+	srv   *redistest.Server
+	proxy *faultproxy.Proxy
+	opts  []redisson.Option
+	name  string
+
+	mu    sync.Mutex
+	holds []holdSeen
+}
+
+func newReserveRun(t *testing.T, opts []redisson.Option) *reserveRun {
+	srv := redistest.Start(t)
+	p, err := faultproxy.Start(srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	p.SetRequestLatency(oneWay)
+	p.SetLatency(oneWay)
+	return &reserveRun{t: t, ctx: testsupport.Ctx(t), srv: srv, proxy: p, opts: opts, name: "reserved"}
+}
+
+// client is a go-redis client with default options through the proxy.
+func (r *reserveRun) client() *redis.Client {
+	return r.srv.NewClient(func(o *redis.Options) { o.Addr = r.proxy.Addr() })
+}
+
+func (r *reserveRun) add(h holdSeen) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.holds = append(r.holds, h)
+}
+
+func (r *reserveRun) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.holds)
+}
+
+// run has n rlock workers contend for rounds rounds of m Redisson waiters.
+func (r *reserveRun) run(n, m, rounds int) []reserveRound {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		mx := locktest.New(r.t, r.client()).Mutex(r.name)
+		wg.Go(func() { r.rlockWorker(mx, stop) })
+	}
+	defer wg.Wait()
+	defer close(stop)
+	testsupport.Eventually(r.t, 10*time.Second, "the rlock workers took turns", func() bool { return r.count() >= 2*n })
+	ctrl := locktest.New(r.t, r.client()).Mutex(r.name)
+	var out []reserveRound
+	for range rounds {
+		out = append(out, r.round(ctrl, m))
+	}
+	return out
+}
+
+// rlockWorker locks, reads its hold's hand-off count and unlocks, until
+// stop is closed.
+func (r *reserveRun) rlockWorker(mx *lockmw.Mutex, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		h, err := mx.Lock(r.ctx)
+		if !assert.NoError(r.t, err) {
+			return
+		}
+		r.unlockObserved(mx, h)
+	}
+}
+
+// unlockObserved records the rlock hold h and releases it. While it is
+// held, nothing changes the hand-off count nor starts a quiet time (only a
+// reservation that passed unused does, and none is on while rlock holds
+// the lock).
+func (r *reserveRun) unlockObserved(mx *lockmw.Mutex, h context.Context) {
+	hs := holdSeen{acquired: time.Now()}
+	var k, quiet *redis.StringCmd
+	var now *redis.TimeCmd
+	_, err := r.srv.Client().Pipelined(r.ctx, func(p redis.Pipeliner) error {
+		k = p.HGet(r.ctx, r.name, "rlock:handoffs")
+		quiet = p.HGet(r.ctx, "rlock_waiters:{"+r.name+"}", "rlock:quiet")
+		now = p.Time(r.ctx)
+		return nil
+	})
+	if errors.Is(err, redis.Nil) {
+		err = nil
+	}
+	assert.NoError(r.t, err)
+	hs.handoffs, _ = k.Int64()
+	if until, _, ok := strings.Cut(quiet.Val(), "|"); ok {
+		ms, _ := strconv.ParseInt(until, 10, 64)
+		hs.quiet = ms > now.Val().UnixMilli()
+	}
+	hs.unlock = time.Now()
+	r.add(hs)
+	assert.NoError(r.t, mx.Unlock(h))
+}
+
+// round holds the lock with ctrl until m Redisson processes wait for it,
+// then lets it go and waits until each of them had it once.
+func (r *reserveRun) round(ctrl *lockmw.Mutex, m int) reserveRound {
+	h, err := ctrl.Lock(r.ctx)
+	require.NoError(r.t, err)
+	done := make(chan time.Time, m)
+	for range m {
+		c := redisson.NewClient(r.client(), r.opts...)
+		r.t.Cleanup(func() { _ = c.Close() })
+		go func() {
+			l := c.GetLock(r.name)
+			err := l.Lock(r.ctx, 1, 0)
+			acquired := time.Now()
+			if assert.NoError(r.t, err) {
+				r.add(holdSeen{redisson: true, acquired: acquired, unlock: time.Now()})
+				assert.NoError(r.t, l.Unlock(context.WithoutCancel(r.ctx), 1))
+			}
+			done <- acquired
+		}()
+	}
+	channel, rollCall := redisson.Channel(r.name), "rlock_handoff:{"+r.name+"}"
+	testsupport.Eventually(r.t, 10*time.Second, "the Redisson waiters subscribed", func() bool {
+		subs, err := r.srv.Client().PubSubNumSub(r.ctx, channel, rollCall).Result()
+		return err == nil && subs[channel]-subs[rollCall] == int64(m)
+	})
+	rd := reserveRound{since: time.Now()}
+	r.unlockObserved(ctrl, h)
+	for range m {
+		at := testsupport.Recv(r.t, done, 20*time.Second, "a Redisson waiter got the lock")
+		rd.last = maxTime(rd.last, at)
+	}
+	return rd
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// check applies the reservation's rules to each round's holds (see
+// TestReservedForRedissonWaiters).
+func (r *reserveRun) check(rounds []reserveRound, m int) {
+	r.mu.Lock()
+	holds := slices.Clone(r.holds)
+	r.mu.Unlock()
+	slices.SortFunc(holds, func(a, b holdSeen) int { return a.acquired.Compare(b.acquired) })
+	checked, excused := 0, 0
+	for _, rd := range rounds {
+		rlock, quiet := 0, false
+		for i := 0; i+1 < len(holds); i++ {
+			h, next := holds[i], holds[i+1]
+			if h.redisson || h.unlock.Before(rd.since) || !h.acquired.Before(rd.last) {
+				continue // not an rlock hold released while one of the round's waiters waited
+			}
+			rlock++
+			quiet = quiet || h.quiet
+			switch {
+			case h.handoffs < fairTurns:
+			case h.quiet || next.acquired.Sub(h.unlock) >= reserveWindowMin:
+				excused++
+			default:
+				checked++
+				assert.True(r.t, next.redisson, "the hold after %d hand-offs in a row (released %v after the round began) is a Redisson waiter's, %v after",
+					h.handoffs, h.unlock.Sub(rd.since), next.acquired.Sub(h.unlock))
+			}
+		}
+		if !quiet {
+			assert.LessOrEqual(r.t, rlock, m*(fairTurns+1), "rlock holds while the round's Redisson waiters waited")
+		}
+	}
+	r.t.Logf("%d holds; of the holds released after %d hand-offs while a Redisson waiter waited, %d checked, %d quiet or followed by a gap", len(holds), fairTurns, checked, excused)
+	if len(holds) == 0 {
+		r.t.Error("no hold seen")
+	}
+}
