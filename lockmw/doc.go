@@ -65,9 +65,11 @@
 // processes, with no herd of failed attempts. Redisson's waiters know nothing
 // of the queue, so while one waits (the release counts the subscribers of
 // Redisson's channel that are not rlock clients) at most three hand-offs in
-// a row go to rlock waiters: the next release frees the lock, publishes "0"
-// and for 1ms leaves it to Redisson's woken threads (rlock's callers are told
-// it is busy), then rlock's waiters may take it. A lock handed over gets only a
+// a row go to rlock waiters: the next release (or one with nobody queued)
+// frees the lock, publishes "0" and reserves it for Redisson's woken threads
+// (rlock's callers that would wait are told it is busy) until one of them has
+// held it, or at most for 8 round trips of the releasing Client (20ms to 1s);
+// then rlock's waiters may take it. A lock handed over gets only a
 // claim window (a tenth of the waiter's TTL, at least 200ms) until the
 // waiter's client claims it with its full TTL (in the background for a
 // watchdog hold, once a third of the window has passed and only if it is
