@@ -3,6 +3,7 @@ package lockmw_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -193,70 +194,161 @@ func checkFair(t *testing.T, side fairSide, n, m int) {
 	t.Logf("%d rlock holds while Redisson waited, %d of them handed over", observed, handedOver)
 }
 
-// TestOpenRelease checks the rule of one release: a hold reached by
-// fairTurns hand-offs in a row is handed over again only when no Redisson
-// waiter is subscribed; with one, the release frees the lock, publishes "0"
-// and keeps the queue, and the rlock waiter takes the lock after the window.
-func TestOpenRelease(t *testing.T) {
+// TestReservingRelease checks the rule of one release beside Redisson's
+// waiters, on loopback: a hold reached by fairTurns hand-offs in a row is
+// handed over again only when no Redisson waiter is subscribed; with one,
+// the release frees the lock, keeps the queue and reserves the lock for
+// Redisson's waiters until one of them used it, or until the window passes
+// (after which the name is quiet for a while).
+func TestReservingRelease(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name      string
-		redisson  bool
-		wantCount string // the waiter's hold's rlock:handoffs
-	}{
-		{"without a Redisson subscriber the lock is handed over", false, "4"},
-		{"with a Redisson subscriber the release is open", true, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := redistest.Start(t)
-			ctx := testsupport.Ctx(t)
-			name := "open"
-			a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
-			ha := locktest.MustLock(t, a.Mutex(name), ctx)
-			// As if ha had been handed over fairTurns times in a row.
-			require.NoError(t, srv.Client().HSet(ctx, name, "rlock:handoffs", fairTurns).Err())
+	t.Run("without a Redisson subscriber the lock is handed over", func(t *testing.T) {
+		t.Parallel()
+		r := newReleaseCase(t)
+		r.release(t)
+		hb := testsupport.Recv(t, r.got, reservePatience, "the rlock waiter got the lock")
+		assert.Equal(t, "4", r.handoffs(t), "hand-offs in a row that led to b's hold")
+		require.NoError(t, r.b.Unlock(hb))
+	})
+	t.Run("a subscriber that never takes the reserved lock holds it up for the window, then the name is quiet", func(t *testing.T) {
+		t.Parallel()
+		r := newReleaseCase(t)
+		sub := r.subscribe(t, r.channel) // a Redisson process that never acquires
+		called := time.Now()
+		r.release(t)
+		msg, err := sub.ReceiveMessage(r.ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "0", msg.Payload, "a reserving release publishes Redisson's unlock message")
+		hb := testsupport.Recv(t, r.got, reservePatience, "the rlock waiter got the lock after the window")
+		assert.GreaterOrEqual(t, time.Since(called), reserveWindowMin, "the lock was reserved for the window")
+		assert.Empty(t, r.handoffs(t), "a lock taken after a reservation starts a new run of hand-offs")
+		quiet, err := r.srv.Client().HGet(r.ctx, r.table, "rlock:quiet").Result()
+		require.NoError(t, err, "a reservation nobody used makes the name quiet")
+		assert.Contains(t, quiet, "|")
+		require.NoError(t, r.b.Unlock(hb))
+	})
+	t.Run("a Redisson thread takes the reserved lock, then the rlock waiter", func(t *testing.T) {
+		t.Parallel()
+		r := newReleaseCase(t)
+		rc := redisson.NewClient(r.srv.NewClient())
+		t.Cleanup(func() { _ = rc.Close() })
+		l := rc.GetLock(r.name)
+		redissonGot := make(chan error, 1)
+		go func() { redissonGot <- l.Lock(r.ctx, 1, 0) }()
+		r.waitSubscribers(t, 1)
+		r.release(t)
+		require.NoError(t, testsupport.Recv(t, redissonGot, reservePatience, "the Redisson thread got the reserved lock"))
+		select {
+		case <-r.got:
+			t.Fatal("the rlock waiter got the lock while the Redisson thread held it")
+		default:
+		}
+		require.NoError(t, l.Unlock(r.ctx, 1))
+		hb := testsupport.Recv(t, r.got, reservePatience, "the rlock waiter got the lock after the Redisson thread")
+		open, err := r.srv.Client().HExists(r.ctx, r.table, "rlock:open").Result()
+		require.NoError(t, err)
+		assert.False(t, open, "the reservation ended when used")
+		require.NoError(t, r.b.Unlock(hb))
+	})
+}
 
-			got := make(chan context.Context, 1)
-			go func() {
-				h, err := b.Mutex(name).Lock(ctx)
-				assert.NoError(t, err)
-				got <- h
-			}()
-			channel, rollCall := redisson.Channel(name), "rlock_handoff:{"+name+"}"
-			want := int64(0)
-			var sub *redis.PubSub
-			if tc.redisson {
-				sub = srv.NewClient().Subscribe(ctx, channel) // a Redisson process's waiter
-				defer sub.Close()
-				_, err := sub.Receive(ctx)
-				require.NoError(t, err)
-				want = 1
-			}
-			testsupport.Eventually(t, 5*time.Second, "b queued and subscribed", func() bool {
-				q, _ := srv.Client().ZCard(ctx, "rlock_queue:{"+name+"}").Result()
-				subs, _ := srv.Client().PubSubNumSub(ctx, channel, rollCall).Result()
-				return q == 1 && subs[rollCall] == 1 && subs[channel]-subs[rollCall] == want
-			})
-			require.NoError(t, a.Mutex(name).Unlock(ha))
-			if tc.redisson {
-				msg, err := sub.ReceiveMessage(ctx)
-				require.NoError(t, err)
-				assert.Equal(t, "0", msg.Payload, "an open release publishes Redisson's unlock message")
-			}
-			var hb context.Context
-			select {
-			case hb = <-got:
-			case <-time.After(5 * time.Second):
-				t.Fatal("the rlock waiter did not get the lock")
-			}
-			count, err := srv.Client().HGet(ctx, name, "rlock:handoffs").Result()
-			if errors.Is(err, redis.Nil) {
-				err = nil
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.wantCount, count, "hand-offs in a row that led to b's hold")
-			require.NoError(t, b.Mutex(name).Unlock(hb))
-		})
+// TestReservingReleaseWithNobodyQueued checks that a release with nobody
+// queued reserves the lock too while a Redisson waiter waits, even from the
+// short release of an uncontended hold, and the order of its messages: "0"
+// on Redisson's channel, then the reservation's generation on the roll-call
+// channel, which a subscriber of both (an rlock client) receives in that
+// order.
+func TestReservingReleaseWithNobodyQueued(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	const name = "reserve-free"
+	channel, rollCall := redisson.Channel(name), "rlock_handoff:{"+name+"}"
+	m := locktest.NewOn(t, srv).Mutex(name)
+	h := locktest.MustLock(t, m, ctx) // the fast path: RESTORE
+	phantom := srv.NewClient().Subscribe(ctx, channel)
+	t.Cleanup(func() { _ = phantom.Close() })
+	_, err := phantom.Receive(ctx)
+	require.NoError(t, err)
+	observer := srv.NewClient().Subscribe(ctx, channel, rollCall) // counted as an rlock client
+	t.Cleanup(func() { _ = observer.Close() })
+	for range 2 {
+		_, err := observer.Receive(ctx)
+		require.NoError(t, err)
 	}
+
+	require.NoError(t, m.Unlock(h))
+	first, err := observer.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	second, err := observer.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, [2]string{channel, "0"}, [2]string{first.Channel, first.Payload}, "Redisson's unlock message first")
+	assert.Equal(t, rollCall, second.Channel, "then the reservation's generation")
+	gen, err := srv.Client().HGet(ctx, "rlock_waiters:{"+name+"}", "rlock:opengen").Result()
+	require.NoError(t, err)
+	assert.Equal(t, second.Payload, strings.Split(gen, "|")[0], "the generation recorded with the reservation")
+}
+
+// releaseCase is a hold of a reached by fairTurns hand-offs in a row, and an
+// rlock waiter b queued behind it, on a server of its own.
+type releaseCase struct {
+	srv                            *redistest.Server
+	ctx                            context.Context
+	name, channel, rollCall, table string
+	a, b                           *lockmw.Mutex
+	ha                             context.Context
+	got                            chan context.Context // b's hold
+}
+
+func newReleaseCase(t *testing.T) *releaseCase {
+	srv := redistest.Start(t)
+	r := &releaseCase{srv: srv, ctx: testsupport.Ctx(t), name: "reserve", got: make(chan context.Context, 1)}
+	r.channel, r.rollCall, r.table = redisson.Channel(r.name), "rlock_handoff:{"+r.name+"}", "rlock_waiters:{"+r.name+"}"
+	r.a, r.b = locktest.NewOn(t, srv).Mutex(r.name), locktest.NewOn(t, srv).Mutex(r.name)
+	r.ha = locktest.MustLock(t, r.a, r.ctx)
+	// As if ha had been handed over fairTurns times in a row.
+	require.NoError(t, srv.Client().HSet(r.ctx, r.name, "rlock:handoffs", fairTurns).Err())
+	go func() {
+		h, err := r.b.Lock(r.ctx)
+		assert.NoError(t, err)
+		r.got <- h
+	}()
+	testsupport.Eventually(t, reservePatience, "b queued and subscribed", func() bool {
+		q, _ := srv.Client().ZCard(r.ctx, "rlock_queue:{"+r.name+"}").Result()
+		subs, _ := srv.Client().PubSubNumSub(r.ctx, r.rollCall).Result()
+		return q == 1 && subs[r.rollCall] == 1
+	})
+	return r
+}
+
+// subscribe subscribes a connection of its own to channel.
+func (r *releaseCase) subscribe(t *testing.T, channel string) *redis.PubSub {
+	sub := r.srv.NewClient().Subscribe(r.ctx, channel)
+	t.Cleanup(func() { _ = sub.Close() })
+	_, err := sub.Receive(r.ctx)
+	require.NoError(t, err)
+	r.waitSubscribers(t, 1)
+	return sub
+}
+
+// waitSubscribers waits until n subscribers of Redisson's channel are not
+// rlock clients.
+func (r *releaseCase) waitSubscribers(t *testing.T, n int64) {
+	testsupport.Eventually(t, reservePatience, "the Redisson subscribers", func() bool {
+		subs, err := r.srv.Client().PubSubNumSub(r.ctx, r.channel, r.rollCall).Result()
+		return err == nil && subs[r.channel]-subs[r.rollCall] == n
+	})
+}
+
+// release unlocks a's hold.
+func (r *releaseCase) release(t *testing.T) { require.NoError(t, r.a.Unlock(r.ha)) }
+
+// handoffs is the lock's rlock:handoffs, "" when it has none.
+func (r *releaseCase) handoffs(t *testing.T) string {
+	n, err := r.srv.Client().HGet(r.ctx, r.name, "rlock:handoffs").Result()
+	if errors.Is(err, redis.Nil) {
+		return ""
+	}
+	require.NoError(t, err)
+	return n
 }
