@@ -420,6 +420,7 @@ func (h *hub) dispatch(channel, payload string) {
 		if !ok {
 			return
 		}
+		ho.at = time.Now()
 		if w := ns.byField[field]; w != nil {
 			select {
 			case w.handed <- ho:

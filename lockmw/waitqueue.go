@@ -44,7 +44,8 @@ func claimWindow(ttl time.Duration) int64 {
 // handoff is what the hand-off message tells the waiter it names.
 type handoff struct {
 	token        int64
-	holder, meta string // the previous holder's field and metadata
+	holder, meta string    // the previous holder's field and metadata
+	at           time.Time // when this client received it
 }
 
 // waiter is one waiting acquisition as the hub sees it: the channels its
@@ -281,7 +282,15 @@ func (wt *waitTurn) awaitReady(ctx context.Context, ready <-chan struct{}) (t tu
 
 // claim takes over a lock handed to us; not done when the claim window
 // passed (we go on waiting) or Redis failed (the next attempt claims it).
+//
+// A hand-off received before our last busy attempt was sent is stale: that
+// attempt ran after it and did not find our field, so the lock handed over
+// had expired unclaimed. It is dropped, or its claim window, counted from
+// that attempt, would make a lock someone else holds look like ours.
 func (wt *waitTurn) claim(ctx context.Context, ho handoff) (t turn, done bool, err error) {
+	if ho.at.Before(wt.lastBusy) {
+		return turn{}, false, nil
+	}
 	window := time.Duration(claimWindow(wt.a.ttl)) * time.Millisecond
 	if by := wt.c.expiryBound(wt.lastBusy, window); wt.lease == 0 && time.Until(by) > window/2 {
 		wt.metHolder(ho)
