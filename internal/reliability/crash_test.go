@@ -462,7 +462,7 @@ func (d *driver) waitFor(name string) {
 		d.log.Write(reliability.Record{Kind: reliability.End, Name: name, Token: tok, Time: time.Now()})
 	}
 	if err := m.Unlock(hctx); err != nil && !errors.Is(err, lockmw.ErrLockLost) {
-		d.log.Write(reliability.Record{Kind: reliability.Fail, Name: name, Token: tok, Time: time.Now(), Note: "driver unlock: " + err.Error()})
+		d.log.Write(reliability.Record{Kind: reliability.Fail, Name: name, Token: tok, Time: time.Now(), Note: reliability.UnlockFailedNote + err.Error()})
 	}
 }
 
