@@ -12,6 +12,9 @@
 //     one subscription per lock name shared by its threads, whose every "0"
 //     message wakes one waiting thread. Its [Lock] (RLock) waits as Redisson
 //     waits: retry on "0" or when the holder's TTL runs out, nothing else.
+//     [WithSlowWake] makes a slower waiter: one more round trip between the
+//     "0" and its acquire (the delay of node-redisson, which unsubscribes
+//     before it retries).
 //   - [Client.GetPermitExpirableSemaphore] is the process's
 //     RPermitExpirableSemaphore, one permit at a time: [Semaphore.Acquire]
 //     and [Semaphore.TryAcquire] wait as Redisson waits (retry on a message
@@ -59,7 +62,9 @@
 // WAIT for replicas (evalWriteSyncedNoRetryAsync). Sharded pub/sub on a
 // Redis 7 cluster is [NewShardedClient]. Redisson shares a subscription
 // connection among several channels; here each entry has its own, which
-// changes no message a thread sees.
+// changes no message a thread sees. Redisson unsubscribes after a thread's
+// wait in the background; here Lock and TryLock return once the entry's
+// connection is closed, which takes no round trip.
 //
 // Left out of the semaphore: several permits per call (the scripts take a
 // list; here one id is sent), setPermits, addPermits, updateLeaseTime,
