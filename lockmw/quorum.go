@@ -88,10 +88,10 @@ type member struct {
 
 	restarts restartWatch
 	redo     redoQueue
-	// batching says a background pipeline (renewals, metadata) is in
-	// flight: the next one skips this master rather than pile up behind a
-	// master that does not answer.
-	batching atomic.Bool
+	// batches counts the background pipelines (renewals, metadata) in
+	// flight, so that they do not pile up behind a master that does not
+	// answer (runBatches).
+	batches atomic.Int32
 }
 
 // newQuorumStore returns the store of c on the masters rdbs.

@@ -46,7 +46,7 @@ func TestQuorumFencingCountersExpire(t *testing.T) {
 		require.NoError(t, err)
 		return n
 	}
-	testsupport.Eventually(t, 5*time.Second, "the fence reached every master", func() bool {
+	testsupport.Eventually(t, 30*time.Second, "the fence reached every master", func() bool {
 		for _, srv := range srvs {
 			if counter(srv) < tok {
 				return false
@@ -108,7 +108,7 @@ func TestQuorumFenceRounds(t *testing.T) {
 	tok, err = q.fence(ctx, m, "f", 200)
 	require.NoError(t, err)
 	assert.Equal(t, int64(601), tok, "a second round from the largest counter met")
-	testsupport.Eventually(t, 5*time.Second, "the token on every master", func() bool {
+	testsupport.Eventually(t, 30*time.Second, "the token on every master", func() bool {
 		return get(0) == 601 && get(1) == 601 && get(2) == 601
 	})
 }

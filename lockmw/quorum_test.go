@@ -61,7 +61,7 @@ func TestQuorumBasics(t *testing.T) {
 	m := a.Mutex("q-basic", lockmw.WithFencing())
 	h := locktest.MustLock(t, m, ctx)
 	assert.GreaterOrEqual(t, keysOn(t, srvs, "q-basic"), 3, "held on a majority when Lock returns")
-	testsupport.Eventually(t, 5*time.Second, "held on every master", func() bool { return keysOn(t, srvs, "q-basic") == 5 })
+	testsupport.Eventually(t, 30*time.Second, "held on every master", func() bool { return keysOn(t, srvs, "q-basic") == 5 })
 	inner := locktest.MustLock(t, m, h)
 	n, err := m.HoldCount(inner)
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ func TestQuorumBasics(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("quorum waiter not woken")
 	}
-	testsupport.Eventually(t, 5*time.Second, "released on every master", func() bool { return keysOn(t, srvs, "q-basic") == 0 })
+	testsupport.Eventually(t, 30*time.Second, "released on every master", func() bool { return keysOn(t, srvs, "q-basic") == 0 })
 }
 
 func TestQuorumSurvivesMinorityAndLosesMajority(t *testing.T) {

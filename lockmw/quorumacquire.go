@@ -26,7 +26,7 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 	t := newAcquireTally(q)
 	call := q.acquireCall(m, a, try)
 	ask(ctx, q, func(ctx context.Context, mb *member) (quorumAcquired, error) {
-		res, err := quorumAcquireScript.Run(ctx, mb.rdb, call.keys, call.args...).Slice()
+		res, err := mb.run(ctx, quorumAcquireScript, call.keys, call.args...).Slice()
 		if err != nil {
 			return quorumAcquired{}, err
 		}
@@ -200,7 +200,7 @@ func (q *quorumStore) fence(ctx context.Context, m *Mutex, field string, seen in
 		var top int64
 		var errs []error
 		ask(ctx, q, func(ctx context.Context, mb *member) (int64, error) {
-			return fenceScript.Run(ctx, mb.rdb, m.akeys, seen, field, q.c.tokenTTLArg).Int64()
+			return mb.run(ctx, fenceScript, m.akeys, seen, field, q.c.tokenTTLArg).Int64()
 		}, func(a answer[int64], pending int) bool {
 			switch {
 			case a.err != nil:

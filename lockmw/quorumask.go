@@ -19,20 +19,23 @@ import (
 //
 // The masters that have not answered by then (stragglers) go on in the
 // background, and their answers go to the operation's late function. Their
-// context is cancelled stragglerGrace after the decision: a request to a
-// master that answers is on its way by then, and a request already written
-// still gets its reply or its read timeout, but go-redis sends nothing more
-// for a master that does not answer — no retry, no wait for a connection of
-// a pool its stuck requests hold. A straggler's request may
+// context keeps the caller's deadline but not its cancellation — a caller
+// cancels its context as it returns — and is cancelled stragglerGrace after
+// the decision: a request to a master that answers is on its way by then,
+// and a request already written still gets its reply or its read timeout,
+// but go-redis sends nothing more for a master that does not answer — no
+// retry, no wait for a connection of a pool its stuck requests hold. A straggler's request may
 // run on its master long after the decision (when a paused master resumes,
 // it runs what its connections buffered, in no fixed order): what each kind
 // of request does then is safe by construction (see quorumend.go).
 
 // stragglerGrace is how long the requests of an operation may still be
 // sent, or re-sent, after it was decided: ample for a goroutine to be
-// scheduled and take a pooled connection on a loaded machine, short beside
-// a read timeout.
-const stragglerGrace = 100 * time.Millisecond
+// scheduled and take a pooled connection on a loaded machine, so that a
+// master that answers gets every request; short beside go-redis's default
+// read timeout, so that the requests to a master that does not answer wait
+// for no connection of a pool its stuck requests hold, and are not re-sent.
+const stragglerGrace = time.Second
 
 // answer is one master's answer to one request of an operation.
 type answer[T any] struct {
@@ -51,8 +54,9 @@ func ask[T any](ctx context.Context, q *quorumStore,
 	decide func(a answer[T], pending int) bool,
 	late func(a answer[T])) {
 	n := len(q.members)
-	sctx, cancel := context.WithCancel(ctx)
-	answers := make(chan answer[T], n) // never blocks a sender
+	sctx, cancel := stragglerContext(ctx)
+	stop := context.AfterFunc(ctx, cancel) // the caller gives up: no more sends, until the decision
+	answers := make(chan answer[T], n)     // never blocks a sender
 	for i, mb := range q.members {
 		go func() {
 			v, err := send(sctx, mb)
@@ -67,6 +71,7 @@ func ask[T any](ctx context.Context, q *quorumStore,
 			break
 		}
 	}
+	stop()
 	if pending == 0 {
 		cancel()
 		return
@@ -80,4 +85,16 @@ func ask[T any](ctx context.Context, q *quorumStore,
 			}
 		}
 	}()
+}
+
+// stragglerContext is the context of an operation's requests: ctx's values
+// and deadline, but not its cancellation, which ask passes on only until the
+// decision (a caller that returns at once cancels its context, and the
+// requests to the masters not waited for must still be sent).
+func stragglerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	base := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(base, dl)
+	}
+	return context.WithCancel(base)
 }

@@ -258,8 +258,11 @@ func (mb *member) send(calls []redo) []redo {
 	return failed
 }
 
-// pipeline runs calls on the member in one pipeline, in order, each once
-// more with EVAL when the server lacks its script.
+// pipeline runs calls on the member in one pipeline, in order. A call
+// whose script the server lacks (a master restarted, or never used) runs
+// once more with EVAL, on ctx without its deadline and cancellation (go-redis's
+// read timeout bounds it), so that a master slower than the operation's
+// deadline still gets the script.
 func (mb *member) pipeline(ctx context.Context, calls []redo) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
 	_, _ = mb.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -270,8 +273,17 @@ func (mb *member) pipeline(ctx context.Context, calls []redo) []*redis.Cmd {
 	})
 	for i, cmd := range cmds {
 		if isNoScript(cmd.Err()) {
-			cmds[i] = calls[i].s.Eval(ctx, mb.rdb, calls[i].call.keys, calls[i].call.args...)
+			cmds[i] = calls[i].s.Eval(context.WithoutCancel(ctx), mb.rdb, calls[i].call.keys, calls[i].call.args...)
 		}
 	}
 	return cmds
+}
+
+// run runs one script call on the member, as pipeline does.
+func (mb *member) run(ctx context.Context, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	cmd := s.EvalSha(ctx, mb.rdb, keys, args...)
+	if isNoScript(cmd.Err()) {
+		cmd = s.Eval(context.WithoutCancel(ctx), mb.rdb, keys, args...)
+	}
+	return cmd
 }

@@ -63,7 +63,7 @@ func (q *quorumStore) reenter(ctx context.Context, m *Mutex, field, reqID string
 	c := q.c
 	keys := []string{m.k.lock, m.k.latchBase + reqID}
 	out, n, err := q.vote(ctx, func(ctx context.Context, mb *member) (int64, error) {
-		return reenterScript.Run(ctx, mb.rdb, keys, field, c.latchArg).Int64()
+		return mb.run(ctx, reenterScript, keys, field, c.latchArg).Int64()
 	}, nil)
 	switch out {
 	case Renewed:
@@ -79,7 +79,7 @@ func (q *quorumStore) reenter(ctx context.Context, m *Mutex, field, reqID string
 func (q *quorumStore) undoReenter(ctx context.Context, m *Mutex, field, reqID string) error {
 	keys := []string{m.k.lock, m.k.latchBase + reqID}
 	return q.everywhere(ctx, func(ctx context.Context, mb *member) error {
-		return unreenterScript.Run(ctx, mb.rdb, keys, field, q.c.latchArg).Err()
+		return mb.run(ctx, unreenterScript, keys, field, q.c.latchArg).Err()
 	}, nil)
 }
 
@@ -188,7 +188,7 @@ func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool,
 	}
 	err := q.everywhere(ctx, func(ctx context.Context, mb *member) error {
 		end := call(mb.i)
-		return quorumEndScript.Run(ctx, mb.rdb, end.keys, end.args...).Err()
+		return mb.run(ctx, quorumEndScript, end.keys, end.args...).Err()
 	}, func(mb *member) {
 		mb.later(redo{s: quorumEndScript, call: call(mb.i), until: time.Now().Add(latch)})
 	})
@@ -199,24 +199,29 @@ func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool,
 // answered had the lock. It returns once a majority answered.
 func (q *quorumStore) forceUnlock(ctx context.Context, m *Mutex) (bool, error) {
 	vals, err := quorumRead(ctx, q, func(ctx context.Context, mb *member) (int64, error) {
-		return forceUnlockScript.Run(ctx, mb.rdb, m.fullKeys("force"), "publish", q.c.tokenTTLArg).Int64()
+		return mb.run(ctx, forceUnlockScript, m.fullKeys("force"), "publish", q.c.tokenTTLArg).Int64()
 	}, nil)
 	return slices.Contains(vals, 1), err
 }
 
 // runBatches runs the calls in one pipeline per master, all at once, and
 // returns once a majority answered every call, or too few still can: a
-// master not waited for has nil commands. A master whose previous batch has
-// not returned yet (one that does not answer) is skipped.
+// master not waited for has nil commands. A master with batchesInFlight
+// batches not returned yet (one that does not answer) is skipped.
 func (q *quorumStore) runBatches(ctx context.Context, s *redis.Script, calls []scriptCall) [][]*redis.Cmd {
 	perMember := make([][]*redis.Cmd, len(q.members))
 	var ok int
 	ask(ctx, q, func(ctx context.Context, mb *member) ([]*redis.Cmd, error) {
-		if !mb.batching.CompareAndSwap(false, true) {
+		if mb.batches.Add(1) > q.batchesInFlight() {
+			mb.batches.Add(-1)
 			return nil, errBatchBusy
 		}
-		defer mb.batching.Store(false)
-		cmds := runPipelinedScripts(ctx, mb.rdb, s, calls)
+		defer mb.batches.Add(-1)
+		batch := make([]redo, len(calls))
+		for i, call := range calls {
+			batch[i] = redo{s: s, call: call}
+		}
+		cmds := mb.pipeline(ctx, batch)
 		for _, cmd := range cmds {
 			if err := cmd.Err(); err != nil {
 				return cmds, err
@@ -235,5 +240,18 @@ func (q *quorumStore) runBatches(ctx context.Context, s *redis.Script, calls []s
 	return perMember
 }
 
+// batchesInFlight is how many of runBatches's pipelines one master may have
+// unanswered: as many as a renewal interval fits in a read timeout, and one
+// more, so that renewals keep a master that answers late but within its
+// read timeout; a master that does not answer ties up that many
+// connections, no more. 4 when a read timeout is unknown.
+func (q *quorumStore) batchesInFlight() int32 {
+	interval := q.c.opts.watchdog / 3
+	if q.c.readBound <= 0 || interval <= 0 {
+		return 4
+	}
+	return int32(min((q.c.readBound+interval-1)/interval+1, 64))
+}
+
 // errBatchBusy is a member skipped by runBatches.
-var errBatchBusy = errors.New("lockmw: the previous batch has not returned")
+var errBatchBusy = errors.New("lockmw: the previous batches have not returned")
