@@ -46,7 +46,7 @@ func TestQuorumRestartedMasterIsLeftOut(t *testing.T) {
 	warm := other.Mutex("q-restart-warm")
 	require.NoError(t, warm.Unlock(locktest.MustLock(t, warm, ctx)))
 	require.NoError(t, srvs[0].Resume())
-	require.NoError(t, proxy.Close())                                  // C unreachable for first
+	require.NoError(t, proxy.Close()) // C unreachable for first
 
 	h1 := locktest.MustLock(t, first.Mutex(name), ctx)
 	require.True(t, keyOn(t, srvs[0], name) && keyOn(t, srvs[1], name), "held on A and B")
