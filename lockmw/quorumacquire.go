@@ -199,8 +199,9 @@ func (q *quorumStore) fence(ctx context.Context, m *Mutex, field string, seen in
 		var acks, above int
 		var top int64
 		var errs []error
+		round := seen // a straggler of this round sends this round's
 		ask(ctx, q, func(ctx context.Context, mb *member) (int64, error) {
-			return mb.run(ctx, fenceScript, m.akeys, seen, field, q.c.tokenTTLArg).Int64()
+			return mb.run(ctx, fenceScript, m.akeys, round, field, q.c.tokenTTLArg).Int64()
 		}, func(a answer[int64], pending int) bool {
 			switch {
 			case a.err != nil:
