@@ -140,6 +140,15 @@ func TestCheckerJudgesAgainstWhatWasObserved(t *testing.T) {
 			obs:  fakeObserved{drops: map[string][]time.Time{"a": {at(11)}}},
 		},
 		{
+			name: "so does one that timed out while Redis stalled",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 10), unlockFailed(1, "a", 1, 511, context.DeadlineExceeded)},
+			obs:  fakeObserved{stalls: []stall{{at(20), at(400)}}},
+		},
+		{
+			name: "or while its process paused",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 10), paused(1, 20, 400), unlockFailed(1, "a", 1, 511, context.DeadlineExceeded)},
+		},
+		{
 			name: "one that timed out with no reply lost is a violation",
 			recs: []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 10), unlockFailed(1, "a", 1, 511, context.DeadlineExceeded)},
 			want: "deadline exceeded",
@@ -164,6 +173,13 @@ func TestCheckerJudgesAgainstWhatWasObserved(t *testing.T) {
 			recs: []reliability.Record{waited(1, "a", 1, 0), rec(E, 1, "a", 1, 205),
 				unlockFailed(1, "a", 1, 206, fmt.Errorf("lockmw: lock lost: %q was gone at unlock", "a")),
 				start(2, "a", 2, 201), rec(E, 2, "a", 2, 210)},
+		},
+		{
+			// The section ended in time; the Unlock ran when the key could
+			// have expired (a stalled machine between the two).
+			name: "an Unlock that returned after the key could expire may find the hold lost",
+			recs: []reliability.Record{waited(1, "a", 1, 0), rec(E, 1, "a", 1, 150),
+				unlockFailed(1, "a", 1, 260, fmt.Errorf("lockmw: lock lost: %q was gone at unlock", "a"))},
 		},
 		{
 			name: "an Unlock that found a hold lost before its key could expire is a violation",

@@ -404,22 +404,25 @@ func isUnlockLost(f reliability.Record) bool {
 
 // judgeFails reports every failed call as a violation but two kinds of
 // failed Unlock: one that timed out while the network lost a reply of a
-// command on its name (the release's own, or one ahead of it on the
-// connection), which is Unlock's contract (it gives up after the release
-// timeout; the lock is released or expires); and ErrLockLost from the
-// Unlock of a hold that ended past its key's earliest expiry (see
-// assemble): lockmw told the truth. ErrLockLost from a hold that ended
-// before its key could expire is a violation. It returns how many Unlocks
-// timed out.
-func (r *run) judgeFails(obs observed) int {
+// command on its name, or while Redis or the process stalled (a sampler's
+// stall or a pause of the process), which is Unlock's contract (it gives
+// up after the release timeout; the lock is released or expires); and
+// ErrLockLost from an
+// Unlock that returned after the hold's key could first have expired
+// (h.expiry; a hold that ended past it is cut there, see assemble): lockmw
+// told the truth, and a critical section that ended before stays whole.
+// ErrLockLost from an Unlock that returned before the key could expire is a
+// violation. It returns how many Unlocks timed out.
+func (r *run) judgeFails(obs observed, timeout time.Duration) int {
 	timedOut := 0
 	for _, f := range r.fails {
 		h := r.holds[holdKey{f.Pid, f.Name, f.Token}]
 		unlock := h != nil && h.hasEnd && strings.HasPrefix(f.Note, reliability.UnlockFailedNote)
 		switch {
-		case unlock && strings.HasSuffix(f.Note, context.DeadlineExceeded.Error()) && dropsOn(obs, f.Name, h.end, f.Time) > 0:
+		case unlock && strings.HasSuffix(f.Note, context.DeadlineExceeded.Error()) &&
+			(dropsOn(obs, f.Name, h.end, f.Time) > 0 || stalledIn(obs, h.end, f.Time) > 0 || r.pausedIn(f.Pid, h.end, f.Time)):
 			timedOut++
-		case unlock && h.outlived && isUnlockLost(f):
+		case unlock && isUnlockLost(f) && f.Time.After(h.expiry(timeout)):
 		default:
 			r.violate("pid %d: %s: %s", f.Pid, f.Name, f.Note)
 		}
@@ -434,7 +437,7 @@ func (r *run) judgeFails(obs observed) int {
 func check(recs []reliability.Record, kills []kill, timeout time.Duration, end time.Time, obs observed) crashReport {
 	r := assemble(recs, kills, timeout)
 	phantoms := r.addPhantoms(obs, kills, timeout)
-	excused := r.judgeFails(obs)
+	excused := r.judgeFails(obs, timeout)
 	rep := crashReport{
 		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
 		Kills: len(kills), UnlockTimeouts: excused, OutlivedHolds: r.outlived, Phantoms: phantoms, Violations: r.violations, run: r,

@@ -41,7 +41,7 @@ func checkSem(recs []reliability.Record, kills []kill, permits int, timeout time
 	phantoms := r.addPhantoms(obs, kills, timeout)
 	rep := semReport{
 		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
-		Kills: len(kills), MostHeld: make(map[string]int), run: r, UnlockTimeouts: r.judgeFails(obs), OutlivedHolds: r.outlived, Phantoms: phantoms,
+		Kills: len(kills), MostHeld: make(map[string]int), run: r, UnlockTimeouts: r.judgeFails(obs, timeout), OutlivedHolds: r.outlived, Phantoms: phantoms,
 	}
 	for name, hs := range r.byName {
 		rep.MostHeld[name] = sweep(r, name, hs, permits)
