@@ -407,12 +407,11 @@ func isUnlockLost(f reliability.Record) bool {
 // command on its name, or while Redis or the process stalled (a sampler's
 // stall or a pause of the process), which is Unlock's contract (it gives
 // up after the release timeout; the lock is released or expires); and
-// ErrLockLost from an
-// Unlock that returned after the hold's key could first have expired
-// (h.expiry; a hold that ended past it is cut there, see assemble): lockmw
-// told the truth, and a critical section that ended before stays whole.
-// ErrLockLost from an Unlock that returned before the key could expire is a
-// violation. It returns how many Unlocks timed out.
+// ErrLockLost from an Unlock that returned after the hold's key could first
+// have expired (h.expiry; a hold that ended past it is cut there, see
+// assemble): lockmw told the truth, and a critical section that ended
+// before stays whole. ErrLockLost from an Unlock that returned before the
+// key could expire is a violation. It returns how many Unlocks timed out.
 func (r *run) judgeFails(obs observed, timeout time.Duration) int {
 	timedOut := 0
 	for _, f := range r.fails {
