@@ -41,8 +41,8 @@ func (h *faultHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 				n = &h.marks
 			}
 		case "evalsha", "eval":
-			// lockmw's releases: the short one (4 keys) and release.lua (7).
-			if k := fmt.Sprint(args[2]); k == "4" || k == "7" {
+			// lockmw's releases: the short one (5 keys) and release.lua (7).
+			if k := fmt.Sprint(args[2]); k == "5" || k == "7" {
 				n = &h.releases
 			}
 		}
