@@ -54,6 +54,11 @@ func script(c faultproxy.Command, name string) string {
 	}
 	switch c.Args[1] {
 	case "5":
+		// acquire.lua, or fastrelease.lua: 5 keys and 3 arguments, the
+		// fourth key a request latch.
+		if len(c.Args) == 10 && strings.Contains(c.Args[5], "unlock_latch") {
+			return "release"
+		}
 		return "acquire"
 	case "2":
 		return "reenter"
