@@ -3,6 +3,7 @@ package lockmw_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -138,10 +139,12 @@ func checkFair(t *testing.T, side fairSide, n, m int) {
 	})
 	since := time.Now() // T
 
-	// A hold observed: its Lock call's start, its return, its hand-off count.
+	// A hold observed: its Lock call's start, its return, its hand-off
+	// count, whether the name was quiet (its release would not reserve).
 	type seen struct {
 		start, end time.Time
 		handoffs   int64
+		quiet      bool
 	}
 	var holds []seen
 	var wg sync.WaitGroup
@@ -161,13 +164,10 @@ func checkFair(t *testing.T, side fairSide, n, m int) {
 					return
 				}
 				end := time.Now()
-				k, err := rdbs[i].HGet(ctx, name, "rlock:handoffs").Int64()
-				if errors.Is(err, redis.Nil) {
-					k, err = 0, nil
-				}
+				k, quiet, err := readHold(ctx, rdbs[i], name)
 				assert.NoError(t, err)
 				mu.Lock()
-				holds = append(holds, seen{start, end, k})
+				holds = append(holds, seen{start, end, k, quiet})
 				mu.Unlock()
 				time.Sleep(time.Millisecond)
 				assert.NoError(t, mx.Unlock(h))
@@ -180,8 +180,13 @@ func checkFair(t *testing.T, side fairSide, n, m int) {
 	for range m {
 		require.NoError(t, <-redissonErrs, "every Redisson waiter gets the lock within 2s")
 	}
-	var observed, handedOver int
-	for _, s := range holds {
+	// A hold reached by more than fairTurns hand-offs came from a release
+	// that did not reserve the lock: allowed only while the name was quiet
+	// (a reservation nobody used in its window, which a loaded machine can
+	// cause), as the hold before it saw.
+	slices.SortFunc(holds, func(a, b seen) int { return a.end.Compare(b.end) })
+	var observed, handedOver, quiet int
+	for i, s := range holds {
 		if s.start.Before(since) || !s.end.Before(lastRedisson) {
 			continue // not wholly while a Redisson waiter waited
 		}
@@ -189,9 +194,13 @@ func checkFair(t *testing.T, side fairSide, n, m int) {
 		if s.handoffs > 0 {
 			handedOver++
 		}
+		if i > 0 && holds[i-1].quiet {
+			quiet++
+			continue
+		}
 		assert.LessOrEqual(t, s.handoffs, int64(fairTurns), "hand-offs in a row while a Redisson waiter waits")
 	}
-	t.Logf("%d rlock holds while Redisson waited, %d of them handed over", observed, handedOver)
+	t.Logf("%d rlock holds while Redisson waited, %d of them handed over, %d after a quiet one", observed, handedOver, quiet)
 }
 
 // TestReservingRelease checks the rule of one release beside Redisson's

@@ -168,26 +168,37 @@ func (r *reserveRun) rlockWorker(mx *lockmw.Mutex, stop <-chan struct{}) {
 // the lock).
 func (r *reserveRun) unlockObserved(mx *lockmw.Mutex, h context.Context) {
 	hs := holdSeen{acquired: time.Now()}
-	var k, quiet *redis.StringCmd
-	var now *redis.TimeCmd
-	_, err := r.srv.Client().Pipelined(r.ctx, func(p redis.Pipeliner) error {
-		k = p.HGet(r.ctx, r.name, "rlock:handoffs")
-		quiet = p.HGet(r.ctx, "rlock_waiters:{"+r.name+"}", "rlock:quiet")
-		now = p.Time(r.ctx)
-		return nil
-	})
-	if errors.Is(err, redis.Nil) {
-		err = nil
-	}
+	var err error
+	hs.handoffs, hs.quiet, err = readHold(r.ctx, r.srv.Client(), r.name)
 	assert.NoError(r.t, err)
-	hs.handoffs, _ = k.Int64()
-	if until, _, ok := strings.Cut(quiet.Val(), "|"); ok {
-		ms, _ := strconv.ParseInt(until, 10, 64)
-		hs.quiet = ms > now.Val().UnixMilli()
-	}
 	hs.unlock = time.Now()
 	r.add(hs)
 	assert.NoError(r.t, mx.Unlock(h))
+}
+
+// readHold reads, while the caller holds the lock name, its hold's hand-off
+// count and whether the name is quiet (lib.lua's rlock:quiet, in the
+// server's ms: no release reserves the lock until then). Neither changes
+// while an rlock caller that waited holds the lock.
+func readHold(ctx context.Context, rdb redis.UniversalClient, name string) (handoffs int64, quiet bool, err error) {
+	handoffs, err = rdb.HGet(ctx, name, "rlock:handoffs").Int64()
+	if errors.Is(err, redis.Nil) {
+		handoffs, err = 0, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	q, err := rdb.HGet(ctx, "rlock_waiters:{"+name+"}", "rlock:quiet").Result()
+	if errors.Is(err, redis.Nil) {
+		return handoffs, false, nil
+	}
+	now, terr := rdb.Time(ctx).Result()
+	if err = errors.Join(err, terr); err != nil {
+		return 0, false, err
+	}
+	until, _, _ := strings.Cut(q, "|")
+	ms, err := strconv.ParseInt(until, 10, 64)
+	return handoffs, ms > now.UnixMilli(), err
 }
 
 // round holds the lock with ctrl until m Redisson processes wait for it,
