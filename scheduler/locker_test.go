@@ -318,13 +318,21 @@ func TestLockUnlock(t *testing.T) {
 		require.NoError(t, err)
 		cancel()
 		require.NoError(t, lk.Unlock(jctx))
+		asked := time.Now() // the server read the TTL after this
 		ttl, err := rdb.PTTL(ctx, "gocron:minhold").Result()
 		require.NoError(t, err)
 		assert.Positive(t, ttl, "still held after Unlock")
 		assert.LessOrEqual(t, ttl, scheduler.DefaultMinHold)
 		assert.Equal(t, 500*time.Millisecond, scheduler.DefaultMinHold)
-		_, err = b.Lock(ctx, "minhold")
-		assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "another instance skips during the minimum hold")
+		lkB, err := b.Lock(ctx, "minhold")
+		if err == nil {
+			// Only a machine stalled past the rest of the minimum hold lets
+			// b in: judged against what the test saw, not a budget.
+			assert.GreaterOrEqual(t, time.Since(asked), ttl, "another instance got the lock during the minimum hold")
+			require.NoError(t, lkB.Unlock(ctx))
+		} else {
+			assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "another instance skips during the minimum hold")
+		}
 		testsupport.Eventually(t, 3*time.Second, "the lock expires", func() bool { return !exists("gocron:minhold") })
 		lk, err = b.Lock(ctx, "minhold")
 		require.NoError(t, err)
