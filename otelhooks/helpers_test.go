@@ -25,6 +25,12 @@ import (
 // above what it takes, for a loaded 2-core machine running other tests.
 const patience = 30 * time.Second
 
+// renewingWatchdog is the watchdog timeout of the tests that wait for a
+// renewal: renewals every 300ms, and a hold survives a stall of most of a
+// second on a loaded machine (with 300ms a stall lost the hold, and the
+// test waited for a renewal that could not come).
+const renewingWatchdog = 900 * time.Millisecond
+
 // telemetry is an in-memory OpenTelemetry SDK: spans go to a recorder,
 // metrics to a manual reader.
 type telemetry struct {

@@ -3,7 +3,6 @@ package otelhooks_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,7 +49,7 @@ func TestSpansAndMetricsTellSemaphoresFromMutexes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tel := newTelemetry(t)
-			c := tel.client(t, srv.NewClient(), lockmw.WithWatchdogTimeout(300*time.Millisecond))
+			c := tel.client(t, srv.NewClient(), lockmw.WithWatchdogTimeout(renewingWatchdog))
 			holdUntilRenewed(t, tel, tt.locker(c, tt.lock))
 
 			checkKind := func(t *testing.T, what string, attrs []attribute.KeyValue) {
@@ -128,7 +127,7 @@ func TestSpansAndMetricsTellSemaphoresFromMutexes(t *testing.T) {
 		t.Parallel()
 		tel := newTelemetry(t)
 		c := locktest.New(t, srv.NewClient(), lockmw.WithHooks(tel.hooks(otelhooks.WithLockNameAttribute(false))),
-			lockmw.WithWatchdogTimeout(300*time.Millisecond))
+			lockmw.WithWatchdogTimeout(renewingWatchdog))
 		// A mutex and a permit held together: one renewal script renews both.
 		err := lockmw.WithLock(t.Context(), c.Mutex("orders:2"), func(context.Context) error {
 			holdUntilRenewed(t, tel, c.Semaphore("exports:tenant-2", 2))

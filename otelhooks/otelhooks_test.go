@@ -187,7 +187,7 @@ func TestRenewSpansLinkToTheHolds(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	tel := newTelemetry(t)
-	c := tel.client(t, srv.NewClient(), lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	c := tel.client(t, srv.NewClient(), lockmw.WithWatchdogTimeout(renewingWatchdog))
 	m1, m2 := c.Mutex("renewed:1"), c.Mutex("renewed:2")
 
 	start := time.Now()
@@ -249,7 +249,7 @@ func TestLostLockEndsTheHoldSpanWithError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	tel := newTelemetry(t)
-	c := tel.client(t, srv.NewClient(), lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	c := tel.client(t, srv.NewClient(), lockmw.WithWatchdogTimeout(renewingWatchdog))
 	m := c.Mutex("lost")
 	hctx, err := m.Lock(t.Context())
 	require.NoError(t, err)
@@ -391,7 +391,7 @@ func TestMetricsAndTheLockNameOption(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tel := newTelemetry(t)
-			c := locktest.New(t, srv.NewClient(), lockmw.WithHooks(tel.hooks(tt.opts...)), lockmw.WithWatchdogTimeout(300*time.Millisecond))
+			c := locktest.New(t, srv.NewClient(), lockmw.WithHooks(tel.hooks(tt.opts...)), lockmw.WithWatchdogTimeout(renewingWatchdog))
 			// Names of their own, for the subtests share a server.
 			first, second := fmt.Sprintf("orders:%d-1", i), fmt.Sprintf("orders:%d-2", i)
 			for _, lock := range []string{first, second} {
