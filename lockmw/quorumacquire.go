@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -20,6 +22,8 @@ func (q *quorumStore) acquireFirst(ctx context.Context, m *Mutex, a attempt) (ac
 // fenced win then takes its token (fence). A failed attempt is undone in the
 // background where it may have taken the lock; a won one marks the masters
 // that did not answer, whose late win the hold's end undoes (quorumend.go).
+// An attempt that found the masters split between contenders reports them
+// busy for a short random delay (splitRetry): a waiter tries again then.
 func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acquireReply, error) {
 	start := time.Now()
 	try := int64(q.tries.Add(1))
@@ -58,7 +62,20 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 		return acquireReply{}, errors.Join(ErrNotAcquired,
 			fmt.Errorf("lockmw: acquire %q: %d of %d masters answered, %d needed: %w", m.name, t.answered, len(q.members), q.need, errors.Join(errs...)))
 	}
-	return *t.busy, nil
+	busy := *t.busy
+	if t.split() {
+		// Contenders split the masters between them, and each undoes
+		// what it took: the TTL of a partial win says nothing. Try again
+		// after a random delay, as Redlock does, so that they part.
+		busy.pttl = splitRetry(time.Since(start))
+	}
+	return busy, nil
+}
+
+// splitRetry is how long an attempt that found the masters split waits
+// before the next: random, up to twice the attempt's time (at least 2ms).
+func splitRetry(took time.Duration) time.Duration {
+	return time.Millisecond + rand.N(max(2*took, 2*time.Millisecond))
 }
 
 // Why a master's answer did not count for an attempt; both pass (a wait
@@ -104,6 +121,7 @@ type acquireTally struct {
 	failed   []bool // the master answered with an error: the request may still run
 	token    int64  // the largest token of the counted wins
 	busy     *acquireReply
+	holders  int // busy holders told apart: 2 means two or more
 	errs     []error
 }
 
@@ -129,12 +147,23 @@ func (t *acquireTally) add(a answer[quorumAcquired], pending int) bool {
 		t.token = max(t.token, r.token)
 	default:
 		t.answered++
+		if t.busy == nil {
+			t.holders = 1
+		} else if r.holder != t.busy.holder {
+			t.holders = 2
+		}
 		if t.busy == nil || (r.pttl >= 0 && r.pttl < t.busy.pttl) {
 			t.busy = &r
 		}
 	}
 	need := t.q.need
 	return t.won >= need || t.won+pending < need || t.answered >= need
+}
+
+// split reports whether no contender holds a majority: this attempt took
+// a master, or the busy ones name different holders.
+func (t *acquireTally) split() bool {
+	return t.holders > 1 || slices.Contains(t.took, true)
 }
 
 // pending counts the masters that had not answered at the decision.
