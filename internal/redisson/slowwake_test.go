@@ -52,7 +52,18 @@ func TestSlowWake(t *testing.T) {
 				require.NoError(t, lh.Unlock(ctx, 1))
 			}
 			assert.Equal(t, int64(1), testsupport.Recv(t, got, notByTTL, "the waiter got the lock"))
-			assert.Equal(t, tc.want, log.take(true))
+			cmds := log.take(true)
+			if tc.lease > 0 {
+				// Woken by the TTL, a thread that wakes a little early on a
+				// loaded machine finds the key still there and tries again:
+				// only acquires, never a ping, is what "at once" means.
+				require.NotEmpty(t, cmds)
+				for _, c := range cmds {
+					assert.Equal(t, "acquire", c, "%v", cmds)
+				}
+				return
+			}
+			assert.Equal(t, tc.want, cmds)
 		})
 	}
 }
