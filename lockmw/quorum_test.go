@@ -151,3 +151,20 @@ func TestNewQuorumPanics(t *testing.T) {
 	assert.Panics(t, func() { lockmw.NewQuorum([]redis.UniversalClient{nil}) })
 	assert.Panics(t, func() { lockmw.NewQuorum([]redis.UniversalClient{redis.NewClusterClient(&redis.ClusterOptions{})}) })
 }
+
+// An attempt that a majority won only after the validity time (a loaded
+// machine, a slow network; here a lease shorter than a round trip) is undone
+// and counts as a failure a wait rides out: TryLock goes on trying until its
+// wait ends, then reports the lock not acquired.
+func TestQuorumWaitOutlastsAnAttemptPastItsValidity(t *testing.T) {
+	t.Parallel()
+	srvs, rdbs := quorum(t, 3)
+	ctx := testsupport.Ctx(t)
+	c := newQuorum(t, rdbs)
+	const wait = 300 * time.Millisecond
+	start := time.Now()
+	_, err := c.Mutex("q-too-slow").TryLock(ctx, wait, time.Millisecond)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	assert.GreaterOrEqual(t, time.Since(start), wait, "the wait went on: %v", err)
+	testsupport.Eventually(t, 30*time.Second, "every attempt undone", func() bool { return keysOn(t, srvs, "q-too-slow") == 0 })
+}

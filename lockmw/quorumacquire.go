@@ -54,6 +54,10 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 		return acquireReply{}, err
 	}
 	q.undoAttempt(m, a, try, t)
+	if t.won >= q.need { // a majority won, after the validity time
+		return acquireReply{}, errors.Join(ErrNotAcquired,
+			fmt.Errorf("lockmw: acquire %q: %w (%v of a TTL of %v)", m.name, errTooSlow, time.Since(start).Round(time.Millisecond), a.ttl))
+	}
 	if t.answered < q.need || t.busy == nil {
 		errs := t.errs
 		if n := t.pending(); n > 0 {
@@ -78,11 +82,12 @@ func splitRetry(took time.Duration) time.Duration {
 	return time.Millisecond + rand.N(max(2*took, 2*time.Millisecond))
 }
 
-// Why a master's answer did not count for an attempt; both pass (a wait
-// tries again).
+// Why an attempt failed without a busy master; each passes (a wait tries
+// again).
 var (
 	errRestarted   = errors.New("lockmw: a master restarted lately and is left out of acquisitions for a watchdog timeout")
 	errNotAnswered = errors.New("lockmw: masters had not answered when the others decided")
+	errTooSlow     = errors.New("lockmw: a majority won, but after the validity time")
 )
 
 // acquireCall is quorumacquire.lua for attempt try of a, never queued.

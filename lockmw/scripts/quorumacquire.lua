@@ -17,7 +17,13 @@ if tonumber(redis.call('get', KEYS[6]) or '0') >= tonumber(try) then
   return {run, {0, -1, '', ''}}
 end
 local r = rlock_acquire()
-if r[1] == 1 and tonumber(redis.call('hget', KEYS[1], 'rlock:try') or '0') < tonumber(try) then
-  redis.call('hset', KEYS[1], 'rlock:try', try)
+-- Only into a lock that holds the field: a TTL shorter than the script has
+-- run deletes the key at once (PEXPIRE of a time already past), and a field
+-- written then would make a lock that never expires.
+if r[1] == 1 then
+  local h = redis.call('hmget', KEYS[1], ARGV[2], 'rlock:try')
+  if h[1] and tonumber(h[2] or '0') < tonumber(try) then
+    redis.call('hset', KEYS[1], 'rlock:try', try)
+  end
 end
 return {run, r}
