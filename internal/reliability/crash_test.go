@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,7 +144,7 @@ func (d *driver) logSlowest(prefix string, r *run, recovered []recovery) {
 	if w, ok := cpuWaited(); ok {
 		d.t.Logf("%s: some process of the machine waited for a CPU %.0f%% of the run (/proc/pressure/cpu)", prefix, 100*float64(w-d.cpuStart)/float64(took))
 	}
-	e := newExplainer(r, d.kills, d.smp, os.Getpid(), crashWatchdog)
+	e := newExplainer(r, d.kills, d.smp, driverProc, crashWatchdog)
 	for i, rc := range recovered[:min(slowestShown, len(recovered))] {
 		d.t.Logf("%s: slow recovery %d of %d:\n%s", prefix, i+1, len(recovered), strings.Join(e.explain(rc), "\n"))
 	}
@@ -157,7 +158,7 @@ func (d *driver) logSlowHandoffs(prefix string, r *run, slow []handoff) {
 	if len(slow) == 0 {
 		return
 	}
-	e := newExplainer(r, d.kills, d.smp, os.Getpid(), crashWatchdog)
+	e := newExplainer(r, d.kills, d.smp, driverProc, crashWatchdog)
 	total := make(map[string]time.Duration)
 	longest := make(map[string]int)
 	for _, h := range slow {
@@ -321,14 +322,26 @@ func (d *driver) run() []reliability.Record {
 	}
 	d.finish()
 
+	// A long run starts more processes than the kernel has pids: the
+	// checker names each process by its log's number (the driver's is
+	// driverProc), as the kills do, not by its pid.
 	var recs []reliability.Record
-	for _, path := range d.logs {
+	for i, path := range d.logs {
 		rs, err := readRecords(path)
 		require.NoError(d.t, err)
+		for j := range rs {
+			rs[j].Pid = procNumber(i)
+		}
 		recs = append(recs, rs...)
 	}
 	return recs
 }
+
+// driverProc is the driver's process number (its log is the first).
+const driverProc = 1
+
+// procNumber is the number the checker names the process of log i by.
+func procNumber(i int) int { return i + 1 }
 
 // spawn starts a worker process.
 func (d *driver) spawn() {
@@ -419,7 +432,7 @@ func (d *driver) pickHolder(wait time.Duration) *proc {
 // kill SIGKILLs p, reaps it and starts a driver waiter for every name p held.
 func (d *driver) kill(p *proc) {
 	require.NoError(d.t, syscall.Kill(p.pid, syscall.SIGKILL))
-	d.kills = append(d.kills, kill{pid: p.pid, at: time.Now()})
+	d.kills = append(d.kills, kill{pid: procNumber(slices.Index(d.logs, p.log)), at: time.Now()})
 	<-p.done
 	p.scan()
 	for i, q := range d.procs {
