@@ -2,7 +2,9 @@ package redisson
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
@@ -31,6 +33,11 @@ type Client struct {
 	id       string
 	sharded  bool // SSUBSCRIBE and SPUBLISH
 	slowWake bool // WithSlowWake
+	// watchdog is Config.lockWatchdogTimeout (WithWatchdogTimeout): the
+	// lease of a read or write lock taken without one, which renewal
+	// renews every third of it.
+	watchdog time.Duration
+	renewal  *renewalScheduler // the read and write locks' watchdog
 
 	mu      sync.Mutex
 	entries map[string]*entry // by channel: one lock or semaphore name, one entry
@@ -38,15 +45,20 @@ type Client struct {
 }
 
 // NewClient returns a Client on rdb with a new random id, as each Redisson
-// process has (ServiceManager's id, a UUID). It panics on a nil Option.
+// process has (ServiceManager's id, a UUID). It panics on a nil Option and
+// on an invalid option's value.
 func NewClient(rdb Redis, opts ...Option) *Client {
-	c := &Client{rdb: rdb, id: uuid.NewString(), entries: map[string]*entry{}}
+	c := &Client{rdb: rdb, id: uuid.NewString(), entries: map[string]*entry{}, watchdog: WatchdogTimeout}
 	for _, o := range opts {
 		if o == nil {
 			panic("redisson: NewClient: nil Option")
 		}
 		o(c)
 	}
+	if c.watchdog <= 0 {
+		panic(fmt.Sprintf("redisson: WithWatchdogTimeout(%v): must be positive", c.watchdog))
+	}
+	c.renewal = newRenewalScheduler(c)
 	return c
 }
 
@@ -77,10 +89,12 @@ func (c *Client) GetLock(name string) *Lock {
 	return l
 }
 
-// Close unsubscribes what threads still hold (none, when every Lock and
-// TryLock call has returned) and waits for the listeners to stop. It does not
-// close rdb. Calls made after Close fail to subscribe with ErrClosed.
+// Close stops renewing the read and write locks' holds, unsubscribes what
+// threads still hold (none, when every Lock and TryLock call has returned)
+// and waits for the listeners and renewals to stop. It does not close rdb.
+// Calls made after Close fail to subscribe with ErrClosed.
 func (c *Client) Close() error {
+	c.renewal.close()
 	c.mu.Lock()
 	c.closed = true
 	entries := c.entries

@@ -1,5 +1,5 @@
-// Package redisson speaks Redisson's RLock and RPermitExpirableSemaphore
-// protocols from Go, for rlock's tests and load tool: a Java service's lock
+// Package redisson speaks Redisson's RLock, RReadWriteLock and
+// RPermitExpirableSemaphore protocols from Go, for rlock's tests and load tool: a Java service's lock
 // or semaphore, played on the wire, to check that rlock and Redisson exclude
 // and wake each other, and to measure what Redisson's own scripts cost
 // beside rlock's.
@@ -21,6 +21,12 @@
 //     or when the earliest lease runs out), [Semaphore.Release],
 //     [Semaphore.TrySetPermits] and [Semaphore.AvailablePermits] run
 //     Redisson's scripts. Its wire protocol is summed up below.
+//   - [Client.GetReadWriteLock] is the process's RReadWriteLock: its
+//     [ReadWriteLock.ReadLock] and [ReadWriteLock.WriteLock] take Lock,
+//     TryLock and Unlock with a thread id as [Lock] does, wait as it does
+//     on their shared channel, and a hold taken without a lease is renewed
+//     by the Client's watchdog ([WithWatchdogTimeout]). Its wire protocol
+//     is summed up below.
 //
 // # Source followed
 //
@@ -56,15 +62,51 @@
 //     PublishSubscribe decodes messages with LongCodec, so a message that
 //     is not a number never reaches onMessage.
 //
-// What is left out: the watchdog (a lease ≤ 0 takes the watchdog timeout,
-// 30 s, as Redisson does, but is never renewed: the tests and the load tool
-// hold for milliseconds), the async API, the read/write lock's "1" message,
+// The read-write lock follows the same release (read at master
+// 66863978, 4.7.0 plus 62 commits, whose read-write files match the tag's),
+// which matches every release from 3.44.0 (where the watchdog became
+// renewal.LockRenewalScheduler and an unlock of an absent read-write lock
+// began to answer nil instead of 1) on; the key layout, channel and
+// messages are older (2.x). Files read, besides the above:
+//
+//   - RedissonReadWriteLock.java: readLock() and writeLock() make new
+//     handles on one name: [ReadWriteLock].
+//   - RedissonReadLock.java: the channel prefixName("redisson_rwlock",
+//     name), the writer's field getLockName + ":write", the timeout prefix
+//     suffixName(name, getLockName) + ":rwlock_timeout", getKeyPrefix, the
+//     scripts of tryLockInnerAsync and unlockInnerAsync, and
+//     scheduleExpirationRenewal / cancelExpirationRenewal: [ReadLock].
+//   - RedissonWriteLock.java: getLockName, the scripts of tryLockInnerAsync
+//     and unlockInnerAsync (which publish READ_UNLOCK_MESSAGE): [WriteLock].
+//   - RedissonLock.java and RedissonBaseLock.java again: tryAcquireAsync
+//     (a lease > 0 becomes the handle's internalLockLeaseTime, none starts
+//     the renewal), cancelExpirationRenewal (the lease goes back to the
+//     watchdog timeout when the unlock answered nil or 1) and
+//     unlockAsync0: the wait loops and the unlock are shared with [Lock].
+//   - pubsub/LockPubSub.java: "0" releases one latch permit, "1" releases
+//     getQueueLength() permits, one per thread blocked on the latch.
+//   - renewal/LockRenewalScheduler.java, RenewalTask.java, LockTask.java,
+//     ReadLockTask.java, LockEntry.java, ReadLockEntry.java and
+//     client/protocol/decoder/ContainsDecoder.java: the watchdog, one task
+//     per kind that runs every lockWatchdogTimeout/3 while it has holds,
+//     counting each thread's acquisitions, and its two scripts.
+//
+// What is left out: the watchdog of [Lock] (a lease ≤ 0 takes the watchdog
+// timeout, 30 s, as Redisson does, but is never renewed: the tests and the
+// load tool hold for milliseconds), the async API and its listeners,
 // WAIT for replicas (evalWriteSyncedNoRetryAsync). Sharded pub/sub on a
 // Redis 7 cluster is [NewShardedClient]. Redisson shares a subscription
 // connection among several channels; here each entry has its own, which
 // changes no message a thread sees. Redisson unsubscribes after a thread's
 // wait in the background; here Lock and TryLock return once the entry's
 // connection is closed, which takes no round trip.
+//
+// Left out of the read-write lock: forceUnlock, isLocked, getHoldCount,
+// the async API, WAIT for replicas (syncedEval…, handleNoSync) and the
+// subscription timeout of lock (pubSub.timeout: here ctx bounds it).
+// Redisson's watchdog renews up to lockWatchdogBatchSize (100) names per
+// script run, grouped by slot on a cluster; here each name has its own run
+// of the same script, which renews the same keys.
 //
 // Left out of the semaphore: several permits per call (the scripts take a
 // list; here one id is sent), setPermits, addPermits, updateLeaseTime,
@@ -143,4 +185,64 @@
 //     absent count waits, and wakes only on a message.
 //   - Give leased permits their expiry as the score: Redisson waiters sleep
 //     until the lowest score and reclaim it themselves, with no message.
+//
+// # Wire summary of the read-write lock
+//
+// For a name without "{" (with one, the braces are left out below; every
+// key then shares name's slot only if name has a whole hash tag):
+//
+//   - name: a hash. Field "mode": "read" or "write". A reader's field
+//     "<id>:<threadId>" holds its hold count; the writer's field
+//     "<id>:<threadId>:write" holds its own. A writer's thread may hold a
+//     reader field beside it; no other field is ever there, and the scripts
+//     walk every field (HKEYS, HLEN), so none may be added.
+//   - {name}:<id>:<threadId>:rwlock_timeout:<n>: a string "1" per level n
+//     of a reader's hold, with that level's lease as its TTL; the read
+//     unlock deletes the top level's.
+//   - redisson_rwlock:{name}: the channel of both sides. A read unlock that
+//     deletes the hash publishes "0" (wakes one waiting thread per
+//     process); a write unlock that deletes it publishes "1" (wakes every
+//     thread of each process blocked on the latch then). An unlock of an
+//     absent hash publishes its message too and fails.
+//   - redisson_unlock_latch:{name}:<requestId>: the unlock's answer, kept
+//     for a retry, deleted after the unlock.
+//   - Read acquire: when no mode, mode read, the reader field at 1, level
+//     1's key, the lease on both. When read, or write held by this thread's
+//     writer field: one more level (HINCRBY), its key with the lease, and
+//     the hash's TTL raised to the lease if below. Else the hash's pttl.
+//   - Write acquire: when no mode, mode write, the field at 1, the lease.
+//     When write and the field is this thread's: one more level and the
+//     TTL becomes TTL left + lease. Else the hash's pttl (a reader does not
+//     upgrade: its own write waits for ever).
+//   - Read unlock: one level off; when fields other than mode remain, the
+//     hash's TTL becomes the longest pttl among all readers' level keys
+//     and the unlock ends, or, none being alive, ends if a writer holds;
+//     else the hash is deleted and "0" published.
+//   - Write unlock: one level off, the TTL set to the handle's lease when
+//     levels remain; the last level removes the field, and either deletes
+//     the hash and publishes "1" (nothing else left) or sets mode read with
+//     no message (the writer's own read levels are left): readers of other
+//     threads waiting then wake when that last reader unlocks, or when the
+//     TTL they were answered runs out.
+//   - Watchdog, every watchdog/3: a writer's hash gets the watchdog timeout
+//     as TTL while its field is there; a reader's hash and every level key
+//     of each renewed reader field still there get it too.
+//
+// What a non-Redisson client must do to share the lock with Redisson:
+//
+//   - Keep the hash to Redisson's fields (mode, reader and writer fields
+//     with integer counts): metadata of its own goes in side keys. A reader
+//     field needs one timeout key per level, each with a TTL, else a
+//     Redisson read unlock sees no live reader and deletes the hash under
+//     it (or keeps the hash alive no longer than those keys).
+//   - Keep each level key's TTL alive while it holds (as the read renewal
+//     does) and the hash's TTL no shorter than the longest of them.
+//   - Publish on redisson_rwlock:{name}, with the command Redisson's
+//     clients use: "0" when a read release deletes the hash, "1" when a
+//     write release deletes it; a Redisson waiter wakes on nothing else
+//     but its answered TTL. "1" wakes all of a process's blocked waiters,
+//     "0" one: publish "1" where several Redisson readers may now enter.
+//   - Answer the hash's pttl to waiters' acquire attempts: Redisson's
+//     waiters sleep on it; use no TTL-less hash (pttl -1 makes them wait
+//     for a message only).
 package redisson

@@ -9,8 +9,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// unlockMessage is LockPubSub.UNLOCK_MESSAGE, what an unlock publishes.
-const unlockMessage = "0"
+// LockPubSub's messages: unlockMessage (UNLOCK_MESSAGE) is what a lock's
+// unlock and a read lock's publish, readUnlockMessage (READ_UNLOCK_MESSAGE)
+// what a write lock's publishes.
+const (
+	unlockMessage     = "0"
+	readUnlockMessage = "1"
+)
 
 // entry is one process's subscription to one lock's channel, shared by the
 // threads waiting on that lock (RedissonLockEntry, with the listener that
@@ -37,10 +42,14 @@ func newEntry(onMessage func(e *entry, payload string)) *entry {
 	}
 }
 
-// lockMessage is LockPubSub.onMessage: each "0" releases one latch permit.
+// lockMessage is LockPubSub.onMessage: each "0" releases one latch permit;
+// each "1" releases one per thread blocked on the latch at that moment.
 func lockMessage(e *entry, payload string) {
-	if payload == unlockMessage {
+	switch payload {
+	case unlockMessage:
 		e.latch.release()
+	case readUnlockMessage:
+		e.latch.releaseQueued()
 	}
 }
 

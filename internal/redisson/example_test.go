@@ -75,3 +75,37 @@ func ExampleSemaphore() {
 	// set: true second took and released it: true
 	// true
 }
+
+// A Redisson process's reader and another's share a read-write lock; a
+// writer waits until the last reader's unlock publishes "0".
+func ExampleReadWriteLock() {
+	srv, err := redistest.Launch(redistest.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	java1, java2 := redisson.NewClient(rdb), redisson.NewClient(rdb)
+	defer java1.Close()
+	defer java2.Close()
+
+	r1 := java1.GetReadWriteLock("catalog").ReadLock()
+	r2 := java2.GetReadWriteLock("catalog").ReadLock()
+	w := java2.GetReadWriteLock("catalog").WriteLock()
+	_ = r1.Lock(ctx, 1, 0)
+	shared, _ := r2.TryLock(ctx, 1, 0, 0)
+	fmt.Println("readers share:", shared, "mode:", rdb.HGet(ctx, "catalog", "mode").Val())
+	_ = r2.Unlock(ctx, 1)
+	done := make(chan error)
+	go func() { done <- w.Lock(ctx, 2, 0) }() // waits for the "0"
+	_ = r1.Unlock(ctx, 1)
+	fmt.Println("writer holds it:", <-done == nil, "mode:", rdb.HGet(ctx, "catalog", "mode").Val())
+	fmt.Println(w.Unlock(ctx, 2))
+	// Output:
+	// readers share: true mode: read
+	// writer holds it: true mode: write
+	// <nil>
+}

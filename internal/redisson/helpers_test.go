@@ -26,13 +26,14 @@ func newProcess(t *testing.T, srv *redistest.Server) process {
 	return newProcessCounting(t, srv, acquireScriptSource)
 }
 
-// newProcessCounting is newProcess counting the runs of the script src.
-func newProcessCounting(t *testing.T, srv *redistest.Server, src string) process {
+// newProcessCounting is newProcess counting the runs of the script src,
+// its Client made with opts.
+func newProcessCounting(t *testing.T, srv *redistest.Server, src string, opts ...Option) process {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	counter := &acquireCounter{src: src, hash: redis.NewScript(src).Hash()}
 	rdb.AddHook(counter)
-	c := NewClient(rdb)
+	c := NewClient(rdb, opts...)
 	t.Cleanup(func() {
 		_ = c.Close()
 		_ = rdb.Close()

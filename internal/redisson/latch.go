@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,6 +14,7 @@ import (
 // no memory however large its buffer.
 type latch struct {
 	permits chan struct{}
+	queued  atomic.Int64 // threads blocked in tryAcquire (getQueueLength)
 }
 
 // maxPermits bounds the permits kept; Java's bound is 2³¹-1. More "0"
@@ -29,6 +31,15 @@ func (l *latch) release() {
 	}
 }
 
+// releaseQueued adds one permit per thread blocked in tryAcquire
+// (release(getQueueLength())): a thread not yet blocked, though about to
+// wait, is not counted, as in Java.
+func (l *latch) releaseQueued() {
+	for range l.queued.Load() {
+		l.release()
+	}
+}
+
 // tryAcquire takes one permit, waiting up to d for one
 // (Semaphore.tryAcquire(timeout, unit)); d < 0 waits without a bound
 // (Semaphore.acquire). It reports whether it took one, and returns ctx's
@@ -39,6 +50,8 @@ func (l *latch) tryAcquire(ctx context.Context, d time.Duration) (bool, error) {
 		return true, nil
 	default:
 	}
+	l.queued.Add(1)
+	defer l.queued.Add(-1)
 	var timeout <-chan time.Time
 	if d >= 0 {
 		t := time.NewTimer(d)

@@ -61,28 +61,42 @@ func (l *Lock) tryAcquire(ctx context.Context, threadID int64, leaseTime time.Du
 // tries and waits on the latch for the holder's TTL, or without a bound
 // when the lock has none.
 func (l *Lock) Lock(ctx context.Context, threadID int64, leaseTime time.Duration) error {
-	ok, _, err := l.tryAcquire(ctx, threadID, leaseTime)
+	return l.c.lock(ctx, l, threadID, leaseTime)
+}
+
+// attempter is a lock kind as the wait loops of RedissonLock see it (the
+// read and write locks inherit them): its channel, and one run of its
+// acquire script for a thread (tryAcquire), which reports whether the
+// thread holds it, else the TTL to wait for (negative: none).
+type attempter interface {
+	channel() string
+	tryAcquire(ctx context.Context, threadID int64, leaseTime time.Duration) (bool, time.Duration, error)
+}
+
+// lock is RedissonLock.lock(leaseTime, unit, interruptibly) for any kind.
+func (c *Client) lock(ctx context.Context, a attempter, threadID int64, leaseTime time.Duration) error {
+	ok, _, err := a.tryAcquire(ctx, threadID, leaseTime)
 	if err != nil || ok {
 		return err
 	}
-	e, err := l.c.subscribe(ctx, l.channel())
+	e, err := c.subscribe(ctx, a.channel())
 	if e != nil {
-		defer l.c.unsubscribe(l.channel(), e)
+		defer c.unsubscribe(a.channel(), e)
 	}
 	if err != nil {
 		return err
 	}
 	for {
-		ok, ttl, err := l.tryAcquire(ctx, threadID, leaseTime)
+		ok, ttl, err := a.tryAcquire(ctx, threadID, leaseTime)
 		if err != nil || ok {
 			return err
 		}
 		if ttl < 0 {
-			ttl = -1 // no TTL: wait for a "0" only
+			ttl = -1 // no TTL: wait for a message only
 		}
 		woken, err := e.latch.tryAcquire(ctx, ttl)
 		if err == nil {
-			err = l.c.afterWake(ctx, woken)
+			err = c.afterWake(ctx, woken)
 		}
 		if err != nil {
 			return err
@@ -95,20 +109,35 @@ func (l *Lock) Lock(ctx context.Context, threadID int64, leaseTime time.Duration
 // ErrNotHeld when the thread does not hold it. Like Redisson, it runs the
 // unlock script with a new request id, then deletes that request's latch.
 func (l *Lock) Unlock(ctx context.Context, threadID int64) error {
-	requestID := uuid.NewString()
-	lease := time.Duration(l.leaseTime.Load())
-	args := unlockArgs(l.field(threadID), lease, unlockLatchTTL, l.c.publishCmd())
-	res, err := unlockScript.Run(ctx, l.c.rdb, unlockKeys(l.name, requestID), args...).Int64()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	latch := LatchKey(l.name, uuid.NewString())
+	return l.c.unlock(ctx, latch, func() (int64, error) {
+		lease := time.Duration(l.leaseTime.Load())
+		args := unlockArgs(l.field(threadID), lease, unlockLatchTTL, l.c.publishCmd())
+		keys := []string{l.name, l.channel(), latch}
+		return unlockScript.Run(ctx, l.c.rdb, keys, args...).Int64()
+	}, func(released bool) {
+		if released { // cancelExpirationRenewal
+			l.leaseTime.Store(int64(WatchdogTimeout))
+		}
+	})
+}
+
+// unlock is RedissonBaseLock.unlockAsync0 for any kind: run runs the
+// kind's unlock script with the request's latch key; cancel is the kind's
+// cancelExpirationRenewal, told whether the script answered nil (not held),
+// 1 (released) or failed, rather than 0; then the latch is deleted.
+// A nil answer is ErrNotHeld.
+func (c *Client) unlock(ctx context.Context, latch string, run func() (int64, error), cancel func(released bool)) error {
+	res, err := run()
+	notHeld := errors.Is(err, redis.Nil)
+	cancel(err != nil || res == 1)
+	if err != nil && !notHeld {
 		return err
 	}
-	if errors.Is(err, redis.Nil) || res == 1 { // cancelExpirationRenewal
-		l.leaseTime.Store(int64(WatchdogTimeout))
-	}
-	if derr := l.c.rdb.Del(ctx, LatchKey(l.name, requestID)).Err(); derr != nil {
+	if derr := c.rdb.Del(ctx, latch).Err(); derr != nil {
 		return derr
 	}
-	if errors.Is(err, redis.Nil) {
+	if notHeld {
 		return ErrNotHeld
 	}
 	return nil

@@ -68,9 +68,11 @@ const WatchdogTimeout = 30 * time.Second
 // with 4.x's defaults (3 s + 1 to 2 s) × 4.
 const unlockLatchTTL = 18 * time.Second
 
-// LatchKey is Redisson's unlock latch key of requestID (getUnlockLatchName).
+// LatchKey is Redisson's unlock latch key of requestID (getUnlockLatchName):
+// "redisson_unlock_latch:{name}:<requestID>", without the braces when name
+// already has a "{".
 func LatchKey(name, requestID string) string {
-	return "redisson_unlock_latch:{" + name + "}:" + requestID
+	return prefixName("redisson_unlock_latch", name) + ":" + requestID
 }
 
 func unlockKeys(name, requestID string) []string {

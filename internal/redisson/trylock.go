@@ -16,9 +16,14 @@ import (
 // or no time is left, a try and a wait on the latch for the holder's TTL or
 // the time left, whichever is shorter.
 func (l *Lock) TryLock(ctx context.Context, threadID int64, waitTime, leaseTime time.Duration) (bool, error) {
+	return l.c.tryLock(ctx, l, threadID, waitTime, leaseTime)
+}
+
+// tryLock is RedissonLock.tryLock(waitTime, leaseTime, unit) for any kind.
+func (c *Client) tryLock(ctx context.Context, a attempter, threadID int64, waitTime, leaseTime time.Duration) (bool, error) {
 	left := waitTime
 	start := time.Now()
-	ok, _, err := l.tryAcquire(ctx, threadID, leaseTime)
+	ok, _, err := a.tryAcquire(ctx, threadID, leaseTime)
 	if err != nil || ok {
 		return ok, err
 	}
@@ -28,10 +33,10 @@ func (l *Lock) TryLock(ctx context.Context, threadID int64, waitTime, leaseTime 
 
 	start = time.Now()
 	sctx, cancel := context.WithTimeout(ctx, left)
-	e, err := l.c.subscribe(sctx, l.channel())
+	e, err := c.subscribe(sctx, a.channel())
 	cancel()
 	if e != nil {
-		defer l.c.unsubscribe(l.channel(), e)
+		defer c.unsubscribe(a.channel(), e)
 	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -42,14 +47,14 @@ func (l *Lock) TryLock(ctx context.Context, threadID int64, waitTime, leaseTime 
 	if left -= time.Since(start); left <= 0 {
 		return false, nil
 	}
-	return l.tryLoop(ctx, e, threadID, left, leaseTime)
+	return c.tryLoop(ctx, a, e, threadID, left, leaseTime)
 }
 
 // tryLoop is TryLock's loop once subscribed, with left to wait.
-func (l *Lock) tryLoop(ctx context.Context, e *entry, threadID int64, left, leaseTime time.Duration) (bool, error) {
+func (c *Client) tryLoop(ctx context.Context, a attempter, e *entry, threadID int64, left, leaseTime time.Duration) (bool, error) {
 	for {
 		start := time.Now()
-		ok, ttl, err := l.tryAcquire(ctx, threadID, leaseTime)
+		ok, ttl, err := a.tryAcquire(ctx, threadID, leaseTime)
 		if err != nil || ok {
 			return ok, err
 		}
@@ -64,7 +69,7 @@ func (l *Lock) tryLoop(ctx context.Context, e *entry, threadID int64, left, leas
 		}
 		woken, err := e.latch.tryAcquire(ctx, wait)
 		if err == nil {
-			err = l.c.afterWake(ctx, woken)
+			err = c.afterWake(ctx, woken)
 		}
 		if err != nil {
 			return false, err
