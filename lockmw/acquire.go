@@ -24,6 +24,8 @@ type acquireReply struct {
 	pttl   time.Duration
 	holder string
 	meta   string
+	at     int64 // a busy reply's server time in ms (0: not told)
+	split  bool  // a quorum's masters were split between contenders: pttl is a random back-off
 }
 
 // busy is the error of an attempt that found the lock held.
@@ -31,7 +33,8 @@ func (r *acquireReply) busy(name string) *BusyError {
 	return &BusyError{Name: name, TTL: r.pttl, Holder: r.holder, Metadata: r.meta}
 }
 
-// parseAcquire reads acquire.lua's reply: {1, token} or {0, pttl, holder, meta}.
+// parseAcquire reads acquire.lua's and semacquire.lua's reply: {1, token}
+// or {0, pttl, holder, meta, server ms}.
 func parseAcquire(res []any) (acquireReply, error) {
 	var r acquireReply
 	if len(res) >= 2 && asInt(res[0]) == 1 {
@@ -47,6 +50,9 @@ func parseAcquire(res []any) (acquireReply, error) {
 	}
 	r.holder, _ = res[2].(string)
 	r.meta, _ = res[3].(string)
+	if len(res) >= 5 {
+		r.at = asInt(res[4])
+	}
 	return r, nil
 }
 

@@ -286,6 +286,7 @@ func TestReservingReleaseWithNobodyQueued(t *testing.T) {
 		require.NoError(t, err)
 	}
 
+	released := time.Now()
 	require.NoError(t, m.Unlock(h))
 	first, err := observer.ReceiveMessage(ctx)
 	require.NoError(t, err)
@@ -294,6 +295,12 @@ func TestReservingReleaseWithNobodyQueued(t *testing.T) {
 	assert.Equal(t, [2]string{channel, "0"}, [2]string{first.Channel, first.Payload}, "Redisson's unlock message first")
 	assert.Equal(t, rollCall, second.Channel, "then the reservation's generation")
 	gen, err := srv.Client().HGet(ctx, "rlock_waiters:{"+name+"}", "rlock:opengen").Result()
+	if errors.Is(err, redis.Nil) {
+		// The reservation's window (20 ms at least) ran out before we read
+		// it: a loaded machine. Only then may it be gone.
+		require.Greater(t, time.Since(released), 20*time.Millisecond, "the reservation was recorded")
+		return
+	}
 	require.NoError(t, err)
 	assert.Equal(t, second.Payload, strings.Split(gen, "|")[0], "the generation recorded with the reservation")
 }

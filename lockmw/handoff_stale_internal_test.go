@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -68,4 +69,95 @@ func TestDispatchStampsHandoffs(t *testing.T) {
 	ho := <-w.handed
 	assert.Equal(t, int64(9), ho.token)
 	assert.False(t, ho.at.Before(before), "stamped on receipt")
+}
+
+// A hand-off the server made before our last busy attempt ran is stale
+// however late this client receives it: a paused process, or a hub slower
+// than the command connection, can deliver it after the next attempt was
+// sent (the crash soak with faults found such an overlap). The server's
+// times order the two.
+func TestHandoffOlderThanTheBusyReplyIsDropped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	q := &claimCounter{}
+	lastBusy := time.Now()
+	later := lastBusy.Add(time.Millisecond) // received after the attempt was sent
+	wt := &waitTurn{c: &Client{}, q: q, a: attempt{field: "c:1", ttl: time.Second}, lastBusy: lastBusy,
+		answered: true, busy: acquireReply{pttl: time.Second, at: 1_000_500}}
+
+	_, done, err := wt.claim(ctx, handoff{token: 5, sent: 1_000_200, at: later})
+	require.NoError(t, err)
+	assert.False(t, done, "handed over before the busy reply: stale, though received after the attempt")
+
+	_, done, err = wt.claim(ctx, handoff{token: 6, sent: 1_000_500, at: later})
+	require.NoError(t, err)
+	assert.False(t, done, "in the busy reply's very millisecond: dropped (costs a wait, never a second holder)")
+
+	tr, done, err := wt.claim(ctx, handoff{token: 7, sent: 1_000_501, at: later})
+	require.NoError(t, err)
+	require.True(t, done, "handed over after the busy reply: the turn")
+	assert.Equal(t, int64(7), tr.token)
+}
+
+func TestParseHandoff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		payload string
+		field   string
+		want    handoff
+	}{
+		{"c:1|9|c:0|1732720000123|m|eta", "c:1", handoff{token: 9, holder: "c:0", sent: 1732720000123, meta: "m|eta"}},
+		{"c:1|9|c:0|meta", "c:1", handoff{token: 9, holder: "c:0", meta: "meta"}},
+		{"c:1|9|c:0|me|ta", "c:1", handoff{token: 9, holder: "c:0", meta: "me|ta"}},
+		{"c:1|0||1732720000123|", "c:1", handoff{sent: 1732720000123}},
+	} {
+		field, ho, ok := parseHandoff(tc.payload)
+		require.True(t, ok, tc.payload)
+		assert.Equal(t, tc.field, field, tc.payload)
+		assert.Equal(t, tc.want, ho, tc.payload)
+	}
+}
+
+// The scripts tell the server's time in a busy reply and in the hand-off
+// that follows it, the later one later: for a mutex and a semaphore.
+func TestBusyRepliesAndHandoffsCarryTheServersTime(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c := New(srv.NewClient())
+	defer c.Close()
+
+	handed := func(t *testing.T, name string, try func(attempt) (acquireReply, error), unlock func() error) {
+		sub := srv.Client().Subscribe(ctx, "rlock_handoff:{"+name+"}:"+c.id)
+		defer sub.Close()
+		_, err := sub.Receive(ctx)
+		require.NoError(t, err)
+		a := attempt{field: c.id + ":waiter", ttl: time.Second, enqueue: true}
+		a.fieldArg = a.field
+		r, err := try(a)
+		require.NoError(t, err)
+		require.False(t, r.won)
+		require.NotZero(t, r.at, "the busy reply tells the server's time")
+		require.NoError(t, unlock())
+		msg, err := sub.ReceiveMessage(ctx)
+		require.NoError(t, err)
+		field, ho, ok := parseHandoff(msg.Payload)
+		require.True(t, ok)
+		assert.Equal(t, a.field, field)
+		assert.GreaterOrEqual(t, ho.sent, r.at, "handed over after the busy reply")
+	}
+	t.Run("a mutex", func(t *testing.T) {
+		m := c.Mutex("server-times")
+		h, err := m.Lock(ctx)
+		require.NoError(t, err)
+		handed(t, "server-times", func(a attempt) (acquireReply, error) { return m.try(ctx, a) },
+			func() error { return m.Unlock(h) })
+	})
+	t.Run("a semaphore", func(t *testing.T) {
+		s := c.Semaphore("server-times-sem", 1)
+		h, err := s.Lock(ctx)
+		require.NoError(t, err)
+		handed(t, "server-times-sem", func(a attempt) (acquireReply, error) { return s.try(ctx, a) },
+			func() error { return s.Unlock(h) })
+	})
 }

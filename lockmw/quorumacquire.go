@@ -71,13 +71,15 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 		// Contenders split the masters between them, and each undoes
 		// what it took: the TTL of a partial win says nothing. Try again
 		// after a random delay, as Redlock does, so that they part.
-		busy.pttl = splitRetry(time.Since(start))
+		busy.pttl, busy.split = splitRetry(time.Since(start)), true
 	}
 	return busy, nil
 }
 
 // splitRetry is how long an attempt that found the masters split waits
 // before the next: random, up to twice the attempt's time (at least 2ms).
+// A waiter doubles it with each split in a row, and is not woken early
+// meanwhile (waitTurn.sleep).
 func splitRetry(took time.Duration) time.Duration {
 	return time.Millisecond + rand.N(max(2*took, 2*time.Millisecond))
 }

@@ -55,19 +55,10 @@ func (s *Semaphore) try(ctx context.Context, a attempt) (acquireReply, error) {
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire a permit of %q: %w", s.name, err)
 	}
-	var r acquireReply
-	if len(res) >= 1 && asInt(res[0]) == 1 {
-		r.won = true
-		return r, nil
+	r, err := parseAcquire(res)
+	if err != nil {
+		return acquireReply{}, fmt.Errorf("lockmw: acquire a permit of %q: %w", s.name, err)
 	}
-	if len(res) < 3 {
-		return r, fmt.Errorf("lockmw: acquire a permit of %q: unexpected reply %v", s.name, res)
-	}
-	r.pttl = time.Duration(asInt(res[1])) * time.Millisecond
-	if r.pttl < 0 {
-		r.pttl = -1
-	}
-	r.holder, _ = res[2].(string)
 	return r, nil
 }
 

@@ -45,6 +45,7 @@ func claimWindow(ttl time.Duration) int64 {
 type handoff struct {
 	token        int64
 	holder, meta string    // the previous holder's field and metadata
+	sent         int64     // the server's time, in ms, when it handed over (0: not told)
 	at           time.Time // when this client received it
 }
 
@@ -61,17 +62,26 @@ func newWaiter(field string) *waiter {
 	return &waiter{field: field, wake: make(chan struct{}, 1), handed: make(chan handoff, 1)}
 }
 
-// parseHandoff splits "<field>|<token>|<previous holder>|<metadata>"; the
-// fields contain no '|' (client IDs may not), the metadata may.
+// parseHandoff splits "<field>|<token>|<previous holder>|<server ms>|<metadata>";
+// the fields contain no '|' (client IDs may not), the metadata may. A message
+// of an older rlock, without the server's time, reads too.
 func parseHandoff(payload string) (string, handoff, bool) {
-	parts := strings.SplitN(payload, "|", 4)
+	parts := strings.SplitN(payload, "|", 5)
 	if len(parts) < 2 {
 		return "", handoff{}, false
 	}
 	var ho handoff
 	ho.token, _ = strconv.ParseInt(parts[1], 10, 64)
-	if len(parts) == 4 {
+	switch len(parts) {
+	case 4:
 		ho.holder, ho.meta = parts[2], parts[3]
+	case 5:
+		ho.holder = parts[2]
+		if sent, err := strconv.ParseInt(parts[3], 10, 64); err == nil {
+			ho.sent, ho.meta = sent, parts[4]
+		} else { // an older message whose metadata holds a '|'
+			ho.meta = parts[3] + "|" + parts[4]
+		}
 	}
 	return parts[0], ho, true
 }
@@ -104,6 +114,7 @@ type waitTurn struct {
 	answered bool         // a busy reply arrived: busy holds the last one
 	lastBusy time.Time    // when it was asked for: a hand-off cannot be earlier
 	lastErr  error        // the last attempt's error, while Redis fails
+	splits   int          // busy replies in a row that found a quorum split
 	backoff  time.Duration
 
 	w        *waiter
@@ -154,7 +165,14 @@ func (wt *waitTurn) run(ctx context.Context, wait time.Duration, sent time.Time)
 	for retryNow := !confirmed; ; retryNow = false {
 		if !retryNow {
 			wt.timer.Reset(wt.sleep())
-			if t, done, err := wt.await(ctx, wt.w.wake, wt.timer.C); done {
+			wake := wt.w.wake
+			if wt.busy.split {
+				// Contenders split a quorum's masters: the undo of their
+				// partial wins wakes everyone at once, and waking would
+				// make them collide again. The random back-off parts them.
+				wake = nil
+			}
+			if t, done, err := wt.await(ctx, wake, wt.timer.C); done {
 				return t, err
 			}
 			wt.timer.Stop()
@@ -224,8 +242,12 @@ func (wt *waitTurn) leaveHubs() {
 // or the back-off while Redis fails.
 func (wt *waitTurn) sleep() time.Duration {
 	d := wt.sleepCap()
-	if wt.busy.pttl >= 0 && wt.busy.pttl < d {
-		d = wt.busy.pttl
+	pttl := wt.busy.pttl
+	if wt.busy.split { // the back-off doubles with each split in a row
+		pttl <<= min(max(wt.splits-1, 0), 6)
+	}
+	if pttl >= 0 && pttl < d {
+		d = pttl
 	}
 	if wt.backoff > 0 {
 		d = min(retrySleep(wt.backoff), wt.sleepCap())
@@ -283,12 +305,15 @@ func (wt *waitTurn) awaitReady(ctx context.Context, ready <-chan struct{}) (t tu
 // claim takes over a lock handed to us; not done when the claim window
 // passed (we go on waiting) or Redis failed (the next attempt claims it).
 //
-// A hand-off received before our last busy attempt was sent is stale: that
-// attempt ran after it and did not find our field, so the lock handed over
-// had expired unclaimed. It is dropped, or its claim window, counted from
-// that attempt, would make a lock someone else holds look like ours.
+// A hand-off made before our last busy attempt ran is stale: that attempt
+// did not find our field, so the lock handed over had expired unclaimed. It
+// is dropped, or its claim window, counted from that attempt, would make a
+// lock someone else holds look like ours. The server's times order the two
+// (stale: handed at or before the busy reply's time), however late the
+// message arrives; a message received before the attempt was sent is stale
+// too.
 func (wt *waitTurn) claim(ctx context.Context, ho handoff) (t turn, done bool, err error) {
-	if ho.at.Before(wt.lastBusy) {
+	if wt.stale(ho) {
 		return turn{}, false, nil
 	}
 	window := time.Duration(claimWindow(wt.a.ttl)) * time.Millisecond
@@ -303,6 +328,14 @@ func (wt *waitTurn) claim(ctx context.Context, ho handoff) (t turn, done bool, e
 	}
 	wt.metHolder(ho)
 	return turn{token: token, base: s}, true, nil
+}
+
+// stale reports whether ho came before our last busy attempt ran.
+func (wt *waitTurn) stale(ho handoff) bool {
+	if ho.at.Before(wt.lastBusy) {
+		return true
+	}
+	return wt.answered && ho.sent != 0 && wt.busy.at != 0 && ho.sent <= wt.busy.at
 }
 
 // metHolder reports the holder a hand-off came from to the AcquireEnd event.
@@ -335,6 +368,11 @@ func (wt *waitTurn) retry(ctx context.Context) (t turn, done bool, err error) {
 		return turn{token: r.token, base: s}, true, nil
 	}
 	wt.lastBusy, wt.busy, wt.answered = s, r, true
+	if r.split {
+		wt.splits++
+	} else {
+		wt.splits = 0
+	}
 	if wt.ev != nil {
 		wt.ev.Waited, wt.ev.Holder, wt.ev.HolderMetadata = true, r.holder, r.meta
 	}

@@ -72,8 +72,12 @@ func (v *showView) print(p *printer) {
 	if v.RedissonWaiting > 0 {
 		p.textf("  other (Redisson) clients subscribed, waiting: %d", v.RedissonWaiting)
 	}
-	if v.OpenUntil != "" {
+	switch {
+	case v.OpenUntil == "":
+	case v.Kind == kindSemaphore:
 		p.textf("  open release: left to Redisson's waiters until %s", v.OpenUntil)
+	default:
+		p.textf("  reserved for Redisson's waiters until one takes it, or until %s at most", v.OpenUntil)
 	}
 }
 

@@ -21,8 +21,9 @@
 --           refreshed by every token (see rlock_next_token).
 --   KEYS[6] an idempotency latch for this one request.
 --   KEYS[7] the prefix of the hand-off channels, one per client: ":<clientID>"
---           appended; "<field>|<token>|<previous holder>|<its metadata>" tells
---           one waiter of that client it holds the lock, and who held it before.
+--           appended; "<field>|<token>|<previous holder>|<server ms>|<its
+--           metadata>" tells one waiter of that client it holds the lock, who
+--           held it before, and when (the server's clock, in ms).
 --           The prefix itself is the roll-call channel: every rlock client
 --           subscribed to KEYS[2] is subscribed to it too, in the same command;
 --           a release that reserves the lock publishes the reservation's
@@ -153,12 +154,16 @@ local function rlock_next_waiter(first)
 end
 
 -- rlock_tell publishes to the client of field, on its hand-off channel, that
--- field now holds the lock: "<field>|<token>|<previous holder>|<metadata>".
+-- field now holds the lock: "<field>|<token>|<previous holder>|<server
+-- ms>|<metadata>". The server's time orders the message against the
+-- waiter's attempts (their busy replies carry it too): a hand-off older than
+-- a busy reply was not claimed in time and is stale, however late it arrives.
 local function rlock_tell(pub, field, token, prev, meta)
   local client = string.match(field, '^(.*):[^:]*$') or field
   -- '%d': a token from the clock has 16 digits, which Lua's own number to
   -- string (%.14g) would write with an exponent.
-  redis.call(pub, KEYS[7] .. ':' .. client, field .. '|' .. string.format('%d', token) .. '|' .. prev .. '|' .. meta)
+  redis.call(pub, KEYS[7] .. ':' .. client, field .. '|' .. string.format('%d', token) .. '|' .. prev ..
+    '|' .. string.format('%d', rlock_now()) .. '|' .. meta)
 end
 
 -- Beside Redisson's waiters (docs/waiting.md, Beside Redisson waiters).
