@@ -56,7 +56,7 @@ bench:
 soak: SOAK ?= 5m
 soak:
 	./.ci/install-redis.sh
-	$(GO) test -count=1 -v -timeout 0 -run 'Crash' ./internal/reliability -soak=$(SOAK) -faults
+	$(GO) test -count=1 -v -timeout 0 -parallel 3 -run 'Crash' ./internal/reliability -soak=$(SOAK) -faults
 
 fuzz: FUZZTIME ?= 30s
 fuzz:

@@ -163,3 +163,36 @@ func withinErr(ctx context.Context, f func(context.Context) error, late func(err
 	})
 	return err
 }
+
+// bounded runs f on ctx, through within when the round trip must be bounded
+// (mustBound), on the caller's goroutine otherwise; late undoes a result that
+// arrived after the caller gave up (nil: nothing to undo). Every bounded
+// round trip of lockmw goes through it or boundedInline.
+func bounded[T any](c *Client, ctx context.Context, f func(context.Context) (T, error), late func(T, error)) (T, error) {
+	if !c.mustBound(ctx) {
+		return f(ctx)
+	}
+	return within(ctx, f, late)
+}
+
+// boundedErr is bounded for a function that returns only an error.
+func boundedErr(c *Client, ctx context.Context, f func(context.Context) error, late func(error)) error {
+	if !c.mustBound(ctx) {
+		return f(ctx)
+	}
+	return withinErr(ctx, f, late)
+}
+
+// boundedInline is bounded for a release, whose result nobody undoes: on
+// the caller's goroutine with ctx shortened by the read timeout when that
+// bounds it (inlineBound), which spares Unlock's hot path a goroutine.
+func boundedInline[T any](c *Client, ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	if !c.mustBound(ctx) {
+		return f(ctx)
+	}
+	if ictx, cancel, ok := c.inlineBound(ctx); ok {
+		defer cancel()
+		return f(ictx)
+	}
+	return within(ctx, f, nil)
+}

@@ -26,9 +26,9 @@ type chores struct {
 	stopped bool             // the goroutine has ended: undo on the caller's goroutine
 }
 
-// leaver is a lock kind whose abandoned acquisitions the renewer undoes:
-// leaveWithin takes field out of the queue and gives back (or keeps) a
-// lock or permit handed to it, bounded by ctx.
+// leaver is what the renewer undoes an abandoned acquisition with (a
+// kind's engine): leaveWithin takes field out of the queue and gives back
+// (or keeps) a lock or permit handed to it, bounded by ctx.
 type leaver interface {
 	leaveWithin(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error)
 }

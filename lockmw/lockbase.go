@@ -1,5 +1,7 @@
 package lockmw
 
+import "sync/atomic"
+
 // lockKind is what kind of lock a name is: a mutex or a semaphore.
 type lockKind uint8
 
@@ -20,12 +22,15 @@ func (k lockKind) String() string {
 // lock it holds: the Client, the name, the kind, and the key the watchdog
 // renews (a mutex's hash, a semaphore's sorted set of permits).
 type lockBase struct {
-	c        *Client
-	name     string
-	kind     lockKind
-	renewKey string
-	permits  int    // a semaphore's; 0 for a mutex (the hooks' events report it)
-	group    string // WithGroup's, per handle (the hooks' events report it)
+	c         *Client
+	name      string
+	kind      lockKind
+	k         keys
+	renewKey  string
+	reentrant bool          // a caller's own hold in its context is re-entered (not a permit)
+	permits   int           // a semaphore's; 0 for a mutex (the hooks' events report it)
+	group     string        // WithGroup's, per handle (the hooks' events report it)
+	hot       *atomic.Int64 // the name's group in the Client's contention memory; nil: not kept
 }
 
 // same reports whether b and o are one lock: the same Client, name and kind

@@ -2,9 +2,7 @@ package lockmw
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"sync/atomic"
 	"time"
 )
 
@@ -20,14 +18,13 @@ const Forever time.Duration = math.MaxInt64
 // derived from it). See the package documentation.
 type Mutex struct {
 	lockBase
-	k      keys
+	e      engine
 	fenced bool
 	err    error    // ErrInvalidName, returned by every call
 	akeys  []string // the acquire script's keys
 
-	keyArgs []any         // akeys, boxed once for the acquire and release command lines
-	rollArg any           // k.handoff (the roll-call channel), boxed once for the release command lines
-	hot     *atomic.Int64 // the name's group in the Client's contention memory
+	keyArgs []any // akeys, boxed once for the acquire and release command lines
+	rollArg any   // k.handoff (the roll-call channel), boxed once for the release command lines
 }
 
 // Mutex returns the lock called name, with [WithFencing] and [WithGroup] as
@@ -36,7 +33,8 @@ type Mutex struct {
 // nil option is skipped.
 func (c *Client) Mutex(name string, opts ...LockOption) *Mutex {
 	o := newLockOptions(opts)
-	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex, group: o.group}, fenced: o.fencing}
+	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex, group: o.group, reentrant: true}, fenced: o.fencing}
+	m.e = engine{&m.lockBase, m}
 	if err := validateName(name, c.cluster, newKeys); err != nil {
 		m.err = err
 		return m
@@ -108,24 +106,7 @@ func (m *Mutex) tryLock(ctx context.Context, wait, lease time.Duration, lead boo
 	if m.err != nil {
 		return ctx, m.err
 	}
-	if wait < 0 {
-		return ctx, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
-	}
-	if lease < 0 {
-		return ctx, fmt.Errorf("%w: negative lease %v", ErrInvalidArgument, lease)
-	}
-	if m.c.isClosed() {
-		return ctx, ErrClosed
-	}
-	lease = min(lease, time.Duration(maxTTLms)*time.Millisecond) // "forever" is 100 years
-	outer := m.findLevel(ctx)
-	if hooks := &m.c.opts.hooks; hooks.AcquireStart != nil || hooks.AcquireEnd != nil {
-		return m.tryLockHooked(ctx, outer, wait, lease, lead)
-	}
-	if outer != nil {
-		return m.reenter(ctx, outer)
-	}
-	return m.acquire(ctx, wait, lease, nil, lead)
+	return m.e.tryLock(ctx, wait, lease, lead)
 }
 
 // Token returns the fencing token of the hold ctx carries of this lock, with

@@ -128,9 +128,10 @@ func newLockOptions(opts []LockOption) lockOptions {
 	return o
 }
 
-// WithReplicaSync makes every new acquisition wait until replicas replicas
-// have acknowledged it (Redis WAIT, at most timeout); when fewer do, the lock
-// is released and the acquisition fails with an error matching
+// WithReplicaSync makes every new acquisition of every kind (a mutex's hold,
+// a semaphore's permit) wait until replicas replicas have acknowledged it
+// (Redis WAIT, at most timeout); when fewer do, the lock or permit is
+// released and the acquisition fails with an error matching
 // ErrNotReplicated. Redisson documents the same idea but fails only when no
 // replica acknowledges. It narrows, but does not close, the window in which a
 // fail-over to a replica that missed the lock hands it to a second owner. The

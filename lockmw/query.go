@@ -50,10 +50,7 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 
 // query runs a read, bounded by ctx (bounded.go).
 func query[T any](ctx context.Context, m *Mutex, f func(context.Context) (T, error)) (T, error) {
-	if !m.c.mustBound(ctx) {
-		return f(ctx)
-	}
-	return within(ctx, f, nil)
+	return bounded(m.c, ctx, f, nil)
 }
 
 // Holder describes who holds a lock now.

@@ -115,4 +115,4 @@ func (q *quorumStore) majority() int { return q.need }
 func (q *quorumStore) claim(context.Context, *Mutex, attempt) (int64, bool) { return 0, false }
 
 // syncReplicas does nothing: the majority of masters is the redundancy.
-func (q *quorumStore) syncReplicas(context.Context, *Mutex, string) error { return nil }
+func (q *quorumStore) syncReplicas(context.Context, engine, string) error { return nil }

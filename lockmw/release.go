@@ -96,11 +96,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if m.err != nil {
 		return false, m.err
 	}
-	if !m.c.mustBound(ctx) {
-		ok, err := m.c.store.forceUnlock(ctx, m)
-		return ok, withCtxErr(ctx, err)
-	}
-	ok, err := within(ctx, func(ctx context.Context) (bool, error) {
+	ok, err := bounded(m.c, ctx, func(ctx context.Context) (bool, error) {
 		return m.c.store.forceUnlock(ctx, m)
 	}, nil)
 	return ok, withCtxErr(ctx, err)
@@ -109,14 +105,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 // releaseWithin runs the release r, bounded by ctx (the release timeout): a
 // retry of Unlock reuses the level's latch, so a late one cannot count twice.
 func (m *Mutex) releaseWithin(ctx context.Context, r releaseReq) (int64, error) {
-	if !m.c.mustBound(ctx) {
+	return boundedInline(m.c, ctx, func(ctx context.Context) (int64, error) {
 		return m.c.store.release(ctx, m, r)
-	}
-	if ictx, cancel, ok := m.c.inlineBound(ctx); ok {
-		defer cancel()
-		return m.c.store.release(ictx, m, r)
-	}
-	return within(ctx, func(ctx context.Context) (int64, error) {
-		return m.c.store.release(ctx, m, r)
-	}, nil)
+	})
 }

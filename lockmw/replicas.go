@@ -13,7 +13,7 @@ import (
 // in one pipeline (one connection) right after a no-op write to the lock
 // (touch): the replication stream is ordered, so a replica that has the touch
 // has the acquisition too, also when a hand-off wrote it.
-func (s *singleStore) syncReplicas(ctx context.Context, m *Mutex, field string) error {
+func (s *singleStore) syncReplicas(ctx context.Context, e engine, field string) error {
 	c := s.c
 	if c.replicas == 0 {
 		return nil
@@ -21,10 +21,10 @@ func (s *singleStore) syncReplicas(ctx context.Context, m *Mutex, field string) 
 	var node redis.Cmdable = s.rdb
 	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
 		// A keyless WAIT would go to any node: use the lock's master.
-		n, err := cc.MasterForKey(ctx, m.k.lock)
+		n, err := cc.MasterForKey(ctx, e.renewKey)
 		if err != nil {
-			m.abandon(field)
-			return fmt.Errorf("lockmw: replica sync for %q: %w", m.name, err)
+			e.abandon(field)
+			return fmt.Errorf("lockmw: replica sync for %q: %w", e.name, err)
 		}
 		node = n
 	}
@@ -34,9 +34,9 @@ func (s *singleStore) syncReplicas(ctx context.Context, m *Mutex, field string) 
 		pipe := node.Pipeline()
 		var touch *redis.Cmd
 		if load {
-			touch = touchScript.Eval(ctx, pipe, []string{m.k.lock}, field)
+			touch = touchScript.Eval(ctx, pipe, []string{e.renewKey}, field)
 		} else {
-			touch = touchScript.EvalSha(ctx, pipe, []string{m.k.lock}, field)
+			touch = touchScript.EvalSha(ctx, pipe, []string{e.renewKey}, field)
 		}
 		wait := pipe.Do(ctx, "wait", c.replicas, c.replicaTimeout.Milliseconds())
 		_, _ = pipe.Exec(ctx)
@@ -53,9 +53,11 @@ func (s *singleStore) syncReplicas(ctx context.Context, m *Mutex, field string) 
 	}
 	// Redis answers (only the replicas lag): give the lock up before
 	// returning, so that nothing is held when the acquisition fails.
-	m.leaveQueue(ctx, field, false, 0)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
+	defer cancel()
+	_, _, _ = e.leaveWithin(lctx, field, false, 0)
 	if err != nil {
-		return fmt.Errorf("lockmw: replica sync for %q: %w", m.name, err)
+		return fmt.Errorf("lockmw: replica sync for %q: %w", e.name, err)
 	}
-	return fmt.Errorf("%w: %d of %d replicas acknowledged %q within %v", ErrNotReplicated, acks, c.replicas, m.name, c.replicaTimeout)
+	return fmt.Errorf("%w: %d of %d replicas acknowledged %q within %v", ErrNotReplicated, acks, c.replicas, e.name, c.replicaTimeout)
 }

@@ -61,6 +61,40 @@ func TestReplicaSync(t *testing.T) {
 	require.NoError(t, replica.Resume())
 }
 
+// WithReplicaSync covers every kind: a semaphore's permit waits for the
+// replicas as a mutex's hold does, and is given back when they do not
+// acknowledge it (before the engine, a semaphore skipped the sync: a
+// Client with no replica refused a mutex and granted a permit).
+func TestReplicaSyncCoversSemaphores(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t)
+	replica := redistest.Start(t, "replicaof "+strings.Replace(master.Addr(), ":", " ", 1))
+	ctx := testsupport.Ctx(t)
+	testsupport.Eventually(t, 10*time.Second, "replica in sync", func() bool {
+		info, err := master.Client().Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "connected_slaves:1") && strings.Contains(info, "state=online")
+	})
+	c := locktest.NewOn(t, master, lockmw.WithReplicaSync(1, 2*time.Second))
+	s := c.Semaphore("replicated-sem", 2)
+
+	h, err := s.Lock(ctx)
+	require.NoError(t, err)
+	n, err := replica.Client().ZCard(ctx, "{replicated-sem}:timeout").Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n, "the permit is on the replica when Lock returns")
+	require.NoError(t, s.Unlock(h))
+
+	// No replica acknowledges: no permit, and none stays taken.
+	require.NoError(t, replica.Pause())
+	defer func() { _ = replica.Resume() }()
+	_, err = s.Lock(ctx)
+	assert.ErrorIs(t, err, lockmw.ErrNotReplicated)
+	free, err := s.Available(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, free, "the permit was given back after the failed sync")
+	require.NoError(t, replica.Resume())
+}
+
 func TestReplicaSyncPanics(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})

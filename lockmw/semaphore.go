@@ -30,7 +30,7 @@ const semIdleTTL = 24 * time.Hour
 // Semaphore: Redis answers WRONGTYPE to the other.
 type Semaphore struct {
 	lockBase
-	k     keys
+	e     engine
 	err   error
 	rdb   redis.UniversalClient
 	akeys []string // the acquire script's keys
@@ -49,6 +49,7 @@ func (c *Client) Semaphore(name string, permits int, opts ...LockOption) *Semaph
 		panic(fmt.Sprintf("lockmw: Semaphore(%q, %d, WithFencing()): a semaphore's permits have no fencing tokens", name, permits))
 	}
 	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore, permits: permits, group: o.group}}
+	s.e = engine{&s.lockBase, s}
 	single, ok := c.store.(*singleStore)
 	switch {
 	case !ok:
@@ -94,34 +95,7 @@ func (s *Semaphore) TryLock(ctx context.Context, wait, lease time.Duration) (con
 	if s.err != nil {
 		return ctx, s.err
 	}
-	if wait < 0 {
-		return ctx, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
-	}
-	if lease < 0 {
-		return ctx, fmt.Errorf("%w: negative lease %v", ErrInvalidArgument, lease)
-	}
-	if s.c.isClosed() {
-		return ctx, ErrClosed
-	}
-	lease = min(lease, time.Duration(maxTTLms)*time.Millisecond)
-	hooks := &s.c.opts.hooks
-	if hooks.AcquireStart == nil && hooks.AcquireEnd == nil {
-		return s.acquire(ctx, wait, lease, nil)
-	}
-	start := time.Now()
-	actx := ctx
-	if hooks.AcquireStart != nil {
-		if x := hooks.AcquireStart(ctx, AcquireStartEvent{Name: s.name, Group: s.group, Wait: wait, Lease: lease, Permits: s.permits}); x != nil {
-			actx = x
-		}
-	}
-	ev := AcquireEndEvent{Name: s.name, Group: s.group, Permits: s.permits}
-	hctx, err := s.acquire(ctx, wait, lease, &ev)
-	if hooks.AcquireEnd != nil {
-		ev.Duration, ev.Err, ev.Outcome = time.Since(start), err, outcomeOf(err)
-		hooks.AcquireEnd(actx, ev)
-	}
-	return hctx, err
+	return s.e.tryLock(ctx, wait, lease, false)
 }
 
 // Unlock gives back the permit of permit, the innermost of this semaphore
@@ -186,10 +160,6 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 		}
 		return n, nil
 	}
-	if !s.c.mustBound(ctx) {
-		n, err := run(ctx)
-		return n, withCtxErr(ctx, err)
-	}
-	n, err := within(ctx, run, nil)
+	n, err := bounded(s.c, ctx, run, nil)
 	return n, withCtxErr(ctx, err)
 }

@@ -29,7 +29,7 @@ type store interface {
 	// when the claim window passed or Redis failed.
 	claim(ctx context.Context, m *Mutex, a attempt) (int64, bool)
 	// syncReplicas waits for WithReplicaSync's replicas (see replicas.go).
-	syncReplicas(ctx context.Context, m *Mutex, field string) error
+	syncReplicas(ctx context.Context, e engine, field string) error
 
 	// reenter adds a level to field's hold under the latch of reqID: the
 	// new count, -1 when the hold is gone, -2 when the request was undone.

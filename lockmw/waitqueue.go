@@ -1,8 +1,8 @@
 package lockmw
 
 // The wait queue and the hand-off: how a busy acquisition waits for its turn
-// without polling, for any lock kind that keeps its waiters in the queue (the
-// Mutex is the first; it implements queuer). The protocol — the keys and
+// without polling, for every lock kind (its engine, engine.go, is the
+// queuer). The protocol — the keys and
 // their lifetimes, the messages, the claim window, the clean-up of abandoned
 // attempts — is described once, in docs/waiting.md. Here is a waiter's side
 // of it (waitTurn); the scripts are the lock kind's (for the mutex:
@@ -187,14 +187,11 @@ func (wt *waitTurn) run(ctx context.Context, wait time.Duration, sent time.Time)
 // subscription's connection may wait for a paused server. A join that
 // completes after the caller gave up is left at once.
 func (wt *waitTurn) joinHubsWithin(ctx context.Context, sent time.Time) (ready []<-chan struct{}, confirmed bool, err error) {
-	if !wt.c.mustBound(ctx) {
-		return wt.joinHubs(ctx, sent)
-	}
 	type joined struct {
 		ready     []<-chan struct{}
 		confirmed bool
 	}
-	r, err := within(ctx, func(ctx context.Context) (joined, error) {
+	r, err := bounded(wt.c, ctx, func(ctx context.Context) (joined, error) {
 		ready, confirmed, err := wt.joinHubs(ctx, sent)
 		return joined{ready, confirmed}, err
 	}, func(joined, error) { wt.leaveHubs() })

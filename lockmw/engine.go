@@ -1,0 +1,236 @@
+package lockmw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The engine: one acquisition, wait, hold and hand-off for every lock kind.
+//
+// A kind (Mutex, Semaphore) supplies its keys and its scripts (kindOps),
+// each run once and unbounded. The engine does the rest once for all of
+// them: it checks the call, brackets it with the hooks, bounds every round
+// trip by the caller's context (bounded.go), undoes what a caller gave up on
+// (the renewer's chores), queues and waits (waitqueue.go), waits for
+// replicas (replicas.go) and starts the hold (hold.go), which the watchdog
+// renews (renewer.go).
+//
+// A new kind is one Go file (its handle, its kindOps) and its Lua, which
+// uses lib.lua's queue and hand-off: a read-write lock's sides are kinds
+// whose scripts decide who may hold beside whom and whom a release wakes.
+
+// kindOps is what a lock kind gives the engine: its scripts, each run once,
+// unbounded (the engine bounds them and undoes what nobody will use).
+type kindOps interface {
+	// firstTry runs a new acquisition's first attempt: the kind's fast
+	// path when it has one, else try.
+	firstTry(ctx context.Context, a attempt) (acquireReply, error)
+	// try runs one attempt of a; a.enqueue joins the queue when busy.
+	try(ctx context.Context, a attempt) (acquireReply, error)
+	// claimOnce gives what was handed to a.field its full TTL: the token,
+	// false when the claim window passed or Redis failed.
+	claimOnce(ctx context.Context, a attempt) (int64, bool)
+	// leaveOnce takes field out of the queue. What was handed to it
+	// meanwhile is kept (keep: with ttl; the token and true) or passed on.
+	leaveOnce(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error)
+	// reenter adds a level to the hold of outer, the caller's own of this
+	// lock (findLevel). A kind that is not reentrant never finds one.
+	reenter(ctx context.Context, outer *level) (context.Context, error)
+}
+
+// engine runs a kind's acquisitions; it is the kind's queuer and leaver.
+type engine struct {
+	*lockBase
+	ops kindOps
+}
+
+// tryLock is TryLock of every kind: checks, then a re-entry or a new
+// acquisition (lead: a campaign of Lead), reported to the hooks when set.
+func (e engine) tryLock(ctx context.Context, wait, lease time.Duration, lead bool) (context.Context, error) {
+	if wait < 0 {
+		return ctx, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+	}
+	if lease < 0 {
+		return ctx, fmt.Errorf("%w: negative lease %v", ErrInvalidArgument, lease)
+	}
+	if e.c.isClosed() {
+		return ctx, ErrClosed
+	}
+	lease = min(lease, time.Duration(maxTTLms)*time.Millisecond) // "forever" is 100 years
+	var outer *level
+	if e.reentrant {
+		outer = e.findLevel(ctx)
+	}
+	if hooks := &e.c.opts.hooks; hooks.AcquireStart != nil || hooks.AcquireEnd != nil {
+		return e.tryLockHooked(ctx, outer, wait, lease, lead)
+	}
+	if outer != nil {
+		return e.ops.reenter(ctx, outer)
+	}
+	return e.acquire(ctx, wait, lease, nil, lead)
+}
+
+// tryLockHooked is tryLock's work between the AcquireStart and AcquireEnd
+// hooks.
+func (e engine) tryLockHooked(ctx context.Context, outer *level, wait, lease time.Duration, lead bool) (context.Context, error) {
+	hooks := &e.c.opts.hooks
+	start := time.Now()
+	actx := ctx
+	if hooks.AcquireStart != nil {
+		ev := AcquireStartEvent{Name: e.name, Group: e.group, Reentrant: outer != nil, Wait: wait, Lease: lease, Lead: lead, Permits: e.permits}
+		if x := hooks.AcquireStart(ctx, ev); x != nil {
+			actx = x
+		}
+	}
+	ev := AcquireEndEvent{Name: e.name, Group: e.group, Reentrant: outer != nil, Lead: lead, Permits: e.permits}
+	var hctx context.Context
+	var err error
+	if outer != nil {
+		hctx, err = e.ops.reenter(ctx, outer)
+	} else {
+		hctx, err = e.acquire(ctx, wait, lease, &ev, lead)
+	}
+	if hooks.AcquireEnd != nil {
+		ev.Duration, ev.Err, ev.Outcome = time.Since(start), err, outcomeOf(err)
+		if lvl := e.findLevel(hctx); err == nil && lvl != nil {
+			ev.Token = lvl.h.token
+		}
+		hooks.AcquireEnd(actx, ev)
+	}
+	return hctx, err
+}
+
+// outcomeOf classifies an acquisition's error for the hooks.
+func outcomeOf(err error) Outcome {
+	switch {
+	case err == nil:
+		return Acquired
+	case errors.Is(err, context.Canceled), errors.Is(err, ErrClosed):
+		return Canceled
+	case errors.Is(err, ErrNotAcquired), errors.Is(err, context.DeadlineExceeded):
+		return TimedOut
+	default:
+		return Failed
+	}
+}
+
+// acquire runs a new acquisition: one attempt, then the wait (also after a
+// first attempt that failed on a transient error: firstFailed), the
+// replicas, the hold.
+func (e engine) acquire(ctx context.Context, wait, lease time.Duration, ev *AcquireEndEvent, lead bool) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return ctx, errors.Join(ErrNotAcquired, err)
+	}
+	c := e.c
+	a := attempt{field: c.id + ":" + formatUint(c.ownerSeq.Add(1)), ttl: lease, enqueue: wait > 0, lead: lead}
+	a.fieldArg = a.field
+	if a.ttl == 0 {
+		a.ttl = c.opts.watchdog
+	}
+	sent := time.Now()
+	r, err := bounded(c, ctx, func(ctx context.Context) (acquireReply, error) {
+		return e.ops.firstTry(ctx, a)
+	}, e.lateAcquire(a.field))
+	if err != nil {
+		if end := firstFailed(ctx, e, a.field, wait, err); end != nil {
+			return ctx, end
+		}
+	}
+	t := turn{token: r.token, base: sent}
+	if !r.won {
+		if e.hot != nil {
+			c.contention.seen(e.hot)
+		}
+		if ev != nil && err == nil {
+			ev.Waited, ev.Holder, ev.HolderMetadata = true, r.holder, r.meta
+		}
+		if wait == 0 {
+			return ctx, r.busy(e.name)
+		}
+		wt := &waitTurn{c: c, q: e, name: e.name, k: &e.lockBase.k, a: a, lease: lease, ev: ev, busy: r, answered: err == nil, lastBusy: sent, lastErr: err}
+		if t, err = wt.run(ctx, wait, sent); err != nil {
+			return ctx, err
+		}
+	}
+	if err := e.syncReplicas(ctx, a.field); err != nil {
+		return ctx, err
+	}
+	return e.startHold(ctx, a, lease, t, !r.won), nil
+}
+
+// lateAcquire is within's late for a round trip of field's acquisition: it
+// undoes the acquisition once more, for it may have won after the first
+// clean-up ran.
+func (e engine) lateAcquire(field string) func(acquireReply, error) {
+	return func(acquireReply, error) { e.abandon(field) }
+}
+
+// retry is a queued waiter's next attempt (queuer), bounded by ctx.
+func (e engine) retry(ctx context.Context, a attempt) (acquireReply, error) {
+	a.enqueue, a.queued = true, true
+	return bounded(e.c, ctx, func(ctx context.Context) (acquireReply, error) {
+		return e.ops.try(ctx, a)
+	}, e.lateAcquire(a.field))
+}
+
+// claim gives what was handed to a.field its full TTL (queuer), bounded by
+// ctx; a claim that succeeds after the caller gave up is undone.
+func (e engine) claim(ctx context.Context, a attempt) (int64, bool) {
+	type claimed struct {
+		token int64
+		ok    bool
+	}
+	r, err := bounded(e.c, ctx, func(ctx context.Context) (claimed, error) {
+		token, ok := e.ops.claimOnce(ctx, a)
+		return claimed{token, ok}, nil
+	}, func(claimed, error) { e.abandon(a.field) })
+	return r.token, err == nil && r.ok
+}
+
+// leave takes a waiter whose wait ran out out of the queue, keeping what
+// was handed to it just then (queuer), within the release timeout.
+func (e engine) leave(ctx context.Context, a attempt) (int64, bool, error) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.c.opts.releaseTimeout)
+	defer cancel()
+	return e.leaveWithin(lctx, a.field, true, a.ttl)
+}
+
+// leaveWithin takes field out of the queue, bounded by ctx (leaver): what
+// it kept after the caller gave up is undone.
+func (e engine) leaveWithin(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
+	type left struct {
+		token int64
+		ok    bool
+	}
+	r, err := bounded(e.c, ctx, func(ctx context.Context) (left, error) {
+		token, ok, err := e.ops.leaveOnce(ctx, field, keep, ttl)
+		return left{token, ok}, err
+	}, func(r left, _ error) {
+		if r.ok { // kept what was handed over just then: nobody will use it
+			e.abandon(field)
+		}
+	})
+	return r.token, r.ok, err
+}
+
+// abandon undoes an acquisition that failed or gave up (queuer): it takes
+// field out of the queue and gives back what field got after all (a reply
+// that was lost, a hand-off that came as the waiter left). It runs on the
+// renewer's goroutine, so that the caller returns on time even when Redis
+// does not answer.
+func (e engine) abandon(field string) {
+	e.c.renewer.abandon(e, field)
+}
+
+// syncReplicas waits for WithReplicaSync's replicas, bounded by ctx; the
+// acquisition is given up when they do not acknowledge it.
+func (e engine) syncReplicas(ctx context.Context, field string) error {
+	if e.c.replicas == 0 {
+		return nil
+	}
+	return boundedErr(e.c, ctx, func(ctx context.Context) error {
+		return e.c.store.syncReplicas(ctx, e, field)
+	}, func(error) { e.abandon(field) })
+}
