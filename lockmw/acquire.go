@@ -23,7 +23,7 @@ type acquireReply struct {
 	pttl   time.Duration
 	holder string
 	meta   string
-	at     int64 // a busy reply's server time in ms (0: not told)
+	at     int64 // a busy reply's server time in µs (0: not told)
 	split  bool  // a quorum's masters were split between contenders: pttl is a random back-off
 }
 
@@ -33,7 +33,7 @@ func (r *acquireReply) busy(name string) *BusyError {
 }
 
 // parseAcquire reads acquire.lua's and semacquire.lua's reply: {1, token}
-// or {0, pttl, holder, meta, server ms}.
+// or {0, pttl, holder, meta, server µs}.
 func parseAcquire(res []any) (acquireReply, error) {
 	var r acquireReply
 	if len(res) >= 2 && asInt(res[0]) == 1 {

@@ -38,6 +38,9 @@ type kindOps interface {
 	// reenter adds a level to the hold of outer, the caller's own of this
 	// lock (findLevel). A kind that is not reentrant never finds one.
 	reenter(ctx context.Context, outer *level) (context.Context, error)
+	// releaseOnce releases lvl, the owner's last level when last; with
+	// expireMS > 0 a last level is left to expire in that many ms.
+	releaseOnce(ctx context.Context, lvl *level, expireMS int64, last bool) (released, error)
 }
 
 // engine runs a kind's acquisitions; it is the kind's queuer and leaver.
@@ -233,4 +236,59 @@ func (e engine) syncReplicas(ctx context.Context, field string) error {
 	return boundedErr(e.c, ctx, func(ctx context.Context) error {
 		return e.c.store.syncReplicas(ctx, e, field)
 	}, func(error) { e.abandon(field) })
+}
+
+// released is what a kind's release of one level found (kindOps.releaseOnce).
+type released int8
+
+const (
+	releasedLevel released = iota // other levels of the hold remain
+	releasedHold                  // the hold ended: released, or left to expire (UnlockAt)
+	releasedGone                  // the hold was gone, expired or someone else's
+)
+
+// release releases the level that hold carries (Unlock; with expireMS > 0
+// UnlockAt). It takes the owner from hold and runs detached from it,
+// bounded by the release timeout. The local count of levels decides the
+// last one: Redis may count one more while a re-entry whose reply was lost
+// waits to be undone. After a Redis error the level stays held (a retry
+// reuses its latch); an owner's last level stops renewing, so that the lock
+// expires within the watchdog timeout even without a retry.
+func (e engine) release(hold context.Context, expireMS int64) error {
+	lvl, err := e.levelToRelease(hold)
+	if err != nil {
+		return err
+	}
+	defer lvl.mu.Unlock()
+	if lvl.latchArg == nil { // before the first try: a retry reuses it
+		lvl.latchArg = e.k.latchBase + lvl.reqID
+	}
+	h, c := lvl.h, e.c
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(hold), c.opts.releaseTimeout)
+	defer cancel()
+	h.beginRelease()
+	defer h.endRelease()
+	last := h.addLevels(0) == 1
+	res, err := boundedInline(c, rctx, func(ctx context.Context) (released, error) {
+		return e.ops.releaseOnce(ctx, lvl, expireMS, last)
+	})
+	if err != nil {
+		if h.addLevels(0) == 1 {
+			h.end(endReleased, nil)
+		}
+		return withCtxErr(rctx, fmt.Errorf("lockmw: unlock %s %q: %w", e.kind, e.name, err))
+	}
+	lvl.released = true
+	h.addLevels(-1)
+	if res == releasedGone {
+		cause := fmt.Errorf("%w: %s %q was gone, expired or someone else's at unlock", ErrLockLost, e.kind, e.name)
+		h.end(endLost, cause)
+		lvl.cancelLevel(cause)
+		return cause
+	}
+	if res == releasedHold {
+		h.end(endReleased, nil)
+	}
+	lvl.cancelLevel(nil)
+	return nil
 }

@@ -91,7 +91,7 @@ func TestHandoffOlderThanTheBusyReplyIsDropped(t *testing.T) {
 
 	_, done, err = wt.claim(ctx, handoff{token: 6, sent: 1_000_500, at: later})
 	require.NoError(t, err)
-	assert.False(t, done, "in the busy reply's very millisecond: dropped (costs a wait, never a second holder)")
+	assert.False(t, done, "at the busy reply's very µs: dropped (costs a wait, never a second holder)")
 
 	tr, done, err := wt.claim(ctx, handoff{token: 7, sent: 1_000_501, at: later})
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ import (
 // share one connection (on a Redis 7 cluster, one per node, since a sharded
 // subscription is bound to its slot's node). One goroutine per
 // connection receives and dispatches:
-//   - a hand-off "<field>|<token>|<previous holder>|<server ms>|<its metadata>" goes to
+//   - a hand-off "<field>|<token>|<previous holder>|<server µs>|<its metadata>" goes to
 //     the one waiter with that field;
 //   - Redisson's unlock message wakes one waiter of the name to retry;
 //   - a (re)confirmed subscription after a lost connection wakes every waiter

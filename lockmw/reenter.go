@@ -24,9 +24,9 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 		return ctx, withCtxErr(ctx, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err))
 	}
 	switch {
-	case n == -2: // undone by an earlier, abandoned try of this very request
+	case n == reenterUndone:
 		return ctx, fmt.Errorf("lockmw: re-enter %q: abandoned", m.name)
-	case n < 0:
+	case n < 0: // reenterGone
 		h.end(endLost, fmt.Errorf("%w: %q was gone when re-entered", ErrLockLost, m.name))
 		return ctx, ErrLockLost
 	}

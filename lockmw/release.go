@@ -2,7 +2,6 @@ package lockmw
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -37,48 +36,24 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 	if m.err != nil {
 		return m.err
 	}
-	lvl, err := m.levelToRelease(ctx)
-	if err != nil {
-		return err
+	return m.e.release(ctx, expireMS)
+}
+
+// releaseOnce runs the release of lvl (kindOps): the short script first for
+// an uncontended last level, release.lua otherwise (singleStore.release), or
+// the quorum's. A retry of Unlock reuses the level's latch, so a late one
+// cannot count twice.
+func (m *Mutex) releaseOnce(ctx context.Context, lvl *level, expireMS int64, last bool) (released, error) {
+	n, err := m.c.store.release(ctx, m, releaseReq{h: lvl.h, lvl: lvl, expireMS: expireMS, last: last})
+	switch {
+	case err != nil:
+		return 0, err
+	case n == releaseLevelsLeft:
+		return releasedLevel, nil
+	case n == releaseReleased, n == releaseToExpire:
+		return releasedHold, nil
 	}
-	defer lvl.mu.Unlock()
-	h, c := lvl.h, m.c
-	if lvl.latchArg == nil {
-		lvl.latchArg = m.k.latchBase + lvl.reqID
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
-	defer cancel()
-	h.beginRelease()
-	defer h.endRelease()
-	// The local count of levels decides the last one: Redis may count one
-	// more while a re-entry whose reply was lost waits to be undone.
-	last := h.addLevels(0) == 1
-	n, err := m.releaseWithin(rctx, releaseReq{h: h, lvl: lvl, expireMS: expireMS, last: last})
-	if err != nil {
-		if h.addLevels(0) == 1 {
-			// The owner's last level: stop renewing, so that the lock
-			// expires within the watchdog timeout even if Unlock is never
-			// called again. A retry still releases it at once.
-			h.end(endReleased, nil)
-		}
-		return withCtxErr(rctx, fmt.Errorf("lockmw: unlock %q: %w", m.name, err))
-	}
-	lvl.released = true
-	h.addLevels(-1)
-	switch n {
-	case 0: // other levels remain
-		lvl.cancelLevel(nil)
-		return nil
-	case 1, 2:
-		h.end(endReleased, nil)
-		lvl.cancelLevel(nil)
-		return nil
-	default:
-		cause := fmt.Errorf("%w: %q was gone or someone else's at unlock", ErrLockLost, m.name)
-		h.end(endLost, cause)
-		lvl.cancelLevel(cause)
-		return cause
-	}
+	return releasedGone, nil
 }
 
 // cancelLevel cancels a re-entry's own context with cause.
@@ -100,12 +75,4 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		return m.c.store.forceUnlock(ctx, m)
 	}, nil)
 	return ok, withCtxErr(ctx, err)
-}
-
-// releaseWithin runs the release r, bounded by ctx (the release timeout): a
-// retry of Unlock reuses the level's latch, so a late one cannot count twice.
-func (m *Mutex) releaseWithin(ctx context.Context, r releaseReq) (int64, error) {
-	return boundedInline(m.c, ctx, func(ctx context.Context) (int64, error) {
-		return m.c.store.release(ctx, m, r)
-	})
 }

@@ -48,6 +48,25 @@ var (
 	semUnlockAtLua string
 )
 
+// Replies of the scripts, decoded where they are read.
+const (
+	// release.lua (and the quorum's release, per master): a level of the
+	// hold is gone, the hold is released, or left to expire (UnlockAt);
+	// negative: the field is not in the lock (gone, or someone else's).
+	releaseLevelsLeft int64 = 0
+	releaseReleased   int64 = 1
+	releaseToExpire   int64 = 2
+
+	// reenter.lua: the new count, or the hold is gone, or this very
+	// request was undone by an earlier, abandoned try of it.
+	reenterGone   int64 = -1
+	reenterUndone int64 = -2
+
+	// semrelease.lua: the permit is given back (semunlockat.lua answers
+	// releaseToExpire); negative: the field holds no permit (it expired).
+	semReleased int64 = 1
+)
+
 // The scripts run with EVALSHA; go-redis falls back to EVAL (which loads the
 // script) when the server answers NOSCRIPT, as after a restart.
 var (

@@ -52,16 +52,23 @@ func (s *Semaphore) reenter(ctx context.Context, _ *level) (context.Context, err
 	return ctx, fmt.Errorf("lockmw: semaphore %q: %w", s.name, errors.ErrUnsupported)
 }
 
-// releaseWithin runs semrelease.lua for field under the latch of reqID
-// (semunlockat.lua with expireMS > 0), bounded by ctx (the release timeout).
-func (s *Semaphore) releaseWithin(ctx context.Context, field, reqID string, expireMS int64) (int64, error) {
-	run := func(ctx context.Context) (int64, error) {
-		if expireMS > 0 {
-			return semUnlockAtScript.Run(ctx, s.rdb, []string{s.k.permits}, field, expireMS).Int64()
-		}
-		return semReleaseScript.Run(ctx, s.rdb, s.fullKeys(reqID), field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
+// releaseOnce gives lvl's permit back (semrelease.lua under the level's
+// latch), or lets it expire in expireMS (semunlockat.lua) (kindOps).
+func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64, _ bool) (released, error) {
+	var n int64
+	var err error
+	if expireMS > 0 {
+		n, err = semUnlockAtScript.Run(ctx, s.rdb, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
+	} else {
+		n, err = semReleaseScript.Run(ctx, s.rdb, s.fullKeys(lvl.reqID), lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
 	}
-	return boundedInline(s.c, ctx, run)
+	switch {
+	case err != nil:
+		return 0, err
+	case n != semReleased && n != releaseToExpire:
+		return releasedGone, nil
+	}
+	return releasedHold, nil
 }
 
 // fullKeys are the keys of the scripts that may hand a permit over, with

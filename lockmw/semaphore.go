@@ -122,29 +122,7 @@ func (s *Semaphore) release(permit context.Context, expireMS int64) error {
 	if s.err != nil {
 		return s.err
 	}
-	lvl, err := s.levelToRelease(permit)
-	if err != nil {
-		return err
-	}
-	defer lvl.mu.Unlock()
-	h, c := lvl.h, s.c
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(permit), c.opts.releaseTimeout)
-	defer cancel()
-	h.beginRelease()
-	defer h.endRelease()
-	n, err := s.releaseWithin(rctx, h.field, lvl.reqID, expireMS)
-	if err != nil {
-		h.end(endReleased, nil) // stop renewing: the permit expires within the watchdog timeout
-		return withCtxErr(rctx, fmt.Errorf("lockmw: unlock semaphore %q: %w", s.name, err))
-	}
-	lvl.released = true
-	if n < 0 {
-		cause := fmt.Errorf("%w: the permit of %q had expired at unlock", ErrLockLost, s.name)
-		h.end(endLost, cause)
-		return cause
-	}
-	h.end(endReleased, nil)
-	return nil
+	return s.e.release(permit, expireMS)
 }
 
 // Available returns how many permits are free now, after expired ones are

@@ -45,7 +45,7 @@ func claimWindow(ttl time.Duration) int64 {
 type handoff struct {
 	token        int64
 	holder, meta string    // the previous holder's field and metadata
-	sent         int64     // the server's time, in ms, when it handed over (0: not told)
+	sent         int64     // the server's time, in µs, when it handed over (0: not told)
 	at           time.Time // when this client received it
 }
 
@@ -62,7 +62,7 @@ func newWaiter(field string) *waiter {
 	return &waiter{field: field, wake: make(chan struct{}, 1), handed: make(chan handoff, 1)}
 }
 
-// parseHandoff splits "<field>|<token>|<previous holder>|<server ms>|<metadata>";
+// parseHandoff splits "<field>|<token>|<previous holder>|<server µs>|<metadata>";
 // the fields contain no '|' (client IDs may not), the metadata may. A message
 // of an older rlock, without the server's time, reads too.
 func parseHandoff(payload string) (string, handoff, bool) {
@@ -306,7 +306,7 @@ func (wt *waitTurn) awaitReady(ctx context.Context, ready <-chan struct{}) (t tu
 // did not find our field, so the lock handed over had expired unclaimed. It
 // is dropped, or its claim window, counted from that attempt, would make a
 // lock someone else holds look like ours. The server's times order the two
-// (stale: handed at or before the busy reply's time), however late the
+// (stale: handed before the busy reply's time, in µs), however late the
 // message arrives; a message received before the attempt was sent is stale
 // too.
 func (wt *waitTurn) claim(ctx context.Context, ho handoff) (t turn, done bool, err error) {

@@ -16,7 +16,7 @@
 --         (the lock taken and freed again after it: lib.lua's rlock_reserve)
 --
 -- Returns {1, token} when we hold the lock (this very request set its TTL),
---         {0, pttl, holder field, holder metadata, server ms} when it is busy
+--         {0, pttl, holder field, holder metadata, server µs} when it is busy
 --         (or left reserved for Redisson's waiters: then pttl is what is left
 --         of the reservation's window, and there is no holder); the server's
 --         time tells the waiter which hand-offs came before this reply.
@@ -78,4 +78,4 @@ if pttl <= 0 then pttl = redis.call('pttl', KEYS[1]) end
 if ARGV[3] == '1' then
   rlock_enqueue(ARGV[2], pttl, ARGV[4], ARGV[1], ARGV[5], ARGV[7], ARGV[6])
 end
-return {0, pttl, holder, meta, rlock_now()}
+return {0, pttl, holder, meta, rlock_now_us()}

@@ -21,9 +21,9 @@
 --           refreshed by every token (see rlock_next_token).
 --   KEYS[6] an idempotency latch for this one request.
 --   KEYS[7] the prefix of the hand-off channels, one per client: ":<clientID>"
---           appended; "<field>|<token>|<previous holder>|<server ms>|<its
+--           appended; "<field>|<token>|<previous holder>|<server µs>|<its
 --           metadata>" tells one waiter of that client it holds the lock, who
---           held it before, and when (the server's clock, in ms).
+--           held it before, and when (the server's clock, in µs).
 --           The prefix itself is the roll-call channel: every rlock client
 --           subscribed to KEYS[2] is subscribed to it too, in the same command;
 --           a release that reserves the lock publishes the reservation's
@@ -32,6 +32,13 @@
 local function rlock_now()
   local t = redis.call('time')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- rlock_now_us is the server's time in µs: it orders the hand-offs and busy
+-- replies of one name (two scripts never run in the same µs).
+local function rlock_now_us()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
 -- Numbers passed to redis.call are written as string literals ('1', not 1):
@@ -155,7 +162,7 @@ end
 
 -- rlock_tell publishes to the client of field, on its hand-off channel, that
 -- field now holds the lock: "<field>|<token>|<previous holder>|<server
--- ms>|<metadata>". The server's time orders the message against the
+-- µs>|<metadata>". The server's time orders the message against the
 -- waiter's attempts (their busy replies carry it too): a hand-off older than
 -- a busy reply was not claimed in time and is stale, however late it arrives.
 local function rlock_tell(pub, field, token, prev, meta)
@@ -163,7 +170,7 @@ local function rlock_tell(pub, field, token, prev, meta)
   -- '%d': a token from the clock has 16 digits, which Lua's own number to
   -- string (%.14g) would write with an exponent.
   redis.call(pub, KEYS[7] .. ':' .. client, field .. '|' .. string.format('%d', token) .. '|' .. prev ..
-    '|' .. string.format('%d', rlock_now()) .. '|' .. meta)
+    '|' .. string.format('%d', rlock_now_us()) .. '|' .. meta)
 end
 
 -- Beside Redisson's waiters (docs/waiting.md, Beside Redisson waiters).

@@ -15,9 +15,9 @@
 -- 'spublish', ARGV[9] how long in ms the count outlives its last permit.
 --
 -- Returns {1, 0} when we hold a permit (this request set its expiry),
---         {0, pttl, holder, '', now} when none is free: pttl the earliest
+--         {0, pttl, holder, '', now µs} when none is free: pttl the earliest
 --         permit's time left (-1: none expires), holder its field when an rlock
---         one, now the server's time in ms (as acquire.lua's busy reply).
+--         one, now the server's time in µs (as acquire.lua's busy reply).
 local now = rlock_now()
 local count = redis.call('get', KEYS[1])
 
@@ -73,4 +73,4 @@ if yield > 0 then pttl = yield end
 if ARGV[3] == '1' then
   rlock_enqueue(ARGV[2], pttl, ARGV[4], ARGV[1], '0', ARGV[7], ARGV[6])
 end
-return {0, pttl, holder, '', now}
+return {0, pttl, holder, '', rlock_now_us()}
