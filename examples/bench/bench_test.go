@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -350,6 +351,16 @@ func TestFlags(t *testing.T) {
 			t.Errorf("latency %v, scenarios %v, err %v", cfg.latency, cfg.scenarios, err)
 		}
 	})
+	t.Run("-scenario parallel is not in all; -rounds sets many-held's and parallel's", func(t *testing.T) {
+		cfg, _, err := parseFlags(nil, io.Discard)
+		if err != nil || slices.Contains(cfg.scenarios, parallelScenario) || cfg.goroutines != 64 || cfg.parRounds != 5 || cfg.settle != time.Minute {
+			t.Errorf("defaults: scenarios %v, goroutines %d, parallel rounds %d, settle %v, err %v", cfg.scenarios, cfg.goroutines, cfg.parRounds, cfg.settle, err)
+		}
+		cfg, _, err = parseFlags([]string{"-scenario", "parallel", "-rounds", "7", "-goroutines", "8", "-settle", "0s"}, io.Discard)
+		if err != nil || strings.Join(cfg.scenarios, ",") != parallelScenario || cfg.rounds != 7 || cfg.parRounds != 7 || cfg.goroutines != 8 || cfg.settle != 0 {
+			t.Errorf("scenarios %v, rounds %d and %d, goroutines %d, settle %v, err %v", cfg.scenarios, cfg.rounds, cfg.parRounds, cfg.goroutines, cfg.settle, err)
+		}
+	})
 	t.Run("-h asks for help", func(t *testing.T) {
 		var out bytes.Buffer
 		if _, _, err := parseFlags([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
@@ -374,6 +385,9 @@ func TestFlags(t *testing.T) {
 		{"-mix", "4:4:4"},
 		{"-mix", "a:b"},
 		{"-latency", "-1ms"},
+		{"-goroutines", "0"},
+		{"-rounds", "-1"},
+		{"-settle", "-1s"},
 		{"extra"},
 	} {
 		t.Run("rejects "+strings.Join(args, " "), func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -69,12 +68,8 @@ func runContended(ctx context.Context, e *env, cfg config, kind string) (*result
 // connections are dialled and the scripts loaded before the run.
 func warmUp(ctx context.Context, lockers []locker) error {
 	for _, l := range lockers {
-		h, err := l.lock(ctx)
-		if err != nil {
-			return fmt.Errorf("warm-up lock: %w", err)
-		}
-		if err := l.unlock(h); err != nil {
-			return fmt.Errorf("warm-up unlock: %w", err)
+		if err := lockPair(ctx, l); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	return nil
@@ -128,20 +123,9 @@ func measureContended(ctx context.Context, e *env, cfg config, lockers []locker,
 func runWorkers(ctx context.Context, lockers []locker, cfg config, stop context.CancelFunc) ([][]turn, error) {
 	turns := make([][]turn, len(lockers))
 	errs := make([]error, len(lockers))
-	start := make(chan struct{})
-	var base time.Time
-	var wg sync.WaitGroup
-	for i, l := range lockers {
-		wg.Go(func() {
-			<-start
-			turns[i], errs[i] = worker(ctx, i, l, base, cfg)
-		})
-	}
-	base = time.Now()
-	timer := time.AfterFunc(cfg.duration, stop)
-	defer timer.Stop()
-	close(start)
-	wg.Wait()
+	together(len(lockers), func(i int, base time.Time) {
+		turns[i], errs[i] = worker(ctx, i, lockers[i], base, cfg)
+	}, after{cfg.duration, stop})
 	return turns, errors.Join(errs...)
 }
 

@@ -134,16 +134,17 @@ type serverCounts struct {
 }
 
 // serverDelta is the INFO commandstats difference, without the commands the
-// tool's own admin connection sends to take the measure. top names the
-// commands the clients sent: commands run inside a script are counted in
-// calls, and their time is part of the script's, so only the time of top
-// commands adds up to the server time spent for the clients.
+// tool's own admin connection sends to take the measure (INFO, PING,
+// CLIENT, PUBSUB, DBSIZE). top names the commands the clients sent:
+// commands run inside a script are counted in calls, and their time is part
+// of the script's, so only the time of top commands adds up to the server
+// time spent for the clients.
 func serverDelta(before, after map[string]cmdStat, top map[string]int64) serverCounts {
 	d := serverCounts{calls: map[string]int64{}, usec: map[string]int64{}}
 	for k, a := range after {
 		b := before[k]
 		n := a.calls - b.calls
-		if n == 0 || k == "info" || k == "ping" || strings.HasPrefix(k, "client|") || strings.HasPrefix(k, "pubsub|") {
+		if n == 0 || k == "info" || k == "ping" || k == "dbsize" || strings.HasPrefix(k, "client|") || strings.HasPrefix(k, "pubsub|") {
 			continue
 		}
 		d.calls[k] = n

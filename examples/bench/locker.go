@@ -18,6 +18,18 @@ type locker interface {
 	close() error
 }
 
+// lockPair takes l and releases it at once.
+func lockPair(ctx context.Context, l locker) error {
+	h, err := l.lock(ctx)
+	if err != nil {
+		return fmt.Errorf("lock: %w", err)
+	}
+	if err := l.unlock(h); err != nil {
+		return fmt.Errorf("unlock: %w", err)
+	}
+	return nil
+}
+
 // lockKinds are the -lock names, in the order the rows are printed:
 //
 //   - rlock: lockmw, this module's lock (pub/sub hand-off queue);

@@ -2,16 +2,32 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 )
 
-// newLockers returns one locker of kind (not rlock) per name, all on rdb,
-// and a func that closes them. rueidislock's share one Locker, and so one
-// rueidis client, as one process's locks would.
+// autopipelineKind is the auto-pipelined floor of the parallel scenario: the
+// setnx floor's SET NX PX and DEL sent through go-redis's
+// Client.AutoPipeline() (go-redis v9.22+, experimental), which batches the
+// commands of concurrent callers into pipelines.
+const autopipelineKind = "setnx-autopipeline"
+
+// newLockers returns one locker of kind per name, all on rdb, and a func
+// that closes them, as one process's locks would share one client: rlock's
+// share one Client (one lockmw.New), rueidislock's one Locker (one rueidis
+// client), the auto-pipelined floor's rdb's AutoPipeliner.
 func newLockers(kind string, rdb *redis.Client, counter *cmdCounter, names []string, cfg config) ([]locker, func() error, error) {
 	ls := make([]locker, len(names))
-	if kind == "rueidislock" {
+	switch kind {
+	case "rlock":
+		c := lockmw.New(rdb)
+		for i, n := range names {
+			ls[i] = &rlockLocker{c: c, m: c.Mutex(n)}
+		}
+		return ls, c.Close, nil
+	case "rueidislock":
 		base, err := newRueidisLocker(rdb.Options().Addr, names[0], counter)
 		if err != nil {
 			return nil, nil, err
@@ -20,6 +36,15 @@ func newLockers(kind string, rdb *redis.Client, counter *cmdCounter, names []str
 			ls[i] = &rueidisLocker{l: base.l, name: n}
 		}
 		return ls, base.close, nil
+	case autopipelineKind:
+		ap, err := rdb.AutoPipeline()
+		if err != nil {
+			return nil, nil, fmt.Errorf("go-redis AutoPipeline: %w", err)
+		}
+		for i, n := range names {
+			ls[i] = newSetNXLock(ap, n)
+		}
+		return ls, ap.Close, nil
 	}
 	for i, n := range names {
 		l, err := newLocker(kind, rdb, counter, n, cfg)

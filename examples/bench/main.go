@@ -10,8 +10,9 @@
 // with "go run -C examples/bench . [flags]":
 //
 //	cd examples/bench
-//	go run .                                   # every scenario, every lock, about 2 minutes
+//	go run .                                   # every scenario but parallel, every lock, about 2 minutes
 //	go run . -scenario contended               # every lock's contended row, then rlock's targets
+//	go run . -scenario parallel                # many independent locks from one client, about 4 minutes
 //	go run . -scenario contended -lock rlock,poll
 //	go run . -json > bench.json
 //	go run . -addr 127.0.0.1:6379              # an existing server
@@ -174,6 +175,33 @@
 //     taking turns as uncontended does (-n, -runs, -block): p50/p99,
 //     commands and redis-server CPU of each, and the median over runs of
 //     p50(semaphore)/p50(mutex).
+//   - parallel (not part of -scenario all: it runs for about 4 minutes):
+//     many independent locks from one service. -goroutines goroutines (64)
+//     share one client per lock (one go-redis client with default options
+//     for rlock, one lockmw.Client on it, and for the go-redis peers; one
+//     rueidislock Locker, so one rueidis client), each locking and
+//     unlocking a name of its own, with no contention, for -duration. Beside
+//     the locks of -lock (a lock's retry variants run once: nobody
+//     retries), always the two floors: setnx (SET NX PX + DEL on plain
+//     go-redis) and setnx-autopipeline (the same pair through go-redis's
+//     Client.AutoPipeline(), experimental, go-redis v9.22+). -rounds rounds
+//     (5), every lock once in each, the first lock of a round the second
+//     of the previous one. Per lock: acquisitions/s (the median of the
+//     rounds'); p50/p99 of lock+unlock, timed from the Lock call to Unlock
+//     returning; redis-server CPU per acquisition (INFO cpu) from the
+//     run's start until the keys it wrote have expired (rlock's unlock
+//     latches live ~13 s; the tool waits for DBSIZE to come back, at most
+//     -settle, and leaves out what the idle server spends meanwhile,
+//     timed before the first round), also split into the run and the
+//     expiry; INFO commandstats and client commands per acquisition; this
+//     process's CPU time and heap allocations per acquisition; stalled
+//     Lock calls (still waiting 5 s after the run's end, given up). Then
+//     "parallel-compare rlock": GOMAXPROCS, the load average at each
+//     round's start, and the per-round ratios of rlock's figures to the
+//     floors' and rueidislock's with their medians. Targets (medians of
+//     per-round ratios): acquisitions/s ≥ 1.2 × setnx's, ≥ rueidislock's,
+//     ≥ 0.5 × setnx-autopipeline's; redis-server CPU per acquisition ≤
+//     setnx's and ≤ 3 × setnx-autopipeline's; p99 ≤ setnx's.
 //
 // The other locks have no line of their own in many-held, mixed, trace and
 // semaphore: one line per scenario names them and says why.
@@ -182,7 +210,8 @@
 //
 //	-addr host:port   use this Redis instead of starting one
 //	-latency d        a faultproxy between every client and the server, delaying each direction by d
-//	-scenario s       all, uncontended, contended, many-held, many-waiters, mixed, trace or semaphore (default all)
+//	-scenario s       all (every scenario but parallel), uncontended, contended, many-held, many-waiters,
+//	                  mixed, trace, semaphore or parallel (default all)
 //	-lock l           all (default), both (rlock,poll), or NAME[,NAME] of the locks above
 //	-json             print one JSON document instead of text lines
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
@@ -193,6 +222,9 @@
 //	-permits          semaphore: permits of the semaphore (4)
 //	-held, -watchdog, -rounds
 //	                  many-held: 10000 locks, 3s watchdog (renewal every 1s), 3 intervals
+//	                  (-rounds: parallel's rounds too, 5 by default)
+//	-goroutines, -settle
+//	                  parallel: 64 goroutines; wait at most 1m for a run's keys to expire
 //	-waiters          many-waiters: 1000 names and waiters
 //	-mix N:M, -mix all
 //	                  mixed: rlock and Redisson workers (4:4); all: each of 1, 2, 4 against each
@@ -339,11 +371,20 @@ type config struct {
 	pollMin, pollMax time.Duration
 
 	latency time.Duration // one-way delay each direction through a faultproxy; 0: none
+
+	goroutines int           // parallel: goroutines sharing one client, each on a name of its own
+	parRounds  int           // parallel: rounds, the locks taking turns in each
+	settle     time.Duration // parallel: the longest wait after a run for its keys to expire
 }
 
 type profiles struct{ cpu, mem string }
 
 var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore"}
+
+// parallelScenario is not among allScenarios: with five rounds, each
+// waiting for rlock's unlock latches to expire, it runs for about three
+// minutes on its own.
+const parallelScenario = "parallel"
 
 // defaultConfig is what the flags default to.
 func defaultConfig() config {
@@ -365,6 +406,10 @@ func defaultConfig() config {
 		mixes:     []mix{{4, 4}},
 		pollMin:   time.Millisecond,
 		pollMax:   5 * time.Millisecond,
+
+		goroutines: 64,
+		parRounds:  5,
+		settle:     60 * time.Second,
 	}
 }
 
@@ -377,7 +422,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		fmt.Fprintln(stderr, "usage: go run . [flags]   (in examples/bench; from the root: go run -C examples/bench . [flags])\n\nMeasures rlock beside redsync, bsm/redislock, rueidislock, a polling lock and a SET NX floor against one redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	scenario := fs.String("scenario", "all", "all, uncontended, contended, many-held, many-waiters, mixed, trace or semaphore")
+	scenario := fs.String("scenario", "all", "all (every scenario but parallel), uncontended, contended, many-held, many-waiters, mixed, trace, semaphore or parallel")
 	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(lockKinds, ", "))
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
 	fs.DurationVar(&cfg.latency, "latency", 0, "put a faultproxy between every client and the server that delays each direction by this much (e.g. 500us: a round trip 1ms longer); 0: none")
@@ -392,10 +437,12 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	fs.IntVar(&cfg.permits, "permits", cfg.permits, "semaphore: permits of the semaphore the workers share")
 	fs.IntVar(&cfg.held, "held", cfg.held, "many-held: locks held at once")
 	fs.DurationVar(&cfg.watchdog, "watchdog", cfg.watchdog, "many-held: watchdog timeout (renewal every third of it)")
-	fs.IntVar(&cfg.rounds, "rounds", cfg.rounds, "many-held: renewal intervals to hold the locks for")
+	rounds := fs.Int("rounds", 0, "many-held: renewal intervals to hold the locks for (0: 3); parallel: rounds, the locks taking turns in each (0: 5)")
 	fs.IntVar(&cfg.waiters, "waiters", cfg.waiters, "many-waiters: names, each with one waiting goroutine")
 	mixFlag := fs.String("mix", "4:4", "mixed: N:M, N rlock workers and M Redisson workers, or all (each of 1, 2, 4 against each)")
 	fs.BoolVar(&cfg.slowWake, "slow-wake", false, "mixed: Redisson workers that need two round trips, not one, from the unlock message to their acquire (like node-redisson)")
+	fs.IntVar(&cfg.goroutines, "goroutines", cfg.goroutines, "parallel: goroutines sharing one client per lock, each locking and unlocking a name of its own")
+	fs.DurationVar(&cfg.settle, "settle", cfg.settle, "parallel: after each lock's run, the longest wait for the keys it wrote to expire (the server's CPU time is measured until then)")
 	fs.DurationVar(&cfg.pollMin, "poll-min", cfg.pollMin, "polling lock: shortest retry interval")
 	fs.DurationVar(&cfg.pollMax, "poll-max", cfg.pollMax, "polling lock: longest retry interval")
 	fs.StringVar(&prof.cpu, "cpuprofile", "", "write a CPU profile to this file")
@@ -409,10 +456,13 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	switch *scenario {
 	case "all":
 		cfg.scenarios = allScenarios
-	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore":
+	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore", parallelScenario:
 		cfg.scenarios = []string{*scenario}
 	default:
-		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace or semaphore", *scenario)
+		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace, semaphore or parallel", *scenario)
+	}
+	if *rounds != 0 {
+		cfg.rounds, cfg.parRounds = *rounds, *rounds
 	}
 	mixes, err := parseMix(*mixFlag)
 	if err != nil {
@@ -457,6 +507,9 @@ func (c config) validate() error {
 		{"-poll-min must be positive", c.pollMin > 0},
 		{"-poll-max must not be less than -poll-min", c.pollMax >= c.pollMin},
 		{"-latency must not be negative", c.latency >= 0},
+		{"-goroutines must be positive", c.goroutines > 0},
+		{"-rounds must be positive", c.parRounds > 0},
+		{"-settle must not be negative", c.settle >= 0},
 	} {
 		if !v.ok {
 			return errors.New(v.name)

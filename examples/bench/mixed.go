@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -87,20 +86,9 @@ func runMixedTurns(ctx context.Context, workers []mixedWorker, cfg config) ([][]
 	defer cancel()
 	turns := make([][]turn, len(workers))
 	errs := make([]error, len(workers))
-	start := make(chan struct{})
-	var base time.Time
-	var wg sync.WaitGroup
-	for i, w := range workers {
-		wg.Go(func() {
-			<-start
-			turns[i], errs[i] = takeTurns(runCtx, i, w.l, base, cfg, uniformThink)
-		})
-	}
-	base = time.Now()
-	stop := time.AfterFunc(cfg.duration, cancel)
-	defer stop.Stop()
-	close(start)
-	wg.Wait()
+	together(len(workers), func(i int, base time.Time) {
+		turns[i], errs[i] = takeTurns(runCtx, i, workers[i].l, base, cfg, uniformThink)
+	}, after{cfg.duration, cancel})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

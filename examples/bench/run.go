@@ -115,16 +115,18 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	rows := newRowWriter(out, cfg.json)
 	for _, j := range jobs(cfg) {
-		r, err := runScenario(ctx, e, cfg, j)
+		rs, err := runJob(ctx, e, cfg, j)
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted during %s: %w", j, context.Cause(ctx))
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", j, err)
 		}
-		rep.Results = append(rep.Results, r)
-		if err := rows.add(r); err != nil {
-			return err
+		for _, r := range rs {
+			rep.Results = append(rep.Results, r)
+			if err := rows.add(r); err != nil {
+				return err
+			}
 		}
 	}
 	if r := compareContended(rep.Results); r != nil {
@@ -192,6 +194,10 @@ var rlockOnly = map[string]string{
 func jobs(cfg config) []job {
 	var js []job
 	for _, sc := range cfg.scenarios {
+		if sc == parallelScenario { // one job: its locks take turns in each round
+			js = append(js, job{scenario: sc, lock: strings.Join(cfg.locks, ",")})
+			continue
+		}
 		why, only := rlockOnly[sc]
 		var others []string
 		for _, lk := range cfg.locks {
@@ -215,6 +221,19 @@ func jobs(cfg config) []job {
 		}
 	}
 	return js
+}
+
+// runJob runs one job: one line, or for parallel, whose locks take turns
+// in each round, a line per lock and the comparison.
+func runJob(ctx context.Context, e *env, cfg config, j job) ([]*result, error) {
+	if j.scenario == parallelScenario {
+		return runParallel(ctx, e, cfg)
+	}
+	r, err := runScenario(ctx, e, cfg, j)
+	if err != nil {
+		return nil, err
+	}
+	return []*result{r}, nil
 }
 
 func runScenario(ctx context.Context, e *env, cfg config, j job) (*result, error) {

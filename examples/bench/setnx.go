@@ -11,16 +11,17 @@ import (
 // lock sends SET key token NX PX ttl and, while the key is taken, sleeps
 // 1 ms and sends it again; unlock sends DEL, without checking that the key
 // still holds its token (a holder whose lease ran out deletes the next
-// owner's lock). No lock that releases safely can do less work.
+// owner's lock). No lock that releases safely can do less work. rdb is a
+// go-redis client, or its AutoPipeliner (the auto-pipelined floor).
 type setnxLock struct {
-	rdb *redis.Client
+	rdb redis.Cmdable
 	key string
 }
 
 // setnxToken is the value every setnx owner writes: nothing reads it.
 const setnxToken = "setnx"
 
-func newSetNXLock(rdb *redis.Client, key string) *setnxLock {
+func newSetNXLock(rdb redis.Cmdable, key string) *setnxLock {
 	return &setnxLock{rdb: rdb, key: key}
 }
 
