@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"sync/atomic"
 	"time"
 )
@@ -153,7 +154,7 @@ func (r *renewer) writeMetas() {
 		hs = append(hs, h)
 	}
 	batches := r.batchesOf(hs)
-	calls := make([]scriptCall, len(batches))
+	calls := make([]scripts.Call, len(batches))
 	for i, b := range batches {
 		keys := make([]string, len(b))
 		args := make([]any, 0, 2*len(b))
@@ -161,11 +162,11 @@ func (r *renewer) writeMetas() {
 			keys[j] = h.lk.renewKey
 			args = append(args, h.field, metas[h])
 		}
-		calls[i] = scriptCall{keys: keys, args: args}
+		calls[i] = scripts.Call{Keys: keys, Args: args}
 	}
 	ctx, cancel := context.WithTimeout(c.bgCtx, c.opts.releaseTimeout)
 	defer cancel()
-	for _, cmds := range c.store.runBatches(ctx, setMetaScript, calls) {
+	for _, cmds := range c.store.runBatches(ctx, scripts.SetMeta, calls) {
 		for _, cmd := range cmds {
 			if err := cmd.Err(); err != nil {
 				c.log.Warn("lockmw: storing hold metadata failed", "err", err)

@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -63,10 +64,10 @@ func (m *Mutex) fastAcquire(ctx context.Context, field string, ttl time.Duration
 // script.
 func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool, err error) {
 	c := m.c
-	args := append(make([]any, 0, 11), "evalsha", fastReleaseSHA, 5,
+	args := append(make([]any, 0, 11), "evalsha", scripts.FastReleaseSHA, 5,
 		m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], lvl.latchArg, m.rollArg,
 		h.fieldArg, c.publishArg(ctx), c.latchArg)
-	n, err := runScript(ctx, c.rdb, fastReleaseSrc, args).Int64()
+	n, err := scripts.Run(ctx, c.rdb, scripts.FastReleaseSrc, args).Int64()
 	if err != nil {
 		return false, err
 	}

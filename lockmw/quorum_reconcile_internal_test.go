@@ -3,6 +3,7 @@ package lockmw
 import (
 	"context"
 	"fmt"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"strings"
 	"testing"
 	"time"
@@ -35,24 +36,24 @@ func TestQuorumLateRequestsAnyOrder(t *testing.T) {
 	acquire := func(try int64) step {
 		return step{fmt.Sprint("acquire", try), func(m *Mutex, field string) error {
 			call := q.acquireCall(m, attempt{field: field, ttl: time.Minute}, try)
-			return quorumAcquireScript.Run(ctx, rdb, call.keys, call.args...).Err()
+			return scripts.QuorumAcquire.Run(ctx, rdb, call.Keys, call.Args...).Err()
 		}}
 	}
 	end := func(upto int64) step {
 		return step{fmt.Sprint("end", upto), func(m *Mutex, field string) error {
 			call := q.endCall(m, field, upto, time.Minute, true)
-			return quorumEndScript.Run(ctx, rdb, call.keys, call.args...).Err()
+			return scripts.QuorumEnd.Run(ctx, rdb, call.Keys, call.Args...).Err()
 		}}
 	}
 	renew := step{"renew", func(m *Mutex, field string) error {
-		return renewScript.Run(ctx, rdb, []string{m.k.lock}, time.Minute.Milliseconds(), field).Err()
+		return scripts.Renew.Run(ctx, rdb, []string{m.k.lock}, time.Minute.Milliseconds(), field).Err()
 	}}
 	release := step{"release", func(m *Mutex, field string) error {
 		mark := q.endCall(m, field, endAll, time.Minute, false)
-		if err := quorumEndScript.Run(ctx, rdb, mark.keys, mark.args...).Err(); err != nil {
+		if err := scripts.QuorumEnd.Run(ctx, rdb, mark.Keys, mark.Args...).Err(); err != nil {
 			return err
 		}
-		return releaseScript.Run(ctx, rdb, m.fullKeys("r-"+field), field, "publish", c.latchArg, int64(0), argTrue, c.tokenTTLArg).Err()
+		return scripts.Release.Run(ctx, rdb, m.fullKeys("r-"+field), field, "publish", c.latchArg, int64(0), argTrue, c.tokenTTLArg).Err()
 	}}
 
 	for _, tc := range []struct {
@@ -81,7 +82,7 @@ func TestQuorumLateRequestsAnyOrder(t *testing.T) {
 				if !tc.held {
 					other := attempt{field: c.id + ":other", ttl: time.Minute}
 					call := q.acquireCall(m, other, int64(100+i))
-					res, err := quorumAcquireScript.Run(ctx, rdb, call.keys, call.args...).Slice()
+					res, err := scripts.QuorumAcquire.Run(ctx, rdb, call.Keys, call.Args...).Slice()
 					require.NoError(t, err)
 					got, err := parseQuorumAcquire(res)
 					require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -30,7 +31,7 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 	t := newAcquireTally(q)
 	call := q.acquireCall(m, a, try)
 	ask(ctx, q, func(ctx context.Context, mb *member) (quorumAcquired, error) {
-		res, err := mb.run(ctx, quorumAcquireScript, call.keys, call.args...).Slice()
+		res, err := mb.run(ctx, scripts.QuorumAcquire, call.Keys, call.Args...).Slice()
 		if err != nil {
 			return quorumAcquired{}, err
 		}
@@ -93,11 +94,11 @@ var (
 )
 
 // acquireCall is quorumacquire.lua for attempt try of a, never queued.
-func (q *quorumStore) acquireCall(m *Mutex, a attempt, try int64) scriptCall {
+func (q *quorumStore) acquireCall(m *Mutex, a attempt, try int64) scripts.Call {
 	c := q.c
-	return scriptCall{
-		keys: append(m.akeys[:len(m.akeys):len(m.akeys)], m.k.latchBase+q.endReqID(a.field)),
-		args: []any{c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg, try},
+	return scripts.Call{
+		Keys: append(m.akeys[:len(m.akeys):len(m.akeys)], m.k.latchBase+q.endReqID(a.field)),
+		Args: []any{c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg, try},
 	}
 }
 
@@ -208,7 +209,7 @@ func (q *quorumStore) undoAttempt(m *Mutex, a attempt, try int64, t *acquireTall
 		if unsure {
 			guard = latch
 		}
-		q.members[i].later(redo{s: quorumEndScript, call: q.endCall(m, a.field, try, guard, true), until: until})
+		q.members[i].later(redo{s: scripts.QuorumEnd, call: q.endCall(m, a.field, try, guard, true), until: until})
 	}
 }
 
@@ -237,7 +238,7 @@ func (q *quorumStore) fence(ctx context.Context, m *Mutex, field string, seen in
 		var errs []error
 		round := seen // a straggler of this round sends this round's
 		ask(ctx, q, func(ctx context.Context, mb *member) (int64, error) {
-			return mb.run(ctx, fenceScript, m.akeys, round, field, q.c.tokenTTLArg).Int64()
+			return mb.run(ctx, scripts.Fence, m.akeys, round, field, q.c.tokenTTLArg).Int64()
 		}, func(a answer[int64], pending int) bool {
 			switch {
 			case a.err != nil:

@@ -3,6 +3,7 @@ package lockmw
 import (
 	"context"
 	"errors"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -11,7 +12,7 @@ import (
 // returns once a majority answered every call, or too few still can: a
 // master not waited for has nil commands. A master with batchesInFlight
 // batches not returned yet (one that does not answer) is skipped.
-func (q *quorumStore) runBatches(ctx context.Context, s *redis.Script, calls []scriptCall) [][]*redis.Cmd {
+func (q *quorumStore) runBatches(ctx context.Context, s *redis.Script, calls []scripts.Call) [][]*redis.Cmd {
 	perMember := make([][]*redis.Cmd, len(q.members))
 	var ok int
 	ask(ctx, q, func(ctx context.Context, mb *member) ([]*redis.Cmd, error) {

@@ -1,6 +1,7 @@
 package lockmw
 
 import (
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"sync"
 	"time"
 )
@@ -60,14 +61,14 @@ func (q *quorumStore) latchFor(ttl time.Duration) time.Duration {
 // endCall is quorumend.lua for field's attempts up to upto: with free, it
 // frees the lock one of them holds; with latch > 0 it raises the end latch
 // for that long.
-func (q *quorumStore) endCall(m *Mutex, field string, upto int64, latch time.Duration, free bool) scriptCall {
+func (q *quorumStore) endCall(m *Mutex, field string, upto int64, latch time.Duration, free bool) scripts.Call {
 	var latchMS int64
 	if latch > 0 {
 		latchMS = msCeil(latch)
 	}
-	return scriptCall{
-		keys: m.fullKeys(q.endReqID(field)),
-		args: []any{field, upto, "publish", latchMS, flag(free), q.c.tokenTTLArg},
+	return scripts.Call{
+		Keys: m.fullKeys(q.endReqID(field)),
+		Args: []any{field, upto, "publish", latchMS, flag(free), q.c.tokenTTLArg},
 	}
 }
 

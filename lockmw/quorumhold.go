@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"slices"
 	"time"
 )
@@ -61,7 +62,7 @@ func (q *quorumStore) reenter(ctx context.Context, m *Mutex, field, reqID string
 	c := q.c
 	keys := []string{m.k.lock, m.k.latchBase + reqID}
 	out, n, err := q.vote(ctx, func(ctx context.Context, mb *member) (int64, error) {
-		return mb.run(ctx, reenterScript, keys, field, c.latchArg).Int64()
+		return mb.run(ctx, scripts.Reenter, keys, field, c.latchArg).Int64()
 	}, nil)
 	switch out {
 	case Renewed:
@@ -77,7 +78,7 @@ func (q *quorumStore) reenter(ctx context.Context, m *Mutex, field, reqID string
 func (q *quorumStore) undoReenter(ctx context.Context, m *Mutex, field, reqID string) error {
 	keys := []string{m.k.lock, m.k.latchBase + reqID}
 	return q.everywhere(ctx, func(ctx context.Context, mb *member) error {
-		return mb.run(ctx, unreenterScript, keys, field, q.c.latchArg).Err()
+		return mb.run(ctx, scripts.Unreenter, keys, field, q.c.latchArg).Err()
 	}, nil)
 }
 
@@ -137,11 +138,11 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 	// end latch where a late acquisition may still run.
 	calls := func(i int) []redo {
 		until := time.Now().Add(latch)
-		rel := redo{s: releaseScript, call: scriptCall{keys: keys, args: args}, until: until}
+		rel := redo{s: scripts.Release, call: scripts.Call{Keys: keys, Args: args}, until: until}
 		if dirty == nil || !dirty[i] {
 			return []redo{rel}
 		}
-		return []redo{{s: quorumEndScript, call: q.endCall(m, rr.h.field, endAll, latch, false), until: until}, rel}
+		return []redo{{s: scripts.QuorumEnd, call: q.endCall(m, rr.h.field, endAll, latch, false), until: until}, rel}
 	}
 	out, _, err := q.vote(ctx, func(ctx context.Context, mb *member) (int64, error) {
 		cmds := mb.pipeline(ctx, calls(mb.i))
@@ -177,7 +178,7 @@ func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool,
 	}
 	latch := q.latchFor(ttl)
 	dirty := q.takeDirty(field)
-	call := func(i int) scriptCall {
+	call := func(i int) scripts.Call {
 		var guard time.Duration
 		if dirty != nil && dirty[i] {
 			guard = latch
@@ -186,9 +187,9 @@ func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool,
 	}
 	err := q.everywhere(ctx, func(ctx context.Context, mb *member) error {
 		end := call(mb.i)
-		return mb.run(ctx, quorumEndScript, end.keys, end.args...).Err()
+		return mb.run(ctx, scripts.QuorumEnd, end.Keys, end.Args...).Err()
 	}, func(mb *member) {
-		mb.later(redo{s: quorumEndScript, call: call(mb.i), until: time.Now().Add(latch)})
+		mb.later(redo{s: scripts.QuorumEnd, call: call(mb.i), until: time.Now().Add(latch)})
 	})
 	return 0, false, err
 }
@@ -197,7 +198,7 @@ func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool,
 // answered had the lock. It returns once a majority answered.
 func (q *quorumStore) forceUnlock(ctx context.Context, m *Mutex) (bool, error) {
 	vals, err := quorumRead(ctx, q, func(ctx context.Context, mb *member) (int64, error) {
-		return mb.run(ctx, forceUnlockScript, m.fullKeys("force"), "publish", q.c.tokenTTLArg).Int64()
+		return mb.run(ctx, scripts.ForceUnlock, m.fullKeys("force"), "publish", q.c.tokenTTLArg).Int64()
 	}, nil)
 	return slices.Contains(vals, 1), err
 }

@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"sync"
 	"time"
 
@@ -25,7 +26,7 @@ type redoQueue struct {
 // redo is one background request of a member.
 type redo struct {
 	s     *redis.Script
-	call  scriptCall
+	call  scripts.Call
 	until time.Time // given up after then: what it guards has expired
 }
 
@@ -120,13 +121,13 @@ func (mb *member) pipeline(ctx context.Context, calls []redo) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
 	_, _ = mb.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, rd := range calls {
-			cmds[i] = rd.s.EvalSha(ctx, p, rd.call.keys, rd.call.args...)
+			cmds[i] = rd.s.EvalSha(ctx, p, rd.call.Keys, rd.call.Args...)
 		}
 		return nil
 	})
 	for i, cmd := range cmds {
-		if isNoScript(cmd.Err()) {
-			cmds[i] = calls[i].s.Eval(context.WithoutCancel(ctx), mb.rdb, calls[i].call.keys, calls[i].call.args...)
+		if scripts.IsNoScript(cmd.Err()) {
+			cmds[i] = calls[i].s.Eval(context.WithoutCancel(ctx), mb.rdb, calls[i].call.Keys, calls[i].call.Args...)
 		}
 	}
 	return cmds
@@ -135,7 +136,7 @@ func (mb *member) pipeline(ctx context.Context, calls []redo) []*redis.Cmd {
 // run runs one script call on the member, as pipeline does.
 func (mb *member) run(ctx context.Context, s *redis.Script, keys []string, args ...any) *redis.Cmd {
 	cmd := s.EvalSha(ctx, mb.rdb, keys, args...)
-	if isNoScript(cmd.Err()) {
+	if scripts.IsNoScript(cmd.Err()) {
 		cmd = s.Eval(context.WithoutCancel(ctx), mb.rdb, keys, args...)
 	}
 	return cmd

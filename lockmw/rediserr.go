@@ -2,7 +2,6 @@ package lockmw
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -35,9 +34,4 @@ func refusesRestore(err error) bool {
 func isServerError(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
-}
-
-// isNoScript reports whether err is the server's NOSCRIPT reply.
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }

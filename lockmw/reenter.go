@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // reenter adds a level to the hold that outer belongs to.
@@ -24,9 +25,9 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 		return ctx, withCtxErr(ctx, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err))
 	}
 	switch {
-	case n == reenterUndone:
+	case n == scripts.ReenterUndone:
 		return ctx, fmt.Errorf("lockmw: re-enter %q: abandoned", m.name)
-	case n < 0: // reenterGone
+	case n < 0: // scripts.ReenterGone
 		h.end(endLost, fmt.Errorf("%w: %q was gone when re-entered", ErrLockLost, m.name))
 		return ctx, ErrLockLost
 	}

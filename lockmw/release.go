@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"time"
 )
 
@@ -48,9 +49,9 @@ func (m *Mutex) releaseOnce(ctx context.Context, lvl *level, expireMS int64, las
 	switch {
 	case err != nil:
 		return 0, err
-	case n == releaseLevelsLeft:
+	case n == scripts.ReleaseLevelsLeft:
 		return releasedLevel, nil
-	case n == releaseReleased, n == releaseToExpire:
+	case n == scripts.ReleaseReleased, n == scripts.ReleaseToExpire:
 		return releasedHold, nil
 	}
 	return releasedGone, nil

@@ -3,6 +3,7 @@ package lockmw
 import (
 	"context"
 	"fmt"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,8 +134,8 @@ func (r *renewer) renewHolds(hs []*hold) {
 			mutexes = append(mutexes, h)
 		}
 	}
-	r.renewKind(renewScript, mutexes)
-	r.renewKind(semRenewScript, permits)
+	r.renewKind(scripts.Renew, mutexes)
+	r.renewKind(scripts.SemRenew, permits)
 }
 
 // renewKind renews hs, holds of one kind, with its script sc: one script
@@ -145,7 +146,7 @@ func (r *renewer) renewKind(sc *redis.Script, hs []*hold) {
 		return
 	}
 	batches := r.batchesOf(hs)
-	calls := make([]scriptCall, len(batches))
+	calls := make([]scripts.Call, len(batches))
 	ttl := msCeil(c.opts.watchdog)
 	for i, b := range batches {
 		keys := make([]string, len(b))
@@ -155,7 +156,7 @@ func (r *renewer) renewKind(sc *redis.Script, hs []*hold) {
 			keys[j] = h.lk.renewKey
 			args = append(args, h.field)
 		}
-		calls[i] = scriptCall{keys: keys, args: args}
+		calls[i] = scripts.Call{Keys: keys, Args: args}
 	}
 	ctx, cancel := context.WithTimeout(c.bgCtx, c.opts.watchdog/3)
 	defer cancel()

@@ -3,6 +3,7 @@ package lockmw
 import (
 	"context"
 	"fmt"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -34,13 +35,13 @@ func (s *singleStore) syncReplicas(ctx context.Context, e engine, field string) 
 		pipe := node.Pipeline()
 		var touch *redis.Cmd
 		if load {
-			touch = touchScript.Eval(ctx, pipe, []string{e.renewKey}, field)
+			touch = scripts.Touch.Eval(ctx, pipe, []string{e.renewKey}, field)
 		} else {
-			touch = touchScript.EvalSha(ctx, pipe, []string{e.renewKey}, field)
+			touch = scripts.Touch.EvalSha(ctx, pipe, []string{e.renewKey}, field)
 		}
 		wait := pipe.Do(ctx, "wait", c.replicas, c.replicaTimeout.Milliseconds())
 		_, _ = pipe.Exec(ctx)
-		if isNoScript(touch.Err()) && !load {
+		if scripts.IsNoScript(touch.Err()) && !load {
 			continue
 		}
 		if err = touch.Err(); err == nil {

@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func TestResentReleaseDecrementsOnce(t *testing.T) {
 	field := m.findLevel(h).h.field
 	keys := m.fullKeys("req-42")
 	for range 2 {
-		n, err := releaseScript.Run(ctx, c.rdb, keys, field, "publish", c.latchMS, 0).Int64()
+		n, err := scripts.Release.Run(ctx, c.rdb, keys, field, "publish", c.latchMS, 0).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), n)
 	}
@@ -64,7 +65,7 @@ func TestResentReleaseDecrementsOnce(t *testing.T) {
 	// The same for a re-entry.
 	rkeys := []string{m.k.lock, m.k.latchBase + "req-43"}
 	for range 2 {
-		n, err := reenterScript.Run(ctx, c.rdb, rkeys, field, c.latchMS).Int64()
+		n, err := scripts.Reenter.Run(ctx, c.rdb, rkeys, field, c.latchMS).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, int64(3), n)
 	}

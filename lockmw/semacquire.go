@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"time"
 )
 
@@ -19,7 +20,7 @@ func (s *Semaphore) firstTry(ctx context.Context, a attempt) (acquireReply, erro
 // try runs semacquire.lua once for a.
 func (s *Semaphore) try(ctx context.Context, a attempt) (acquireReply, error) {
 	c := s.c
-	res, err := semAcquireScript.Run(ctx, s.rdb, s.akeys, c.ttlArg(a.ttl), a.field, flag(a.enqueue),
+	res, err := scripts.SemAcquire.Run(ctx, s.rdb, s.akeys, c.ttlArg(a.ttl), a.field, flag(a.enqueue),
 		c.graceArg, s.permits, flag(a.queued), c.claimArg(a.ttl), c.publishCmd(ctx), msCeil(semIdleTTL)).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire a permit of %q: %w", s.name, err)
@@ -33,13 +34,13 @@ func (s *Semaphore) try(ctx context.Context, a attempt) (acquireReply, error) {
 
 // claimOnce gives a permit handed to a.field its full TTL (semrenew.lua).
 func (s *Semaphore) claimOnce(ctx context.Context, a attempt) (int64, bool) {
-	res, err := semRenewScript.Run(ctx, s.rdb, []string{s.k.permits}, s.c.ttlArg(a.ttl), a.field).Int64Slice()
+	res, err := scripts.SemRenew.Run(ctx, s.rdb, []string{s.k.permits}, s.c.ttlArg(a.ttl), a.field).Int64Slice()
 	return 0, err == nil && len(res) == 1 && res[0] == 1
 }
 
 // leaveOnce runs semleave.lua.
 func (s *Semaphore) leaveOnce(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
-	res, err := semLeaveScript.Run(ctx, s.rdb, s.fullKeys(""), field, s.c.publishCmd(ctx), flag(keep), s.c.ttlArg(ttl), msCeil(semIdleTTL)).Slice()
+	res, err := scripts.SemLeave.Run(ctx, s.rdb, s.fullKeys(""), field, s.c.publishCmd(ctx), flag(keep), s.c.ttlArg(ttl), msCeil(semIdleTTL)).Slice()
 	if err != nil {
 		s.c.log.Warn("lockmw: leaving a semaphore's queue failed", "name", s.name, "field", field, "err", err)
 		return 0, false, err
@@ -58,14 +59,14 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 	var n int64
 	var err error
 	if expireMS > 0 {
-		n, err = semUnlockAtScript.Run(ctx, s.rdb, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
+		n, err = scripts.SemUnlockAt.Run(ctx, s.rdb, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
 	} else {
-		n, err = semReleaseScript.Run(ctx, s.rdb, s.fullKeys(lvl.reqID), lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
+		n, err = scripts.SemRelease.Run(ctx, s.rdb, s.fullKeys(lvl.reqID), lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
 	}
 	switch {
 	case err != nil:
 		return 0, err
-	case n != semReleased && n != releaseToExpire:
+	case n != scripts.SemReleased && n != scripts.ReleaseToExpire:
 		return releasedGone, nil
 	}
 	return releasedHold, nil

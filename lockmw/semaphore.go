@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -132,7 +133,7 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 		return 0, s.err
 	}
 	run := func(ctx context.Context) (int, error) {
-		n, err := semAvailableScript.Run(ctx, s.rdb, s.akeys, s.c.publishCmd(ctx), s.permits, msCeil(semIdleTTL)).Int()
+		n, err := scripts.SemAvailable.Run(ctx, s.rdb, s.akeys, s.c.publishCmd(ctx), s.permits, msCeil(semIdleTTL)).Int()
 		if err != nil {
 			return 0, fmt.Errorf("lockmw: available permits of %q: %w", s.name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,7 +12,7 @@ import (
 
 // singleStore keeps the locks on one Redis: a single node, a failover
 // (Sentinel) client or a cluster. Its hot paths (the acquire and release
-// scripts) send command lines of arguments boxed once (see runScript).
+// scripts) send command lines of arguments boxed once (see scripts.Run).
 type singleStore struct {
 	c   *Client
 	rdb redis.UniversalClient
@@ -48,7 +49,7 @@ func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 	if m.fenced {
 		n = 16
 	}
-	args := append(make([]any, 0, n), "evalsha", acquireSHA, len(m.keyArgs))
+	args := append(make([]any, 0, n), "evalsha", scripts.AcquireSHA, len(m.keyArgs))
 	args = append(args, m.keyArgs...)
 	args = append(args, c.ttlArg(a.ttl), a.fieldArg, flag(a.enqueue), c.graceArg, flag(m.fenced), flag(a.queued), c.claimArg(a.ttl))
 	if m.fenced {
@@ -62,7 +63,7 @@ func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 			args = append(args, gen)
 		}
 	}
-	res, err := runScript(ctx, s.rdb, acquireSrc, args).Slice()
+	res, err := scripts.Run(ctx, s.rdb, scripts.AcquireSrc, args).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 	}
@@ -75,7 +76,7 @@ func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 
 // claim runs claim.lua.
 func (s *singleStore) claim(ctx context.Context, m *Mutex, a attempt) (int64, bool) {
-	res, err := claimScript.Run(ctx, s.rdb, []string{m.k.lock}, a.field, s.c.ttlArg(a.ttl)).Slice()
+	res, err := scripts.Claim.Run(ctx, s.rdb, []string{m.k.lock}, a.field, s.c.ttlArg(a.ttl)).Slice()
 	if err != nil || len(res) < 2 || asInt(res[0]) != 1 {
 		return 0, false
 	}
@@ -84,12 +85,12 @@ func (s *singleStore) claim(ctx context.Context, m *Mutex, a attempt) (int64, bo
 
 // reenter runs reenter.lua.
 func (s *singleStore) reenter(ctx context.Context, m *Mutex, field, reqID string) (int64, error) {
-	return reenterScript.Run(ctx, s.rdb, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Int64()
+	return scripts.Reenter.Run(ctx, s.rdb, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Int64()
 }
 
 // undoReenter runs unreenter.lua.
 func (s *singleStore) undoReenter(ctx context.Context, m *Mutex, field, reqID string) error {
-	return unreenterScript.Run(ctx, s.rdb, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Err()
+	return scripts.Unreenter.Run(ctx, s.rdb, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Err()
 }
 
 // release runs the short script first for an uncontended last level (see
@@ -107,11 +108,11 @@ func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int6
 			return 1, nil
 		}
 	}
-	args := append(make([]any, 0, 18), "evalsha", releaseSHA, len(m.keyArgs)+2)
+	args := append(make([]any, 0, 18), "evalsha", scripts.ReleaseSHA, len(m.keyArgs)+2)
 	args = append(args, m.keyArgs...)
 	args = append(args, r.lvl.latchArg, m.rollArg, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg, s.rtt.windowMS())
 	sent := time.Now()
-	n, err := runScript(ctx, s.rdb, releaseSrc, args).Int64()
+	n, err := scripts.Run(ctx, s.rdb, scripts.ReleaseSrc, args).Int64()
 	if err == nil {
 		s.rtt.observe(time.Since(sent))
 	}
@@ -121,7 +122,7 @@ func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int6
 // leave runs leave.lua, which publishes a hand-off it passes on.
 func (s *singleStore) leave(ctx context.Context, m *Mutex, field string, keep bool, ttl time.Duration) (int64, bool, error) {
 	c := s.c
-	res, err := leaveScript.Run(ctx, s.rdb, m.fullKeys("leave"), field, c.publishCmd(ctx), flag(keep), c.ttlArg(ttl), c.tokenTTLArg).Slice()
+	res, err := scripts.Leave.Run(ctx, s.rdb, m.fullKeys("leave"), field, c.publishCmd(ctx), flag(keep), c.ttlArg(ttl), c.tokenTTLArg).Slice()
 	if err != nil {
 		c.log.Warn("lockmw: leaving the wait queue failed", "name", m.name, "field", field, "err", err)
 		return 0, false, err
@@ -134,7 +135,7 @@ func (s *singleStore) leave(ctx context.Context, m *Mutex, field string, keep bo
 
 // forceUnlock runs forceunlock.lua.
 func (s *singleStore) forceUnlock(ctx context.Context, m *Mutex) (bool, error) {
-	n, err := forceUnlockScript.Run(ctx, s.rdb, m.fullKeys("force"), s.c.publishCmd(ctx), s.c.tokenTTLArg).Int64()
+	n, err := scripts.ForceUnlock.Run(ctx, s.rdb, m.fullKeys("force"), s.c.publishCmd(ctx), s.c.tokenTTLArg).Int64()
 	if err != nil {
 		return false, fmt.Errorf("lockmw: force unlock %q: %w", m.name, err)
 	}
@@ -169,8 +170,8 @@ func (s *singleStore) pttl(ctx context.Context, m *Mutex) (time.Duration, error)
 }
 
 // runBatches runs the calls in one pipeline.
-func (s *singleStore) runBatches(ctx context.Context, sc *redis.Script, calls []scriptCall) [][]*redis.Cmd {
-	return [][]*redis.Cmd{runPipelinedScripts(ctx, s.rdb, sc, calls)}
+func (s *singleStore) runBatches(ctx context.Context, sc *redis.Script, calls []scripts.Call) [][]*redis.Cmd {
+	return [][]*redis.Cmd{scripts.RunPipelined(ctx, s.rdb, sc, calls)}
 }
 
 // readCount reads field's reentrancy count in the lock hash key: 0 when

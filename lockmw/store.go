@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -53,7 +54,7 @@ type store interface {
 	// runBatches runs s once per call in one pipeline per node: the
 	// commands of each node, in nodes' order; nil for a node a quorum did
 	// not wait for (a majority answered first).
-	runBatches(ctx context.Context, s *redis.Script, calls []scriptCall) [][]*redis.Cmd
+	runBatches(ctx context.Context, s *redis.Script, calls []scripts.Call) [][]*redis.Cmd
 }
 
 // releaseReq is one release of a level: of hold h, level lvl (its latch),

@@ -25,7 +25,7 @@ const maxLockFields = 16
 const maxCountLen = 20
 
 // noLease is the score of a Redisson permit taken without a lease: it never
-// expires (lockmw/scripts/lib.lua, rlockNoLease).
+// expires (lockmw/internal/scripts/lib.lua, rlockNoLease).
 const noLease = 922337203685477
 
 // lockHash is a hash read as a lock.

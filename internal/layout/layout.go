@@ -3,7 +3,7 @@
 // rlock keeps beside a lock's holders. lockmw takes its key names from here,
 // and so does the operators' tool cmd/rlock, so the rules live in one place.
 //
-// See lockmw/scripts/lib.lua for what each key holds.
+// See lockmw/internal/scripts/lib.lua for what each key holds.
 package layout
 
 import "strings"
