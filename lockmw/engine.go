@@ -133,9 +133,15 @@ func (e engine) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		a.ttl = c.opts.watchdog
 	}
 	sent := time.Now()
-	r, err := bounded(c, ctx, func(ctx context.Context) (acquireReply, error) {
-		return e.ops.firstTry(ctx, a)
-	}, e.lateAcquire(a.field))
+	var r acquireReply
+	var err error
+	if c.mustBound(ctx) {
+		r, err = within(ctx, func(ctx context.Context) (acquireReply, error) {
+			return e.ops.firstTry(ctx, a)
+		}, e.lateAcquire(a.field))
+	} else { // the hot path: bounded without its closures
+		r, err = e.ops.firstTry(ctx, a)
+	}
 	if err != nil {
 		if end := firstFailed(ctx, e, a.field, wait, err); end != nil {
 			return ctx, end
@@ -269,9 +275,20 @@ func (e engine) release(hold context.Context, expireMS int64) error {
 	h.beginRelease()
 	defer h.endRelease()
 	last := h.addLevels(0) == 1
-	res, err := boundedInline(c, rctx, func(ctx context.Context) (released, error) {
-		return e.ops.releaseOnce(ctx, lvl, expireMS, last)
-	})
+	// Bounded (bounded.go) without a closure, on the hot path: on the
+	// caller's goroutine when go-redis honours the deadline, or when the
+	// read timeout bounds the round trip (inlineBound).
+	var res released
+	if !c.mustBound(rctx) {
+		res, err = e.ops.releaseOnce(rctx, lvl, expireMS, last)
+	} else if ictx, icancel, inline := c.inlineBound(rctx); inline {
+		res, err = e.ops.releaseOnce(ictx, lvl, expireMS, last)
+		icancel()
+	} else {
+		res, err = within(rctx, func(ctx context.Context) (released, error) {
+			return e.ops.releaseOnce(ctx, lvl, expireMS, last)
+		}, nil)
+	}
 	if err != nil {
 		if h.addLevels(0) == 1 {
 			h.end(endReleased, nil)

@@ -40,7 +40,10 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 // reenterWithin runs the re-entry script, bounded by ctx (bounded.go): a reply
 // that arrives after the caller gave up has the re-entry undone again.
 func (m *Mutex) reenterWithin(ctx context.Context, field, reqID string) (int64, error) {
-	return bounded(m.c, ctx, func(ctx context.Context) (int64, error) {
+	if !m.c.mustBound(ctx) { // the hot path: bounded without its closures
+		return m.c.store.reenter(ctx, m, field, reqID)
+	}
+	return within(ctx, func(ctx context.Context) (int64, error) {
 		return m.c.store.reenter(ctx, m, field, reqID)
 	}, func(int64, error) { m.c.renewer.undoReentry(m, field, reqID) })
 }

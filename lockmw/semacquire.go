@@ -61,7 +61,9 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 	if expireMS > 0 {
 		n, err = scripts.SemUnlockAt.Run(ctx, s.rdb, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
 	} else {
-		n, err = scripts.SemRelease.Run(ctx, s.rdb, s.fullKeys(lvl.reqID), lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
+		latch, _ := lvl.latchArg.(string) // the engine's: k.latchBase + reqID
+		keys := []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits, latch, s.k.handoff}
+		n, err = scripts.SemRelease.Run(ctx, s.rdb, keys, lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
 	}
 	switch {
 	case err != nil:
