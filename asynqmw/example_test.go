@@ -131,7 +131,7 @@ func ExampleWithLimit() {
 	var overLimit atomic.Bool
 	done := make(chan struct{}, 6)
 	mux := asynq.NewServeMux()
-	mux.Use(asynqmw.New(locks, asynqmw.WithKey(byTenant), asynqmw.WithLimit(2), asynqmw.WithWait(time.Minute)))
+	mux.Use(asynqmw.New(locks, asynqmw.WithKey(byTenant), asynqmw.WithPermits(2), asynqmw.WithWait(time.Minute)))
 	mux.HandleFunc("export", func(ctx context.Context, t *asynq.Task) error {
 		if running.Add(1) > 2 {
 			overLimit.Store(true)
