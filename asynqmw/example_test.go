@@ -113,7 +113,7 @@ func ExampleWithOnBusy() {
 // At most two exports of one tenant run at once, on every server: a third
 // waits up to a minute for a permit, in rlock's fair queue, then goes back to
 // the queue as a busy task. Exports of other tenants are not held up.
-func ExampleWithLimit() {
+func ExampleWithPermits() {
 	srv, err := redistest.Launch(redistest.Config{}) // a throwaway redis-server
 	if err != nil {
 		fmt.Println(err)

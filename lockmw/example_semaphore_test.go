@@ -35,7 +35,7 @@ func ExampleClient_Semaphore() {
 			n := running.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
-			time.Sleep(10 * time.Millisecond) // the export, with the permit context
+			time.Sleep(10 * time.Millisecond) // the export, with the hold context
 			running.Add(-1)
 		})
 	}

@@ -169,7 +169,7 @@ func newExportService(rdb redis.UniversalClient, hooks lockmw.Hooks, e *exportIn
 	limited := httpmw.New(locks, httpmw.WithPermits(exportLimit),
 		httpmw.WithKey(func(*http.Request) string { return exportKey }))
 	export := limited.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// r.Context() is the permit context, whose span is the permit's lock.hold.
+		// r.Context() is the hold context of the permit, whose span is the permit's lock.hold.
 		fmt.Fprint(w, e.export(r.Context(), r.URL.Query().Get("n")))
 	}))
 

@@ -103,7 +103,7 @@ func ExampleWithKey() {
 
 // At most three exports per tenant at once, across every instance; a fourth
 // waits up to 5s for a permit, then gets 429 Too Many Requests.
-func ExampleWithLimit() {
+func ExampleWithPermits() {
 	var locks *lockmw.Client // lockmw.New(rdb)
 	exports := fibermw.New(locks, fibermw.WithParams("tenant"), fibermw.WithPermits(3),
 		fibermw.WithWait(5*time.Second), fibermw.WithBusyStatus(fiber.StatusTooManyRequests))
