@@ -23,8 +23,8 @@
 //	mux.Use(asynqmw.New(c, asynqmw.WithDedupWindow(time.Minute)))
 //
 // A task whose key is busy is retried later ([Retry], the default) or dropped
-// ([Skip]); with [WithWait] it first waits for the key, in rlock's fair
-// queue. With [WithDedupWindow] a successful run leaves a mark, and tasks with
+// ([Skip]); with [WithWait] (default [DefaultWait], 0: no wait) it first
+// waits for the key, in rlock's fair queue. With [WithDedupWindow] a successful run leaves a mark, and tasks with
 // the same key that get the lock while the mark lives return nil without
 // running: "don't process the same task twice".
 //

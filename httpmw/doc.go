@@ -61,8 +61,8 @@
 //
 // # Waiting and answers
 //
-// A request waits its turn up to the wait ([WithWait], 10s by default),
-// never past its own context: a client that disconnects stops waiting at
+// A request waits its turn up to the wait ([WithWait]; [DefaultWait], 10s,
+// by default), never past its own context: a client that disconnects stops waiting at
 // once and leaves the lock's queue. When the lock stays busy it gets the
 // busy status ([WithBusyStatus], 409 by default) with a Retry-After header in
 // whole seconds, at least 1. A lock renewed by the watchdog says nothing
