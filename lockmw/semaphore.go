@@ -116,19 +116,19 @@ func (s *Semaphore) UnlockAt(hold context.Context, at time.Time) error {
 	return s.release(hold, expireIn(at))
 }
 
-// release gives the permit permit carries back now (expireMS 0) or lets it
-// expire in expireMS.
-func (s *Semaphore) release(permit context.Context, expireMS int64) error {
+// release gives the permit the hold context hold carries back now
+// (expireMS 0) or lets it expire in expireMS.
+func (s *Semaphore) release(hold context.Context, expireMS int64) error {
 	if s.err != nil {
 		return s.err
 	}
-	lvl, err := s.levelToRelease(permit)
+	lvl, err := s.levelToRelease(hold)
 	if err != nil {
 		return err
 	}
 	defer lvl.mu.Unlock()
 	h, c := lvl.h, s.c
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(permit), c.opts.releaseTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(hold), c.opts.releaseTimeout)
 	defer cancel()
 	h.beginRelease()
 	defer h.endRelease()
