@@ -20,7 +20,7 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 // (see [WithKey]) on c, so that tasks with the same key never run at the same
 // time, on any number of workers and servers sharing c's Redis; tasks with
 // different keys run in parallel up to the servers' concurrency. With
-// [WithLimit](n), n > 1, each task holds one of n permits of its key's
+// [WithPermits](n), n > 1, each task holds one of n permits of its key's
 // semaphore instead, so that at most n tasks with the same key run at once;
 // below, "the lock" is then the permit. The returned middleware is safe for
 // concurrent use; c must stay open while servers use it.
@@ -74,15 +74,15 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 // type, not per payload or key; spans keep the full name.
 //
 // New panics if c is nil, an option is nil or an option's value is invalid
-// (see [Option]), or with a limit above 1 on a quorum c (see [WithLimit]).
+// (see [Option]), or with a limit above 1 on a quorum c (see [WithPermits]).
 func New(c *lockmw.Client, opts ...Option) asynq.MiddlewareFunc {
 	if c == nil {
 		panic("asynqmw: New(nil): a lockmw.Client is required")
 	}
 	mw := &middleware{c: c, o: newOptions(opts)}
 	// Only a quorum Client refuses every semaphore: ask one, without Redis.
-	if mw.o.limit > 1 && errors.Is(c.Semaphore("asynqmw", mw.o.limit).Err(), errors.ErrUnsupported) {
-		panic(fmt.Sprintf("asynqmw: WithLimit(%d): a quorum lockmw.Client has no semaphores", mw.o.limit))
+	if mw.o.permits > 1 && errors.Is(c.Semaphore("asynqmw", mw.o.permits).Err(), errors.ErrUnsupported) {
+		panic(fmt.Sprintf("asynqmw: WithPermits(%d): a quorum lockmw.Client has no semaphores", mw.o.permits))
 	}
 	return func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
@@ -132,8 +132,8 @@ func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Han
 // (lockmw.WithGroup), the bounded label of its metrics, is the name with
 // the task type in place of the key.
 func (mw *middleware) locker(key, taskType string) lockmw.Locker {
-	if mw.o.limit > 1 {
-		return mw.c.Semaphore(mw.o.prefix+"limit:"+key, mw.o.limit, lockmw.WithGroup(mw.o.prefix+"limit:"+taskType))
+	if mw.o.permits > 1 {
+		return mw.c.Semaphore(mw.o.prefix+"limit:"+key, mw.o.permits, lockmw.WithGroup(mw.o.prefix+"limit:"+taskType))
 	}
 	return mw.c.Mutex(mw.o.prefix+"lock:"+key, lockmw.WithGroup(mw.o.prefix+"lock:"+taskType))
 }

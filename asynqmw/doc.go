@@ -23,8 +23,8 @@
 //	mux.Use(asynqmw.New(c, asynqmw.WithDedupWindow(time.Minute)))
 //
 // A task whose key is busy is retried later ([Retry], the default) or dropped
-// ([Skip]); with [WithWait] it first waits for the key, in rlock's fair
-// queue. With [WithDedupWindow] a successful run leaves a mark, and tasks with
+// ([Skip]); with [WithWait] (default [DefaultWait], 0: no wait) it first
+// waits for the key, in rlock's fair queue. With [WithDedupWindow] a successful run leaves a mark, and tasks with
 // the same key that get the lock while the mark lives return nil without
 // running: "don't process the same task twice".
 //
@@ -36,13 +36,13 @@
 //
 // # Limits
 //
-// With [WithLimit](n), n > 1, at most n tasks with the same key run at once:
+// With [WithPermits](n), n > 1, at most n tasks with the same key run at once:
 // each attempt takes one permit of a lockmw.Semaphore of n permits instead of
 // the key's lock. A task that finds no free permit is busy, and follows
 // [WithWait] and [WithOnBusy] as a task whose key is locked does:
 //
 //	byTenant := func(_ context.Context, t *asynq.Task) string { return "export:" + tenantOf(t) }
-//	mux.Use(asynqmw.New(c, asynqmw.WithKey(byTenant), asynqmw.WithLimit(2)))
+//	mux.Use(asynqmw.New(c, asynqmw.WithKey(byTenant), asynqmw.WithPermits(2)))
 //
 // A limit does not combine with a dedup window (New panics): tasks of one
 // key run side by side, so a duplicate could start before the first one has
@@ -59,7 +59,7 @@
 // The lock of key K is the rlock lock named "asynq:lock:K", its semaphore
 // (with a limit above 1) the rlock semaphore named "asynq:limit:K", and its
 // dedup mark the string key "asynq:done:K" (see [WithKeyPrefix]). A limit of
-// 1 is the lock, under the same name as without [WithLimit], so servers
+// 1 is the lock, under the same name as without [WithPermits], so servers
 // running older versions of this package and newer ones exclude each other.
 // The semaphore's name is never a lock's: while servers with a limit of 1 and
 // servers with a limit of n > 1 run side by side (a deploy that changes the

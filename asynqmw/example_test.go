@@ -113,7 +113,7 @@ func ExampleWithOnBusy() {
 // At most two exports of one tenant run at once, on every server: a third
 // waits up to a minute for a permit, in rlock's fair queue, then goes back to
 // the queue as a busy task. Exports of other tenants are not held up.
-func ExampleWithLimit() {
+func ExampleWithPermits() {
 	srv, err := redistest.Launch(redistest.Config{}) // a throwaway redis-server
 	if err != nil {
 		fmt.Println(err)
@@ -131,7 +131,7 @@ func ExampleWithLimit() {
 	var overLimit atomic.Bool
 	done := make(chan struct{}, 6)
 	mux := asynq.NewServeMux()
-	mux.Use(asynqmw.New(locks, asynqmw.WithKey(byTenant), asynqmw.WithLimit(2), asynqmw.WithWait(time.Minute)))
+	mux.Use(asynqmw.New(locks, asynqmw.WithKey(byTenant), asynqmw.WithPermits(2), asynqmw.WithWait(time.Minute)))
 	mux.HandleFunc("export", func(ctx context.Context, t *asynq.Task) error {
 		if running.Add(1) > 2 {
 			overLimit.Store(true)

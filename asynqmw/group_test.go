@@ -33,7 +33,7 @@ func TestTheGroupIsTheTaskType(t *testing.T) {
 		want names
 	}{
 		{"the default key", nil, names{"asynq:lock:" + asynqmw.DefaultKey(t.Context(), task), "asynq:lock:email:send"}},
-		{"a limit", []asynqmw.Option{asynqmw.WithLimit(2)}, names{"asynq:limit:" + asynqmw.DefaultKey(t.Context(), task), "asynq:limit:email:send"}},
+		{"a limit", []asynqmw.Option{asynqmw.WithPermits(2)}, names{"asynq:limit:" + asynqmw.DefaultKey(t.Context(), task), "asynq:limit:email:send"}},
 		{"a key function of the user's and a prefix", []asynqmw.Option{asynqmw.WithKey(byTenant), asynqmw.WithKeyPrefix("jobs:")}, names{"jobs:lock:tenant:7", "jobs:lock:email:send"}},
 	} {
 		t.Run(tc.what, func(t *testing.T) {

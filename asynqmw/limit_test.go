@@ -16,7 +16,7 @@ import (
 	"github.com/go-rlock/rlock/lockmw"
 )
 
-// These tests cover WithLimit: at most n tasks with one key at once, on a
+// These tests cover WithPermits: at most n tasks with one key at once, on a
 // semaphore named prefix + "limit:" + key.
 
 // limitName is the semaphore the middleware takes a permit of for a task by
@@ -55,7 +55,7 @@ func TestServerLimitRunsTwoAtATime(t *testing.T) {
 			}
 		})
 	}
-	opts := []asynqmw.Option{asynqmw.WithLimit(limit), asynqmw.WithWait(waitLimit)}
+	opts := []asynqmw.Option{asynqmw.WithPermits(limit), asynqmw.WithWait(waitLimit)}
 	results := make(chan result, 100)
 	startServer(t, e.rdb, 3, record(results)(asynqmw.New(e.c, opts...)(handler(0))))
 	startServer(t, rdb2, 3, record(results)(asynqmw.New(c2, opts...)(handler(1))))
@@ -100,7 +100,7 @@ func TestServerLimitDifferentKeysOverlap(t *testing.T) {
 	e := newEnv(t)
 	in, all := make(chan struct{}, 3), make(chan struct{})
 	results := make(chan result, 100)
-	startServer(t, e.rdb, 3, record(results)(asynqmw.New(e.c, asynqmw.WithLimit(2))(asynq.HandlerFunc(
+	startServer(t, e.rdb, 3, record(results)(asynqmw.New(e.c, asynqmw.WithPermits(2))(asynq.HandlerFunc(
 		func(ctx context.Context, _ *asynq.Task) error {
 			in <- struct{}{}
 			select {
@@ -146,7 +146,7 @@ func TestLimitBusy(t *testing.T) {
 
 	t.Run("Retry returns a busy error naming the semaphore", func(t *testing.T) {
 		fill(t)
-		err := run(t.Context(), asynqmw.New(e.c, asynqmw.WithLimit(2)), task, neverRun)
+		err := run(t.Context(), asynqmw.New(e.c, asynqmw.WithPermits(2)), task, neverRun)
 		require.True(t, asynqmw.IsBusy(err), "%v", err)
 		require.ErrorIs(t, err, lockmw.ErrNotAcquired)
 		var be *lockmw.BusyError
@@ -156,14 +156,14 @@ func TestLimitBusy(t *testing.T) {
 	})
 	t.Run("Skip returns nil without running the handler", func(t *testing.T) {
 		fill(t)
-		require.NoError(t, run(t.Context(), asynqmw.New(e.c, asynqmw.WithLimit(2), asynqmw.WithOnBusy(asynqmw.Skip)), task, neverRun))
+		require.NoError(t, run(t.Context(), asynqmw.New(e.c, asynqmw.WithPermits(2), asynqmw.WithOnBusy(asynqmw.Skip)), task, neverRun))
 	})
 	t.Run("WithWait waits for a permit", func(t *testing.T) {
 		permit := fill(t)
 		started := make(chan struct{})
 		errc := make(chan error, 1)
 		go func() {
-			errc <- run(t.Context(), asynqmw.New(e.c, asynqmw.WithLimit(2), asynqmw.WithWait(waitLimit)), task,
+			errc <- run(t.Context(), asynqmw.New(e.c, asynqmw.WithPermits(2), asynqmw.WithWait(waitLimit)), task,
 				func(context.Context, *asynq.Task) error { close(started); return nil })
 		}()
 		queue := "rlock_queue:{" + name + "}"
@@ -184,7 +184,7 @@ func TestLimitBusy(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
 		go func() {
-			errc <- run(ctx, asynqmw.New(e.c, asynqmw.WithLimit(2), asynqmw.WithWait(waitLimit), asynqmw.WithOnBusy(asynqmw.Skip)), task, neverRun)
+			errc <- run(ctx, asynqmw.New(e.c, asynqmw.WithPermits(2), asynqmw.WithWait(waitLimit), asynqmw.WithOnBusy(asynqmw.Skip)), task, neverRun)
 		}()
 		testsupport.Eventually(t, waitLimit, "the task waiting for a permit", func() bool {
 			return e.rdb.ZCard(t.Context(), "rlock_queue:{"+name+"}").Val() == 1
@@ -213,7 +213,7 @@ func TestServerLimitBusyRetriesDoNotUseUpRetries(t *testing.T) {
 
 	retried := make(chan int, 1)
 	results := make(chan result, 1000)
-	startServer(t, e.rdb, 2, record(results)(asynqmw.New(e.c, asynqmw.WithLimit(2))(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+	startServer(t, e.rdb, 2, record(results)(asynqmw.New(e.c, asynqmw.WithPermits(2))(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
 		n, _ := asynq.GetRetryCount(ctx)
 		retried <- n
 		return nil
@@ -244,7 +244,7 @@ func TestLimitNames(t *testing.T) {
 	key := asynqmw.DefaultKey(t.Context(), task)
 
 	t.Run("a limit of 1 takes the key's lock, as without the option", func(t *testing.T) {
-		require.NoError(t, run(t.Context(), asynqmw.New(e.c, asynqmw.WithLimit(1), asynqmw.WithDedupWindow(time.Minute)), task,
+		require.NoError(t, run(t.Context(), asynqmw.New(e.c, asynqmw.WithPermits(1), asynqmw.WithDedupWindow(time.Minute)), task,
 			func(ctx context.Context, _ *asynq.Task) error {
 				held, err := e.c.Mutex(lockName(task.Type(), task.Payload())).IsHeld(ctx)
 				require.True(t, held)
@@ -253,7 +253,7 @@ func TestLimitNames(t *testing.T) {
 			}))
 	})
 	t.Run("a limit of 3 takes a permit of prefix+limit:+key", func(t *testing.T) {
-		mw := asynqmw.New(e.c, asynqmw.WithLimit(3), asynqmw.WithKeyPrefix("app:"))
+		mw := asynqmw.New(e.c, asynqmw.WithPermits(3), asynqmw.WithKeyPrefix("app:"))
 		require.NoError(t, run(t.Context(), mw, task, func(ctx context.Context, _ *asynq.Task) error {
 			n, err := e.c.Semaphore("app:limit:"+key, 3).Available(ctx)
 			require.Equal(t, 2, n)
@@ -266,7 +266,7 @@ func TestLimitNames(t *testing.T) {
 		// so neither side sees the other's key, and Redis never answers
 		// WRONGTYPE.
 		require.NoError(t, run(t.Context(), asynqmw.New(e.c), task, func(ctx context.Context, _ *asynq.Task) error {
-			return run(ctx, asynqmw.New(e.c, asynqmw.WithLimit(2)), task, func(context.Context, *asynq.Task) error { return nil })
+			return run(ctx, asynqmw.New(e.c, asynqmw.WithPermits(2)), task, func(context.Context, *asynq.Task) error { return nil })
 		}))
 	})
 }

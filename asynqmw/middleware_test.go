@@ -55,8 +55,9 @@ func TestDefaults(t *testing.T) {
 		require.Len(t, strings.TrimPrefix(a.name, "asynq:lock:email:send:"), asynqmw.HashLen)
 		require.Equal(t, "asynq:", asynqmw.DefaultKeyPrefix)
 	})
-	t.Run("the wait is 0: a single attempt", func(t *testing.T) {
-		require.Equal(t, time.Duration(0), a.wait)
+	t.Run("the wait is DefaultWait, 0: a single attempt", func(t *testing.T) {
+		require.Equal(t, time.Duration(0), asynqmw.DefaultWait)
+		require.Equal(t, asynqmw.DefaultWait, a.wait)
 	})
 	t.Run("the handler runs with the hold context", func(t *testing.T) {
 		require.True(t, held)

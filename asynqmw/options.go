@@ -10,6 +10,10 @@ import (
 	"github.com/go-rlock/rlock/internal/construct"
 )
 
+// DefaultWait is how long a task waits for a busy key when [WithWait] is
+// not given: 0, a single attempt.
+const DefaultWait time.Duration = 0
+
 // Option configures the middleware made by [New]. New applies the options in
 // order, then checks the result once: an invalid value, or a nil Option,
 // makes it panic with one line naming the option and the value. Option
@@ -44,12 +48,12 @@ func (p BusyPolicy) String() string {
 }
 
 type options struct {
-	key    func(ctx context.Context, t *asynq.Task) string
-	wait   time.Duration
-	onBusy BusyPolicy
-	dedup  time.Duration
-	prefix string
-	limit  int
+	key     func(ctx context.Context, t *asynq.Task) string
+	wait    time.Duration
+	onBusy  BusyPolicy
+	dedup   time.Duration
+	prefix  string
+	permits int
 }
 
 // newOptions applies opts over the defaults, in order, then checks the
@@ -57,10 +61,11 @@ type options struct {
 // a nil Option or an invalid value.
 func newOptions(opts []Option) options {
 	o := options{
-		key:    DefaultKey,
-		onBusy: Retry,
-		prefix: DefaultKeyPrefix,
-		limit:  1,
+		key:     DefaultKey,
+		wait:    DefaultWait,
+		onBusy:  Retry,
+		prefix:  DefaultKeyPrefix,
+		permits: 1,
 	}
 	o = construct.Apply("asynqmw", "New", o, opts, (*options).invalid)
 	return o
@@ -77,10 +82,10 @@ func (o *options) invalid() string {
 		return fmt.Sprintf("WithOnBusy(%v): must be Retry or Skip", o.onBusy)
 	case o.dedup < 0:
 		return fmt.Sprintf("WithDedupWindow(%v): must not be negative", o.dedup)
-	case o.limit < 1:
-		return fmt.Sprintf("WithLimit(%d): must be at least 1", o.limit)
-	case o.dedup > 0 && o.limit > 1:
-		return fmt.Sprintf("WithDedupWindow(%v) with WithLimit(%d): a duplicate could run beside the first, before its mark is written; use a limit of 1", o.dedup, o.limit)
+	case o.permits < 1:
+		return fmt.Sprintf("WithPermits(%d): must be at least 1", o.permits)
+	case o.dedup > 0 && o.permits > 1:
+		return fmt.Sprintf("WithDedupWindow(%v) with WithPermits(%d): a duplicate could run beside the first, before its mark is written; use 1 permit", o.dedup, o.permits)
 	}
 	return ""
 }
@@ -96,10 +101,12 @@ func WithKey(f func(ctx context.Context, t *asynq.Task) string) Option {
 }
 
 // WithWait sets how long a task waits for its key when another task holds
-// it, before the busy policy applies (see [WithOnBusy]). The wait also ends
-// when the task's context does. Waiting occupies one of the server's workers;
-// prefer a short wait and let Retry hand the task back to the queue. The
-// default is 0: a single attempt, no wait. A negative d panics in New.
+// it, before the busy policy applies (see [WithOnBusy]), as
+// [lockmw.WithWait] does: 0 makes a single attempt, [lockmw.Forever] waits
+// until the task's context ends. The wait also ends when the task's context
+// does. The default is [DefaultWait] (0: a single attempt, no wait), because
+// a task's wait occupies one of the server's workers; prefer a short wait
+// and let Retry hand the task back to the queue. A negative d panics in New.
 func WithWait(d time.Duration) Option {
 	return func(o *options) { o.wait = d }
 }
@@ -116,7 +123,7 @@ func WithOnBusy(p BusyPolicy) Option {
 // written with PX d while the lock is still held, and checked after the lock
 // is acquired, so a duplicate that waited for the lock sees it. A handler
 // that fails, panics or loses its lock leaves no mark. The default is 0: off.
-// A negative d panics in New, and so does d > 0 with a [WithLimit] above 1:
+// A negative d panics in New, and so does d > 0 with a [WithPermits] above 1:
 // tasks that share a semaphore run side by side, so a duplicate could start
 // before the first one's mark is written.
 func WithDedupWindow(d time.Duration) Option {
@@ -125,15 +132,17 @@ func WithDedupWindow(d time.Duration) Option {
 
 // WithKeyPrefix sets the prefix of the Redis keys the middleware uses: the
 // lock of key K is named prefix + "lock:" + K, its semaphore (see
-// [WithLimit]) prefix + "limit:" + K, and its dedup mark prefix + "done:" +
+// [WithPermits]) prefix + "limit:" + K, and its dedup mark prefix + "done:" +
 // K. The default is [DefaultKeyPrefix], "asynq:"; asynq's own keys
 // ("asynq:{queue}:…", "asynq:servers…") never collide with these.
 func WithKeyPrefix(prefix string) Option {
 	return func(o *options) { o.prefix = prefix }
 }
 
-// WithLimit sets how many tasks with the same key may run at once, across
-// all workers and servers. The default is 1: the key's lock, a mutex named
+// WithPermits makes the key's lock a semaphore of n permits instead of a
+// mutex, as [lockmw.WithPermits] does: at most n tasks with the same key run
+// at once, across all workers and servers. The default is 1: the key's
+// lock, a mutex named
 // prefix + "lock:" + K (see [WithKeyPrefix]). With n > 1 each attempt takes
 // one permit of a lockmw.Semaphore of n permits named prefix + "limit:" + K,
 // never the name of a lock: servers with a limit of 1 and servers with a
@@ -149,6 +158,6 @@ func WithKeyPrefix(prefix string) Option {
 //
 // n < 1 panics in New, and so does n > 1 with [WithDedupWindow], or on a
 // quorum lockmw.Client (lockmw.NewQuorum), which has no semaphores.
-func WithLimit(n int) Option {
-	return func(o *options) { o.limit = n }
+func WithPermits(n int) Option {
+	return func(o *options) { o.permits = n }
 }

@@ -35,11 +35,11 @@ func TestNewPanicsOnBadConfiguration(t *testing.T) {
 		{"a negative dedup window", func() { asynqmw.New(c, asynqmw.WithDedupWindow(-time.Second)) }, "asynqmw: WithDedupWindow(-1s): must not be negative"},
 		{"a nil key function", func() { asynqmw.New(c, asynqmw.WithKey(nil)) }, "asynqmw: WithKey(nil): a key function is required"},
 		{"an unknown busy policy", func() { asynqmw.New(c, asynqmw.WithOnBusy(7)) }, "asynqmw: WithOnBusy(BusyPolicy(7)): must be Retry or Skip"},
-		{"a limit of 0", func() { asynqmw.New(c, asynqmw.WithLimit(0)) }, "asynqmw: WithLimit(0): must be at least 1"},
-		{"a negative limit", func() { asynqmw.New(c, asynqmw.WithLimit(-2)) }, "asynqmw: WithLimit(-2): must be at least 1"},
-		{"a dedup window with a limit above 1", func() { asynqmw.New(c, asynqmw.WithDedupWindow(time.Minute), asynqmw.WithLimit(2)) },
-			"asynqmw: WithDedupWindow(1m0s) with WithLimit(2): a duplicate could run beside the first, before its mark is written; use a limit of 1"},
-		{"a limit above 1 on a quorum client", func() { asynqmw.New(quorum, asynqmw.WithLimit(2)) }, "asynqmw: WithLimit(2): a quorum lockmw.Client has no semaphores"},
+		{"a limit of 0", func() { asynqmw.New(c, asynqmw.WithPermits(0)) }, "asynqmw: WithPermits(0): must be at least 1"},
+		{"a negative limit", func() { asynqmw.New(c, asynqmw.WithPermits(-2)) }, "asynqmw: WithPermits(-2): must be at least 1"},
+		{"a dedup window with a limit above 1", func() { asynqmw.New(c, asynqmw.WithDedupWindow(time.Minute), asynqmw.WithPermits(2)) },
+			"asynqmw: WithDedupWindow(1m0s) with WithPermits(2): a duplicate could run beside the first, before its mark is written; use 1 permit"},
+		{"a limit above 1 on a quorum client", func() { asynqmw.New(quorum, asynqmw.WithPermits(2)) }, "asynqmw: WithPermits(2): a quorum lockmw.Client has no semaphores"},
 		{"a negative busy retry delay", func() { asynqmw.RetryDelay(-time.Second, nil) }, "asynqmw: RetryDelay(-1s, …): the busy delay must not be negative"},
 	} {
 		t.Run(tc.name+" panics with one line", func(t *testing.T) {
@@ -61,16 +61,16 @@ func TestOptionsPanicInNewOnly(t *testing.T) {
 		_ = asynqmw.WithDedupWindow(-time.Second)
 		_ = asynqmw.WithKey(nil)
 		_ = asynqmw.WithOnBusy(7)
-		_ = asynqmw.WithLimit(0)
+		_ = asynqmw.WithPermits(0)
 	})
 	require.NotPanics(t, func() { asynqmw.New(c, asynqmw.WithWait(-1), asynqmw.WithWait(0)) }, "a later option overrides")
 	require.NotPanics(t, func() {
-		asynqmw.New(c, asynqmw.WithLimit(2), asynqmw.WithDedupWindow(time.Minute), asynqmw.WithLimit(1))
+		asynqmw.New(c, asynqmw.WithPermits(2), asynqmw.WithDedupWindow(time.Minute), asynqmw.WithPermits(1))
 	},
 		"a dedup window with a limit of 1")
 	quorum := lockmw.NewQuorum([]redis.UniversalClient{rdb})
 	defer quorum.Close()
-	require.NotPanics(t, func() { asynqmw.New(quorum, asynqmw.WithLimit(1)) }, "a limit of 1 on a quorum client")
+	require.NotPanics(t, func() { asynqmw.New(quorum, asynqmw.WithPermits(1)) }, "a limit of 1 on a quorum client")
 }
 
 func TestIsBusy(t *testing.T) {

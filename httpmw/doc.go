@@ -1,6 +1,6 @@
 // Package httpmw is net/http middleware that runs requests one at a time per
 // route, or per resource, across every instance of a service (or at most n
-// at a time, see [WithLimit]): the HTTP counterpart of Redisson's
+// at a time, see [WithPermits]): the HTTP counterpart of Redisson's
 // @RequestLockable, on a [lockmw] lock.
 //
 //	m := httpmw.New(locks) // locks is a *lockmw.Client
@@ -41,10 +41,10 @@
 //
 // # Limits
 //
-// [WithLimit] lets up to n requests with the same key run at once, across
+// [WithPermits] lets up to n requests with the same key run at once, across
 // every instance: three exports per tenant, two report builds per route.
 //
-//	exports := httpmw.New(locks, httpmw.WithPathValues("tenant"), httpmw.WithLimit(3))
+//	exports := httpmw.New(locks, httpmw.WithPathValues("tenant"), httpmw.WithPermits(3))
 //	mux.Handle("POST /tenants/{tenant}/exports", exports.Wrap(export))
 //
 // With n = 1, the default, the key's lock is a [lockmw.Mutex] named by the
@@ -61,15 +61,15 @@
 //
 // # Waiting and answers
 //
-// A request waits its turn up to the wait ([WithWait], 10s by default),
-// never past its own context: a client that disconnects stops waiting at
+// A request waits its turn up to the wait ([WithWait]; [DefaultWait], 10s,
+// by default), never past its own context: a client that disconnects stops waiting at
 // once and leaves the lock's queue. When the lock stays busy it gets the
 // busy status ([WithBusyStatus], 409 by default) with a Retry-After header in
 // whole seconds, at least 1. A lock renewed by the watchdog says nothing
 // about when its holder will be done, so Retry-After is the [WithRetryAfter]
 // hint (1s by default) unless the middleware holds its locks with a lease
 // ([WithLease]): then it is the holder's remaining lease. Under a limit
-// ([WithLimit]) it is the remaining TTL of the permit that expires first. Waiters queue in
+// ([WithPermits]) it is the remaining TTL of the permit that expires first. Waiters queue in
 // Redis: an unlock hands the lock to the next request in arrival order,
 // whichever instance it waits on.
 //

@@ -97,9 +97,9 @@ func ExampleWithLease() {
 
 // At most three exports per tenant at once, across every instance; a fourth
 // waits up to 30s for a permit, then gets 429 Too Many Requests.
-func ExampleWithLimit() {
+func ExampleWithPermits() {
 	var locks *lockmw.Client // lockmw.New(rdb)
-	exports := httpmw.New(locks, httpmw.WithPathValues("tenant"), httpmw.WithLimit(3),
+	exports := httpmw.New(locks, httpmw.WithPathValues("tenant"), httpmw.WithPermits(3),
 		httpmw.WithWait(30*time.Second), httpmw.WithBusyStatus(http.StatusTooManyRequests))
 	mux := http.NewServeMux()
 	// Each tenant's semaphore is "http:limit:POST /tenants/{tenant}/exports#tenant=<tenant>".

@@ -39,7 +39,7 @@ func TestTheGroupIsTheNameWithoutThePathValues(t *testing.T) {
 	}{
 		{"the default key", nil, false, names{"http:POST /orders/{id}", "http:POST /orders/{id}"}},
 		{"a key per resource", []httpmw.Option{httpmw.WithPathValues("id")}, false, names{"http:POST /orders/{id}#id=42", "http:POST /orders/{id}"}},
-		{"a key per resource under a limit", []httpmw.Option{httpmw.WithPathValues("id"), httpmw.WithLimit(2)}, false, names{"http:limit:POST /orders/{id}#id=42", "http:limit:POST /orders/{id}"}},
+		{"a key per resource under a limit", []httpmw.Option{httpmw.WithPathValues("id"), httpmw.WithPermits(2)}, false, names{"http:limit:POST /orders/{id}#id=42", "http:limit:POST /orders/{id}"}},
 		{"a key function of the user's", []httpmw.Option{httpmw.WithKey(tenant)}, false, names{"tenant:7", "tenant:7"}},
 		{"a key function of the user's with path values", []httpmw.Option{httpmw.WithKey(tenant), httpmw.WithPathValues("id")}, false, names{"tenant:7#id=42", "tenant:7"}},
 		{"WrapMux", nil, true, names{"http:POST /orders/{id}", "http:POST /orders/{id}"}},

@@ -660,8 +660,8 @@ func TestConfigurationPanics(t *testing.T) {
 		{"httpmw: WithBodyBuffer(-1): must not be negative", httpmw.WithBodyBuffer(-1)},
 		{"httpmw: WithBusyStatus(399): must be a 4xx or 5xx status", httpmw.WithBusyStatus(399)},
 		{"httpmw: WithBusyStatus(600): must be a 4xx or 5xx status", httpmw.WithBusyStatus(600)},
-		{"httpmw: WithLimit(0): must be at least 1", httpmw.WithLimit(0)},
-		{"httpmw: WithLimit(-2): must be at least 1", httpmw.WithLimit(-2)},
+		{"httpmw: WithPermits(0): must be at least 1", httpmw.WithPermits(0)},
+		{"httpmw: WithPermits(-2): must be at least 1", httpmw.WithPermits(-2)},
 	} {
 		assert.PanicsWithValue(t, tc.want, func() { httpmw.New(locks, tc.opt) }, "in New, not when the option is made")
 	}
@@ -669,7 +669,7 @@ func TestConfigurationPanics(t *testing.T) {
 		assert.NotPanics(t, func() { httpmw.New(locks, httpmw.WithBusyStatus(code)) })
 	}
 	assert.NotPanics(t, func() { httpmw.New(locks, httpmw.WithPathValues("_x", "é2")) })
-	assert.NotPanics(t, func() { httpmw.New(locks, httpmw.WithLimit(1)) })
-	assert.NotPanics(t, func() { httpmw.New(locks, httpmw.WithLimit(0), httpmw.WithLimit(2)) })
+	assert.NotPanics(t, func() { httpmw.New(locks, httpmw.WithPermits(1)) })
+	assert.NotPanics(t, func() { httpmw.New(locks, httpmw.WithPermits(0), httpmw.WithPermits(2)) })
 	assert.NotPanics(t, func() { httpmw.New(locks, httpmw.WithWait(-1), httpmw.WithWait(0)) }, "the result is checked, not each option")
 }

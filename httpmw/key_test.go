@@ -52,12 +52,12 @@ func TestKey(t *testing.T) {
 		{"a custom key is used as is", "/o/{id}", "GET", "/o/1", []Option{WithKey(func(r *http.Request) string { return "orders" })}, "orders"},
 		{"a custom key gets path values too", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "orders" }), WithPathValues("id")}, "orders#id=7"},
 		{"an empty custom key means no lock, even with path values", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "" }), WithPathValues("id")}, ""},
-		{"WithLimit(1) keeps the name", "POST /orders/{id}", "POST", "/orders/1", []Option{WithLimit(1), WithPathValues("id")}, "http:POST /orders/{id}#id=1"},
-		{"a limit puts limit: after the prefix", "POST /exports", "POST", "/exports", []Option{WithLimit(3)}, "http:limit:POST /exports"},
-		{"a limit per resource", "POST /orders/{id}", "POST", "/orders/1", []Option{WithLimit(2), WithPathValues("id")}, "http:limit:POST /orders/{id}#id=1"},
-		{"a limit on a custom key puts limit: in front", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "tenant:7" }), WithLimit(2)}, "limit:tenant:7"},
-		{"a limit on a custom key with the prefix puts limit: after it", "/o/{id}", "GET", "/o/7", []Option{WithKey(PatternKey), WithLimit(2)}, "http:limit:GET /o/{id}"},
-		{"a limit on an empty key means no lock", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "" }), WithLimit(2)}, ""},
+		{"WithPermits(1) keeps the name", "POST /orders/{id}", "POST", "/orders/1", []Option{WithPermits(1), WithPathValues("id")}, "http:POST /orders/{id}#id=1"},
+		{"a limit puts limit: after the prefix", "POST /exports", "POST", "/exports", []Option{WithPermits(3)}, "http:limit:POST /exports"},
+		{"a limit per resource", "POST /orders/{id}", "POST", "/orders/1", []Option{WithPermits(2), WithPathValues("id")}, "http:limit:POST /orders/{id}#id=1"},
+		{"a limit on a custom key puts limit: in front", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "tenant:7" }), WithPermits(2)}, "limit:tenant:7"},
+		{"a limit on a custom key with the prefix puts limit: after it", "/o/{id}", "GET", "/o/7", []Option{WithKey(PatternKey), WithPermits(2)}, "http:limit:GET /o/{id}"},
+		{"a limit on an empty key means no lock", "/o/{id}", "GET", "/o/7", []Option{WithKey(func(*http.Request) string { return "" }), WithPermits(2)}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

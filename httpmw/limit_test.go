@@ -77,7 +77,7 @@ func TestLimitRunsAtMostNAtOnceAcrossInstances(t *testing.T) {
 	var locks *lockmw.Client
 	for range 2 {
 		locks = locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(900*time.Millisecond))
-		m := httpmw.New(locks, httpmw.WithLimit(limit), httpmw.WithWait(lockmw.Forever))
+		m := httpmw.New(locks, httpmw.WithPermits(limit), httpmw.WithWait(lockmw.Forever))
 		mux := http.NewServeMux()
 		mux.Handle("POST /exports/{id}", m.Wrap(g))
 		servers = append(servers, startHTTP(t, mux))
@@ -129,7 +129,7 @@ func TestLimitBusy(t *testing.T) {
 			const limit = 3
 			g := newGate(limit + 1)
 			defer g.open()
-			opts := append([]httpmw.Option{httpmw.WithLimit(limit), httpmw.WithWait(0)}, tt.opts...)
+			opts := append([]httpmw.Option{httpmw.WithPermits(limit), httpmw.WithWait(0)}, tt.opts...)
 			route := "/busy" + strconv.Itoa(i)
 			mux := http.NewServeMux()
 			mux.Handle("GET "+route, httpmw.New(locks, opts...).Wrap(g))
@@ -178,7 +178,7 @@ func TestLimitClientGoneLeavesTheQueue(t *testing.T) {
 			name := "http:limit:" + pattern
 			g := newGate(limit + 1)
 			defer g.open()
-			wrapped := httpmw.New(locks, httpmw.WithLimit(limit), httpmw.WithWait(lockmw.Forever)).Wrap(g)
+			wrapped := httpmw.New(locks, httpmw.WithPermits(limit), httpmw.WithWait(lockmw.Forever)).Wrap(g)
 			served := make(chan struct{}, limit+1)
 			mux := http.NewServeMux()
 			mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -216,16 +216,16 @@ func TestLimitClientGoneLeavesTheQueue(t *testing.T) {
 	}
 }
 
-// Rolling deploys mix instances with and without a limit: WithLimit(1) keeps
+// Rolling deploys mix instances with and without a limit: WithPermits(1) keeps
 // the mutex at today's name, a limit above 1 is a semaphore at another name.
 func TestLimitNames(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	locks, old := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
 
-	t.Run("WithLimit(1) is today's mutex", func(t *testing.T) {
+	t.Run("WithPermits(1) is today's mutex", func(t *testing.T) {
 		mux := http.NewServeMux()
-		mux.Handle("GET /one", httpmw.New(locks, httpmw.WithLimit(1), httpmw.WithWait(0)).Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+		mux.Handle("GET /one", httpmw.New(locks, httpmw.WithPermits(1), httpmw.WithWait(0)).Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
 		s := startHTTP(t, mux)
 		release := holdLock(t, old, "http:GET /one", 0)
 		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "GET", "/one", nil).status)
@@ -237,7 +237,7 @@ func TestLimitNames(t *testing.T) {
 		g := newGate(1)
 		defer g.open()
 		mux := http.NewServeMux()
-		mux.Handle("GET /three", httpmw.New(locks, httpmw.WithLimit(3), httpmw.WithWait(0)).Wrap(g))
+		mux.Handle("GET /three", httpmw.New(locks, httpmw.WithPermits(3), httpmw.WithWait(0)).Wrap(g))
 		s := startHTTP(t, mux)
 		holdLock(t, old, "http:GET /three", 0) // an old instance serving the route
 		got := sendAsync(t.Context(), s, "GET", "/three")
@@ -254,7 +254,7 @@ func TestLimitNames(t *testing.T) {
 		defer g.open()
 		mux := http.NewServeMux()
 		mux.Handle("GET /m", g)
-		s := startHTTP(t, httpmw.New(locks, httpmw.WithLimit(2)).WrapMux(mux))
+		s := startHTTP(t, httpmw.New(locks, httpmw.WithPermits(2)).WrapMux(mux))
 		got := sendAsync(t.Context(), s, "GET", "/m")
 		testsupport.Recv(t, g.entered, patience, "handler entering")
 		n, err := locks.Semaphore("http:limit:GET /m", 2).Available(t.Context())

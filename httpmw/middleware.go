@@ -12,7 +12,7 @@ import (
 )
 
 // Middleware serializes requests that share a lock key (or lets at most
-// [WithLimit] of them run at once) across every instance of a service whose
+// [WithPermits] of them run at once) across every instance of a service whose
 // Middlewares use lockmw Clients on the same Redis. It is configured once by [New] and safe for concurrent use.
 type Middleware struct {
 	c      *lockmw.Client
@@ -32,7 +32,7 @@ func New(c *lockmw.Client, opts ...Option) *Middleware {
 
 // Key returns the name of the lock that a request served by [Middleware.Wrap]
 // takes: the key function's result, with the path values appended when
-// [WithPathValues] was given, and "limit:" inserted under a [WithLimit]
+// [WithPathValues] was given, and "limit:" inserted under a [WithPermits]
 // above 1; "" when the request takes no lock.
 func (m *Middleware) Key(r *http.Request) string {
 	name, _ := m.names(r)
@@ -52,9 +52,9 @@ func (m *Middleware) names(r *http.Request) (name, group string) {
 }
 
 // lockName is the name of the lock of key k: k itself for a mutex, the
-// semaphore's name (see WithLimit) under a limit above 1.
+// semaphore's name (see WithPermits) under a limit above 1.
 func (m *Middleware) lockName(k string) string {
-	if k == "" || m.cfg.limit == 1 {
+	if k == "" || m.cfg.permits == 1 {
 		return k
 	}
 	if rest, ok := strings.CutPrefix(k, KeyPrefix); ok {
@@ -66,14 +66,14 @@ func (m *Middleware) lockName(k string) string {
 // locker is the lock called name in group: a Mutex, or under a limit above
 // 1 a Semaphore of that many permits.
 func (m *Middleware) locker(name, group string) lockmw.Locker {
-	if m.cfg.limit == 1 {
+	if m.cfg.permits == 1 {
 		return m.c.Mutex(name, lockmw.WithGroup(group))
 	}
-	return m.c.Semaphore(name, m.cfg.limit, lockmw.WithGroup(group))
+	return m.c.Semaphore(name, m.cfg.permits, lockmw.WithGroup(group))
 }
 
 // Wrap returns a handler that runs h one request at a time per lock key (at
-// most [WithLimit] at a time), for use on a route, where the router has
+// most [WithPermits] at a time), for use on a route, where the router has
 // matched the request and set r.Pattern:
 //
 //	mux.Handle("POST /orders/{id}", m.Wrap(h))          // net/http

@@ -12,7 +12,8 @@ import (
 
 // Defaults of the options.
 const (
-	// DefaultWait is how long a request waits for its turn by default.
+	// DefaultWait is how long a request waits for its turn when WithWait
+	// is not given.
 	DefaultWait = 10 * time.Second
 	// DefaultBusyStatus is the status of a request that did not get its turn.
 	DefaultBusyStatus = http.StatusConflict
@@ -26,8 +27,8 @@ const (
 	KeyPrefix = "http:"
 )
 
-// limitInfix follows KeyPrefix in the name of a limit's semaphore (see
-// WithLimit), as asynqmw's follows its prefix.
+// limitInfix follows KeyPrefix in the name of a semaphore of more than one
+// permit (see WithPermits), as asynqmw's follows its prefix.
 const limitInfix = "limit:"
 
 // Option configures a [Middleware]. [New] applies the options in order, then
@@ -47,7 +48,7 @@ type config struct {
 	busyStatus int
 	retryAfter time.Duration
 	bodyBuffer int64
-	limit      int
+	permits    int
 	noNames    bool // WithPathValues was given no names
 	loggerSet  bool // WithLogger was given
 }
@@ -59,7 +60,7 @@ func defaultConfig() config {
 		busyStatus: DefaultBusyStatus,
 		retryAfter: DefaultRetryAfter,
 		bodyBuffer: DefaultBodyBuffer,
-		limit:      1,
+		permits:    1,
 	}
 }
 
@@ -118,11 +119,13 @@ func WithPathValues(names ...string) Option {
 	}
 }
 
-// WithWait sets how long a request waits for its turn before it gets the
-// busy status; 0 makes a single attempt and rejects at once, and
-// [lockmw.Forever] waits as long as the request lasts. A request never waits
-// past its own context: a client that goes away stops waiting at once. The
-// default is [DefaultWait] (10s). A negative d makes New panic.
+// WithWait sets how long a request waits for its turn (a busy lock) before
+// it gets the busy status, as [lockmw.WithWait] does: 0 makes a single
+// attempt and rejects at once, and [lockmw.Forever] waits until the
+// request's context ends. A request never waits past its own context: a
+// client that goes away stops waiting at once. The default is [DefaultWait]
+// (10s), because a request should not hold a connection long. A negative d
+// makes New panic.
 func WithWait(d time.Duration) Option {
 	return func(c *config) { c.wait = d }
 }
@@ -131,7 +134,7 @@ func WithWait(d time.Duration) Option {
 // watchdog: the lock expires d after it was taken and is never renewed, so
 // r.Context() has a deadline at the lease end and a handler that outlives it
 // loses the lock. In exchange, a busy answer can say when the holder will be
-// done: its Retry-After is the holder's remaining TTL (under [WithLimit] it
+// done: its Retry-After is the holder's remaining TTL (under [WithPermits] it
 // is the remaining TTL of the permit that expires first anyway). Use it only when every
 // holder of these keys (every instance of the service) holds them with a
 // lease; a watchdog-renewed TTL says nothing about when the holder finishes.
@@ -153,7 +156,7 @@ func WithBusyStatus(code int) Option {
 // WithRetryAfter sets the Retry-After hint of a busy answer when the holder's
 // remaining lease is unknown, which is always the case without [WithLease];
 // with WithLease the remaining lease wins, and the hint is sent only when
-// the holder turns out to have no TTL. The same holds under [WithLimit],
+// the holder turns out to have no TTL. The same holds under [WithPermits],
 // where the holder is the permit that expires first.
 // It is sent in whole seconds, rounded up, at least 1 (so 0 means 1s). The
 // default is [DefaultRetryAfter] (1s). A negative d makes New panic.
@@ -175,8 +178,9 @@ func WithBodyBuffer(n int64) Option {
 	return func(c *config) { c.bodyBuffer = n }
 }
 
-// WithLimit lets at most n requests with the same key run at once, across
-// every instance; the default is 1, one at a time.
+// WithPermits makes the key's lock a semaphore of n permits instead of a
+// mutex, as [lockmw.WithPermits] does: at most n requests with the same key
+// run at once, across every instance. The default is 1, one at a time.
 //
 // With n = 1 the key's lock is a [lockmw.Mutex] named by the key, as it has
 // always been. With n > 1 it is a [lockmw.Semaphore] of n permits named by
@@ -192,7 +196,7 @@ func WithBodyBuffer(n int64) Option {
 // same to hold). Instances that disagree on n > 1 share one semaphore,
 // whose size the first instance to use it sets (see [lockmw.Semaphore]).
 //
-// A request over the limit waits, answers and leaves the queue as one
+// A request that finds no free permit waits, answers and leaves the queue as one
 // waiting for a mutex does (see [WithWait], [WithBusyStatus],
 // [WithRetryAfter]), except that its Retry-After is the remaining TTL of the
 // permit that expires first, rounded up (a watchdog permit's is at most the
@@ -200,8 +204,8 @@ func WithBodyBuffer(n int64) Option {
 // dies); the hint only when that TTL is unknown. A permit is not reentrant: a nested
 // Wrap with the same key takes a second permit (and waits for itself when
 // none is left). n < 1 makes New panic.
-func WithLimit(n int) Option {
-	return func(c *config) { c.limit = n }
+func WithPermits(n int) Option {
+	return func(c *config) { c.permits = n }
 }
 
 // newConfig applies opts over the defaults, in order, then checks the result
@@ -238,8 +242,8 @@ func (c *config) invalid() string {
 		return fmt.Sprintf("WithRetryAfter(%v): must not be negative", c.retryAfter)
 	case c.bodyBuffer < 0:
 		return fmt.Sprintf("WithBodyBuffer(%d): must not be negative", c.bodyBuffer)
-	case c.limit < 1:
-		return fmt.Sprintf("WithLimit(%d): must be at least 1", c.limit)
+	case c.permits < 1:
+		return fmt.Sprintf("WithPermits(%d): must be at least 1", c.permits)
 	}
 	for _, n := range c.pathValues {
 		if !isWildcardName(n) {

@@ -8,9 +8,15 @@ import (
 
 // CallOption configures one call of [WithLock] or [Do], or every call of a
 // function made by [Wrap]. Options are applied in order; a nil CallOption is
-// ignored. An invalid value is call-time data: the call returns an error
-// matching [ErrInvalidArgument] and does not run fn.
+// skipped. An invalid value is call-time data: the call returns an error
+// matching [ErrInvalidArgument] and does not run fn. See "Options" in the
+// package documentation for the rules of the three option kinds.
 type CallOption func(*callOptions)
+
+// DefaultWait is how long [WithLock], [Do] and a [Wrap]ped function wait for
+// a busy lock when [WithWait] is not given: [Forever], until the caller's
+// context ends.
+const DefaultWait = Forever
 
 type callOptions struct {
 	wait      time.Duration
@@ -24,11 +30,11 @@ type callOptions struct {
 	err       error // the first invalid option, returned by every call
 }
 
-// newCallOptions applies opts over the defaults: wait Forever, lease 0
+// newCallOptions applies opts over the defaults: wait DefaultWait, lease 0
 // (watchdog), no acquisition context, no minimum hold, no release retry, no
 // callbacks.
 func newCallOptions(opts []CallOption) callOptions {
-	o := callOptions{wait: Forever}
+	o := callOptions{wait: DefaultWait}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -45,9 +51,10 @@ func (o *callOptions) invalid(err error) {
 
 // WithWait sets how long a call waits for a busy lock, as the wait of
 // [Mutex.TryLock]: 0 makes a single attempt, [Forever] waits until the
-// caller's context ends. The default (WithWait not given) is Forever. A
-// negative d is call-time data, not configuration: the call returns an error
-// matching [ErrInvalidArgument] and fn is not run.
+// caller's context ends. The default is [DefaultWait] (Forever), because the
+// caller bounds a function's wait with its context. A negative d is
+// call-time data, not configuration: the call returns an error matching
+// [ErrInvalidArgument] and fn is not run.
 func WithWait(d time.Duration) CallOption {
 	return durationOption("WithWait", "wait", d, func(o *callOptions) *time.Duration { return &o.wait })
 }
@@ -136,7 +143,7 @@ func WithMinHold(d time.Duration) CallOption {
 // until a release succeeds, one finds the lock lost or no longer held, or the
 // Client is closed ([Client.Done]). Without it a lock whose release failed is
 // no longer renewed and expires within its TTL; the retries give it back
-// sooner, so that the next holder does not wait for that. [OnRelease] gets
+// sooner, so that the next holder does not wait for that. [WithOnRelease] gets
 // the first release's error only.
 //
 // The default is no retry. first must be positive, max at least first and
@@ -152,12 +159,12 @@ func WithReleaseRetry(first, max time.Duration, tries int) CallOption {
 	}
 }
 
-// OnAcquire sets a callback run on the caller's goroutine right after the
+// WithOnAcquire sets a callback run on the caller's goroutine right after the
 // lock is acquired (or re-entered) and before fn, with the hold context (the
 // one fn gets) and the lock name. It is not called when the lock is not
-// acquired or the call runs without a lock. Several OnAcquire options are
-// all called, in order. The default is none.
-func OnAcquire(f func(ctx context.Context, name string)) CallOption {
+// acquired or the call runs without a lock. Several WithOnAcquire options are
+// all called, in order. The default is none; a nil f is skipped.
+func WithOnAcquire(f func(ctx context.Context, name string)) CallOption {
 	return func(o *callOptions) {
 		if f == nil {
 			return
@@ -170,13 +177,14 @@ func OnAcquire(f func(ctx context.Context, name string)) CallOption {
 	}
 }
 
-// OnRelease sets a callback run on the caller's goroutine after the lock
+// WithOnRelease sets a callback run on the caller's goroutine after the lock
 // taken by a call has been released, also when fn panicked (before the panic
 // goes on). It gets the caller's context, the lock name and what the release
 // returned (see [Mutex.Unlock]): nil, an error matching [ErrLockLost] when the
 // lock was found lost, or the Redis error when the release failed. Several
-// OnRelease options are all called, in order. The default is none.
-func OnRelease(f func(ctx context.Context, name string, err error)) CallOption {
+// WithOnRelease options are all called, in order. The default is none; a nil
+// f is skipped.
+func WithOnRelease(f func(ctx context.Context, name string, err error)) CallOption {
 	return func(o *callOptions) {
 		if f == nil {
 			return

@@ -19,8 +19,8 @@ import (
 //	})
 //
 // The lock is taken as by [Mutex.TryLock] with the wait of [WithWait]
-// (default [Forever]: until ctx ends) and the lease of [WithLease] (default
-// none: the watchdog renews it while fn runs). fn gets the hold context:
+// (default [DefaultWait], Forever: until ctx ends) and the lease of
+// [WithLease] (default none: the watchdog renews it while fn runs). fn gets the hold context:
 // passing it (or a context derived from it) to a nested WithLock, [Do] or
 // wrapped call on the same Client and lock name re-enters instead of
 // deadlocking, and it is cancelled with cause [ErrLockLost] when the lock is
@@ -44,7 +44,7 @@ import (
 //     exclusion may have been broken and the caller must know; joined with
 //     [ErrClosed] when the Client was closed while fn ran; and joined with
 //     the release's error when releasing failed (Redis down). The release's
-//     error is also handed to [OnRelease]. When the lock was lost or its
+//     error is also handed to [WithOnRelease]. When the lock was lost or its
 //     release failed, the error is a *[HoldError] that tells these apart;
 //     otherwise it is fn's error, unchanged.
 //
@@ -108,7 +108,7 @@ func Do[T any](ctx context.Context, m Locker, fn func(ctx context.Context) (T, e
 // The key is call-time data: a key that is not a valid lock name gives an
 // error matching [ErrInvalidName] from that call, never a panic; a key
 // function that returns "" runs that call without any lock (fn gets ctx,
-// OnAcquire and OnRelease are not called), the rule every rlock adapter
+// WithOnAcquire and WithOnRelease are not called), the rule every rlock adapter
 // follows. With a nil key every call locks one name: fn's qualified name as
 // [runtime.FuncForPC] gives it, such as "github.com/you/app/billing.chargeOrder",
 // like Redisson's "lock.<class>.<method>". Function literals get names like

@@ -56,22 +56,22 @@ func TestWithLockHoldsTheLockAroundFn(t *testing.T) {
 		events = append(events, "fn")
 		return nil
 	},
-		lockmw.OnAcquire(func(ctx context.Context, n string) {
+		lockmw.WithOnAcquire(func(ctx context.Context, n string) {
 			assert.Equal(t, name, n)
 			held, err := m.IsHeld(ctx)
 			require.NoError(t, err)
-			assert.True(t, held, "OnAcquire gets the hold context")
+			assert.True(t, held, "WithOnAcquire gets the hold context")
 			events = append(events, "acquire 1")
 		}),
-		lockmw.OnAcquire(func(context.Context, string) { events = append(events, "acquire 2") }),
-		lockmw.OnRelease(func(ctx context.Context, n string, err error) {
-			assert.True(t, ctx == caller, "OnRelease gets the caller's context")
+		lockmw.WithOnAcquire(func(context.Context, string) { events = append(events, "acquire 2") }),
+		lockmw.WithOnRelease(func(ctx context.Context, n string, err error) {
+			assert.True(t, ctx == caller, "WithOnRelease gets the caller's context")
 			assert.Equal(t, name, n)
 			assert.NoError(t, err)
-			assert.False(t, decLocked(t, m), "OnRelease runs after the release")
+			assert.False(t, decLocked(t, m), "WithOnRelease runs after the release")
 			events = append(events, "release 1")
 		}),
-		lockmw.OnRelease(func(context.Context, string, error) { events = append(events, "release 2") }),
+		lockmw.WithOnRelease(func(context.Context, string, error) { events = append(events, "release 2") }),
 	)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"acquire 1", "acquire 2", "fn", "release 1", "release 2"}, events)
@@ -150,8 +150,8 @@ func TestNotAcquiredDoesNotCallFn(t *testing.T) {
 		var calls atomic.Int32
 		opts := []lockmw.CallOption{
 			lockmw.WithWait(wait),
-			lockmw.OnAcquire(func(context.Context, string) { calls.Add(1) }),
-			lockmw.OnRelease(func(context.Context, string, error) { calls.Add(1) }),
+			lockmw.WithOnAcquire(func(context.Context, string) { calls.Add(1) }),
+			lockmw.WithOnRelease(func(context.Context, string, error) { calls.Add(1) }),
 		}
 		calls2 := func() int32 { return calls.Load() }
 		t.Run(fmt.Sprintf("WithLock with WithWait(%v)", wait), func(t *testing.T) {
@@ -180,6 +180,7 @@ func TestNotAcquiredDoesNotCallFn(t *testing.T) {
 
 func TestDefaultWaitIsForever(t *testing.T) {
 	t.Parallel()
+	require.Equal(t, lockmw.Forever, lockmw.DefaultWait)
 	srv := redistest.Start(t)
 	c := locktest.NewOn(t, srv)
 	other := locktest.NewOn(t, srv)
@@ -297,13 +298,13 @@ func TestReleasedWhenFnPanics(t *testing.T) {
 			var recovered any
 			func() {
 				defer func() { recovered = recover() }()
-				call(lockmw.OnRelease(func(_ context.Context, n string, err error) {
+				call(lockmw.WithOnRelease(func(_ context.Context, n string, err error) {
 					assert.Equal(t, name, n)
 					released = append(released, err)
 				}))
 			}()
 			assert.Equal(t, "boom", recovered, "the panic goes on after the release")
-			assert.Equal(t, []error{nil}, released, "OnRelease ran once, with a clean release")
+			assert.Equal(t, []error{nil}, released, "WithOnRelease ran once, with a clean release")
 			assert.False(t, decLocked(t, m), "the lock is free after the panic")
 		})
 	}
@@ -339,12 +340,12 @@ func TestLockLostWhileFnRuns(t *testing.T) {
 				}
 				cause = context.Cause(hctx)
 				return tc.result(hctx)
-			}, lockmw.OnRelease(func(_ context.Context, _ string, err error) { released = err }))
+			}, lockmw.WithOnRelease(func(_ context.Context, _ string, err error) { released = err }))
 			assert.ErrorIs(t, cause, lockmw.ErrLockLost, "fn's context is cancelled with cause ErrLockLost")
 			require.ErrorIs(t, err, lockmw.ErrLockLost)
 			assert.Equal(t, tc.boom, errors.Is(err, errDecBoom), "fn's error is kept")
 			assert.Equal(t, 1, strings.Count(err.Error(), "lock lost"), "the loss is told once: %v", err)
-			assert.ErrorIs(t, released, lockmw.ErrLockLost, "OnRelease gets the release's ErrLockLost")
+			assert.ErrorIs(t, released, lockmw.ErrLockLost, "WithOnRelease gets the release's ErrLockLost")
 		})
 	}
 }
@@ -460,11 +461,11 @@ func TestFailedReleaseIsReported(t *testing.T) {
 	n, err := lockmw.Do(ctx, c.Mutex("dec:down"), func(context.Context) (int, error) {
 		require.NoError(t, srv.Stop())
 		return 7, nil
-	}, lockmw.OnRelease(func(_ context.Context, _ string, err error) { released = err; calls++ }))
+	}, lockmw.WithOnRelease(func(_ context.Context, _ string, err error) { released = err; calls++ }))
 	require.Error(t, err, "a release that failed is never hidden")
 	require.Equal(t, 1, calls)
 	require.Error(t, released)
-	assert.ErrorIs(t, err, released, "the returned error is the one OnRelease got")
+	assert.ErrorIs(t, err, released, "the returned error is the one WithOnRelease got")
 	assert.NotErrorIs(t, released, lockmw.ErrNotHeld)
 	assert.Contains(t, released.Error(), "unlock")
 	assert.Equal(t, 7, n)
@@ -551,7 +552,7 @@ func TestWrapDifferentKeysRunInParallel(t *testing.T) {
 	var names sync.Map
 	w := lockmw.Wrap(c, func(id string) string { return "dec:par:" + id }, func(ctx context.Context, id string) (string, error) {
 		return id, meet()
-	}, lockmw.OnAcquire(func(_ context.Context, name string) { names.Store(name, true) }))
+	}, lockmw.WithOnAcquire(func(_ context.Context, name string) { names.Store(name, true) }))
 
 	var wg sync.WaitGroup
 	for _, id := range []string{"a", "b"} {
@@ -581,8 +582,8 @@ func TestWrapEmptyKeyRunsWithoutLock(t *testing.T) {
 		return 1, meet()
 	},
 		lockmw.WithWait(0),
-		lockmw.OnAcquire(func(context.Context, string) { callbacks.Add(1) }),
-		lockmw.OnRelease(func(context.Context, string, error) { callbacks.Add(1) }))
+		lockmw.WithOnAcquire(func(context.Context, string) { callbacks.Add(1) }),
+		lockmw.WithOnRelease(func(context.Context, string, error) { callbacks.Add(1) }))
 
 	var wg sync.WaitGroup
 	for range 2 {
@@ -606,7 +607,7 @@ func TestWrapNilKeyLocksTheFuncName(t *testing.T) {
 
 	var name string
 	var held bool
-	record := lockmw.OnAcquire(func(hctx context.Context, n string) {
+	record := lockmw.WithOnAcquire(func(hctx context.Context, n string) {
 		name = n
 		var err error
 		held, err = c.Mutex(n).IsHeld(hctx)

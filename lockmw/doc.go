@@ -136,6 +136,38 @@
 // undone as soon as its reply arrives. A ForceUnlock given up on may still
 // run when the server answers again.
 //
+// # Options
+//
+// Three kinds of options configure three things, and each kind has one rule
+// for a value that can never be right, set by when the value is known:
+//
+//   - An [Option] configures a [Client] ([New], [NewQuorum]): the program's
+//     configuration, given once at start-up. New applies the options in
+//     order, then checks the result once: an invalid value or a nil Option
+//     panics with one line that names the option and the value
+//     ("lockmw: WithReleaseTimeout(0s): must be positive").
+//   - A [LockOption] configures a handle ([Client.Mutex], [Client.Semaphore]),
+//     made per request and often from request data: a nil LockOption is
+//     skipped, a name or a number of permits that cannot be used gives a
+//     handle whose every call returns the error (see [Mutex.Err]), and only
+//     a combination that can never be right panics: [WithFencing] on a
+//     semaphore.
+//   - A [CallOption] configures one call of [WithLock] or [Do], or every
+//     call of a function made by [Wrap]: its values arrive at call time, so
+//     an invalid one (a negative [WithWait], a nil [WithAcquireContext])
+//     makes the call return an error matching [ErrInvalidArgument] without
+//     running fn; a nil CallOption is skipped, and so is a nil callback
+//     given to [WithOnAcquire] or [WithOnRelease]. A [LeadOption], given to
+//     one call of [Lead], follows the same rule.
+//
+// An option's name means the same in every package of rlock: WithWait is
+// how long a call waits for a busy lock (0 makes a single attempt, [Forever]
+// waits until the caller's context ends), WithLease the lease that replaces
+// the watchdog, WithPermits a semaphore of n permits instead of a mutex.
+// Where the packages' defaults differ, each exports its own: the default of
+// WithWait is each package's DefaultWait ([DefaultWait] here, Forever;
+// httpmw's 10s; asynqmw's 0).
+//
 // # Topologies
 //
 // New takes any go-redis client: a single node, a failover (Sentinel) client

@@ -82,12 +82,12 @@ func (e engine) tryLockHooked(ctx context.Context, outer *level, wait, lease tim
 	start := time.Now()
 	actx := ctx
 	if hooks.AcquireStart != nil {
-		ev := AcquireStartEvent{Name: e.name, Group: e.group, Reentrant: outer != nil, Wait: wait, Lease: lease, Lead: lead, Permits: e.permits}
+		ev := AcquireStartEvent{LockInfo: e.info(), Reentrant: outer != nil, Wait: wait, Lease: lease, Lead: lead}
 		if x := hooks.AcquireStart(ctx, ev); x != nil {
 			actx = x
 		}
 	}
-	ev := AcquireEndEvent{Name: e.name, Group: e.group, Reentrant: outer != nil, Lead: lead, Permits: e.permits}
+	ev := AcquireEndEvent{LockInfo: e.info(), Reentrant: outer != nil, Lead: lead}
 	var hctx context.Context
 	var err error
 	if outer != nil {
@@ -109,13 +109,13 @@ func (e engine) tryLockHooked(ctx context.Context, outer *level, wait, lease tim
 func outcomeOf(err error) Outcome {
 	switch {
 	case err == nil:
-		return Acquired
+		return OutcomeAcquired
 	case errors.Is(err, context.Canceled), errors.Is(err, ErrClosed):
-		return Canceled
+		return OutcomeCanceled
 	case errors.Is(err, ErrNotAcquired), errors.Is(err, context.DeadlineExceeded):
-		return TimedOut
+		return OutcomeTimedOut
 	default:
-		return Failed
+		return OutcomeFailed
 	}
 }
 

@@ -81,7 +81,7 @@ func ExampleWrap() {
 	// Declared once, like an annotation: calls for the same order run one at
 	// a time, calls for different orders in parallel.
 	charge := lockmw.Wrap(c, func(orderID string) string { return "lock.billing.charge#" + orderID }, chargeOrder,
-		lockmw.OnAcquire(func(ctx context.Context, name string) { fmt.Println("locked", name) }))
+		lockmw.WithOnAcquire(func(ctx context.Context, name string) { fmt.Println("locked", name) }))
 
 	receipt, err := charge(ctx, "order-7")
 	if err != nil {
@@ -102,7 +102,7 @@ func ExampleWrap_funcName() {
 
 	// With a nil key every call locks the function's qualified name.
 	charge := lockmw.Wrap(c, nil, chargeOrder,
-		lockmw.OnAcquire(func(ctx context.Context, name string) { fmt.Println("locked", name) }))
+		lockmw.WithOnAcquire(func(ctx context.Context, name string) { fmt.Println("locked", name) }))
 	if _, err := charge(context.Background(), "order-7"); err != nil {
 		fmt.Println("error:", err)
 	}
@@ -137,7 +137,7 @@ func ExampleWithWait() {
 	// Output: someone else is building the report
 }
 
-func ExampleOnRelease() {
+func ExampleWithOnRelease() {
 	rdb, stop := decExampleRedis()
 	defer stop()
 	c := lockmw.New(rdb)
@@ -147,8 +147,8 @@ func ExampleOnRelease() {
 		fmt.Println("rebuilding")
 		return nil
 	},
-		lockmw.OnAcquire(func(ctx context.Context, name string) { fmt.Println("acquired", name) }),
-		lockmw.OnRelease(func(ctx context.Context, name string, err error) {
+		lockmw.WithOnAcquire(func(ctx context.Context, name string) { fmt.Println("acquired", name) }),
+		lockmw.WithOnRelease(func(ctx context.Context, name string, err error) {
 			fmt.Println("released", name, "err:", err)
 		}))
 	if err != nil {
@@ -180,7 +180,7 @@ func ExampleWithLease() {
 	// Output: deadline at the lease end: true
 }
 
-func ExampleOnAcquire() {
+func ExampleWithOnAcquire() {
 	rdb, stop := decExampleRedis()
 	defer stop()
 	c := lockmw.New(rdb)
@@ -188,7 +188,7 @@ func ExampleOnAcquire() {
 	m := c.Mutex("cache:warm")
 
 	err := lockmw.WithLock(context.Background(), m, func(ctx context.Context) error { return nil },
-		lockmw.OnAcquire(func(ctx context.Context, name string) {
+		lockmw.WithOnAcquire(func(ctx context.Context, name string) {
 			// ctx is the hold context, the one fn gets.
 			held, err := m.IsHeld(ctx)
 			fmt.Println("acquired", name, "held:", held, err)

@@ -26,16 +26,16 @@ func ExampleClient_Semaphore() {
 	var wg sync.WaitGroup
 	for range 5 {
 		wg.Go(func() {
-			permit, err := exports.Lock(ctx) // waits for a free permit; renewed by the watchdog
+			hold, err := exports.Lock(ctx) // waits for a free permit; renewed by the watchdog
 			if err != nil {
 				fmt.Println("lock:", err)
 				return
 			}
-			defer exports.Unlock(permit)
+			defer exports.Unlock(hold)
 			n := running.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
-			time.Sleep(10 * time.Millisecond) // the export, with the permit context
+			time.Sleep(10 * time.Millisecond) // the export, with the hold context
 			running.Add(-1)
 		})
 	}

@@ -116,7 +116,7 @@ func ExampleHooks() {
 	defer rdb.Close()
 	hooks := lockmw.Hooks{
 		HoldEnd: func(ctx context.Context, e lockmw.HoldEndEvent) {
-			fmt.Printf("%s held, lost=%v\n", e.Name, e.Lost)
+			fmt.Printf("%s held, lost=%v\n", e.Name, errors.Is(e.Lost, lockmw.ErrLockLost))
 		},
 	}
 	locks := lockmw.New(rdb, lockmw.WithHooks(hooks))

@@ -176,14 +176,11 @@ func (h *hold) end(kind endKind, cause error) bool {
 		c.log.Warn("lockmw: lock lost", "name", h.lk.name, "field", h.field, "cause", cause)
 	}
 	if f := c.opts.hooks.HoldEnd; f != nil {
-		f(h.hookCtx, HoldEndEvent{
-			Name:     h.lk.name,
-			Group:    h.lk.group,
-			Duration: time.Since(h.start),
-			Lost:     kind == endLost,
-			Err:      cause,
-			Permits:  h.lk.permits,
-		})
+		ev := HoldEndEvent{LockInfo: h.lk.info(), Duration: time.Since(h.start)}
+		if kind != endReleased {
+			ev.Lost = cause
+		}
+		f(h.hookCtx, ev)
 	}
 	return true
 }
@@ -237,7 +234,7 @@ func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration
 	h := &hold{lk: b, field: a.field, fieldArg: a.fieldArg, token: t.token, lease: lease, start: time.Now(), levels: 1}
 	h.hookCtx = ctx
 	if f := c.opts.hooks.HoldStart; f != nil {
-		if x := f(ctx, HoldStartEvent{Name: b.name, Group: b.group, Field: a.field, Token: t.token, Lease: lease, Waited: waited, Lead: a.lead, Permits: b.permits}); x != nil {
+		if x := f(ctx, HoldStartEvent{LockInfo: b.info(), Field: a.field, Token: t.token, Lease: lease, Waited: waited, Lead: a.lead}); x != nil {
 			h.hookCtx = x
 		}
 	}

@@ -51,45 +51,51 @@ const MaxMetadataLen = 512
 // Outcome says how an acquisition ended.
 type Outcome int
 
-// The outcomes of an acquisition.
+// The outcomes of an acquisition. Their String values ("acquired",
+// "timeout", "canceled", "error") are otelhooks' lock.outcome values.
 const (
-	Acquired Outcome = iota // the lock is held
-	TimedOut                // busy for the whole wait (ErrNotAcquired)
-	Canceled                // the context ended first, or the Client was closed
-	Failed                  // Redis or argument error
+	OutcomeAcquired Outcome = iota // the lock is held
+	OutcomeTimedOut                // busy for the whole wait (ErrNotAcquired)
+	OutcomeCanceled                // the context ended first, or the Client was closed
+	OutcomeFailed                  // Redis or argument error
 )
 
 // String names the outcome.
 func (o Outcome) String() string {
 	switch o {
-	case Acquired:
+	case OutcomeAcquired:
 		return "acquired"
-	case TimedOut:
+	case OutcomeTimedOut:
 		return "timeout"
-	case Canceled:
+	case OutcomeCanceled:
 		return "canceled"
 	default:
 		return "error"
 	}
 }
 
+// LockInfo says which lock an event is about; every event of one lock
+// embeds it, so that e.Name, e.Group and e.Permits read the same in each.
+type LockInfo struct {
+	Name  string
+	Group string // the handle's WithGroup, a bounded label for Name; "" when none
+	// Permits is a semaphore's permits (its limit) when the lock is a
+	// permit of a [Semaphore]; 0 for a [Mutex].
+	Permits int
+}
+
 // AcquireStartEvent describes an acquisition that begins.
 type AcquireStartEvent struct {
-	Name      string
-	Group     string        // the handle's WithGroup, a bounded label for Name; "" when none
+	LockInfo
 	Reentrant bool          // the context already holds the lock
 	Wait      time.Duration // Forever for Lock
 	Lease     time.Duration // 0: watchdog
 	Lead      bool          // the acquisition is a campaign of [Lead]
-	// Permits is the semaphore's permits when the lock is a permit of a
-	// [Semaphore] (its limit); 0 for a [Mutex].
-	Permits int
 }
 
 // AcquireEndEvent describes how an acquisition ended.
 type AcquireEndEvent struct {
-	Name      string
-	Group     string // the handle's WithGroup, a bounded label for Name; "" when none
+	LockInfo
 	Reentrant bool
 	Lead      bool // the acquisition is a campaign of [Lead]
 	Outcome   Outcome
@@ -100,68 +106,59 @@ type AcquireEndEvent struct {
 	// Holder and HolderMetadata describe the holder last seen while waiting.
 	Holder         string
 	HolderMetadata string
-	// Permits is the semaphore's permits when the lock is a permit of a
-	// [Semaphore] (its limit); 0 for a [Mutex].
-	Permits int
 }
 
-// HoldStartEvent describes a new hold.
+// HoldStartEvent describes a new hold. Its Group is that of the handle that
+// took the hold.
 type HoldStartEvent struct {
-	Name   string
-	Group  string        // the handle's WithGroup, a bounded label for Name; "" when none
+	LockInfo
 	Field  string        // "<clientID>:<ownerID>"
 	Token  int64         // fencing token; 0 when the mutex is not fenced
 	Lease  time.Duration // 0: renewed by the watchdog
 	Waited bool          // the acquisition had to wait
 	Lead   bool          // the hold is a term of [Lead]: this caller leads
-	// Permits is the semaphore's permits when the lock is a permit of a
-	// [Semaphore] (its limit); 0 for a [Mutex].
-	Permits int
 }
 
-// HoldEndEvent describes the end of a hold.
+// HoldEndEvent describes the end of a hold. Its Group is that of the handle
+// that took the hold.
 type HoldEndEvent struct {
-	Name     string
-	Group    string // WithGroup of the handle that took the hold; "" when none
+	LockInfo
 	Duration time.Duration
-	Lost     bool  // the hold ended without its owner releasing it
-	Err      error // why, when lost (matches ErrLockLost or ErrClosed)
-	// Permits is the semaphore's permits when the lock is a permit of a
-	// [Semaphore] (its limit); 0 for a [Mutex].
-	Permits int
+	// Lost is why the hold ended without its owner releasing it: an error
+	// matching ErrLockLost, or ErrClosed when Client.Close abandoned it. It
+	// is nil when the owner released it. [HoldError.Lost] is the same.
+	Lost error
 }
 
 // RenewalOutcome is the result of renewing one lock.
 type RenewalOutcome int
 
-// The outcomes of a renewal.
+// The outcomes of a renewal. Their String values ("renewed", "lost",
+// "error") are otelhooks' lock.outcome values.
 const (
-	Renewed     RenewalOutcome = iota // the TTL was extended
-	RenewLost                         // the lock was gone or someone else's
-	RenewFailed                       // the script failed (network, Redis down)
+	RenewalOK     RenewalOutcome = iota // the TTL was extended
+	RenewalLost                         // the lock was gone or someone else's
+	RenewalFailed                       // the script failed (network, Redis down)
 )
 
 // String names the outcome.
 func (o RenewalOutcome) String() string {
 	switch o {
-	case Renewed:
+	case RenewalOK:
 		return "renewed"
-	case RenewLost:
+	case RenewalLost:
 		return "lost"
 	default:
 		return "error"
 	}
 }
 
-// RenewedLock is one lock of a renewal batch.
+// RenewedLock is one lock of a renewal batch. Its Group is that of the
+// handle that took the hold.
 type RenewedLock struct {
-	Name    string
-	Group   string          // WithGroup of the handle that took the hold; "" when none
+	LockInfo
 	Context context.Context // the context HoldStart returned for this hold
 	Outcome RenewalOutcome
-	// Permits is the semaphore's permits when the lock is a permit of a
-	// [Semaphore] (its limit); 0 for a [Mutex].
-	Permits int
 }
 
 // RenewalEvent describes one renewal script.

@@ -94,25 +94,24 @@ func TestHooks(t *testing.T) {
 	defer rb.mu.Unlock()
 
 	require.Len(t, ra.acquires, 2)
-	assert.Equal(t, lockmw.Acquired, ra.acquires[0].Outcome)
+	assert.Equal(t, lockmw.OutcomeAcquired, ra.acquires[0].Outcome)
 	assert.False(t, ra.acquires[0].Reentrant)
 	assert.Positive(t, ra.acquires[0].Token)
 	assert.True(t, ra.acquires[1].Reentrant)
 	require.Len(t, ra.holds, 1, "a re-entry is no new hold")
 	assert.Positive(t, ra.holds[0].Token)
 	require.Len(t, ra.ends, 1)
-	assert.False(t, ra.ends[0].Lost)
+	assert.NoError(t, ra.ends[0].Lost)
 	assert.Equal(t, "a/hooked", ra.endCtx[0].Value(hookKey("hold")), "HoldEnd gets HoldStart's context")
 
 	require.Len(t, rb.acquires, 2)
-	assert.Equal(t, lockmw.TimedOut, rb.acquires[0].Outcome)
+	assert.Equal(t, lockmw.OutcomeTimedOut, rb.acquires[0].Outcome)
 	assert.True(t, rb.acquires[0].Waited)
 	assert.Equal(t, "meta:a/hooked", rb.acquires[0].HolderMetadata)
 	assert.Regexp(t, "^"+a.ID()+":", rb.acquires[0].Holder)
-	assert.Equal(t, lockmw.Acquired, rb.acquires[1].Outcome)
+	assert.Equal(t, lockmw.OutcomeAcquired, rb.acquires[1].Outcome)
 	require.Len(t, rb.ends, 1)
-	assert.True(t, rb.ends[0].Lost)
-	assert.ErrorIs(t, rb.ends[0].Err, lockmw.ErrLockLost)
+	assert.ErrorIs(t, rb.ends[0].Lost, lockmw.ErrLockLost)
 }
 
 func TestCombineHooks(t *testing.T) {

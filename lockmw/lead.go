@@ -88,7 +88,9 @@ func Lead(ctx context.Context, m *Mutex, fn func(lead context.Context) error, op
 	}
 }
 
-// LeadOption configures one call of [Lead].
+// LeadOption configures one call of [Lead]. It follows the rule of a
+// [CallOption] (see "Options" in the package documentation): a nil
+// LeadOption is skipped.
 type LeadOption func(*leadOptions)
 
 type leadOptions struct {

@@ -33,6 +33,11 @@ type lockBase struct {
 	hot       *atomic.Int64 // the name's group in the Client's contention memory; nil: not kept
 }
 
+// info is the lock as the hooks' events name it.
+func (b *lockBase) info() LockInfo {
+	return LockInfo{Name: b.name, Group: b.group, Permits: b.permits}
+}
+
 // same reports whether b and o are one lock: the same Client, name and kind
 // (the group is the handle's: it plays no part).
 func (b *lockBase) same(o *lockBase) bool {

@@ -12,7 +12,7 @@ import (
 type Locker interface {
 	Lock(ctx context.Context) (context.Context, error)
 	TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error)
-	Unlock(ctx context.Context) error
+	Unlock(hold context.Context) error
 	Name() string
 }
 
@@ -26,7 +26,7 @@ var (
 // ownLocker is a Locker of this package.
 type ownLocker interface {
 	Locker
-	UnlockAt(ctx context.Context, at time.Time) error
+	UnlockAt(hold context.Context, at time.Time) error
 	client() *Client
 }
 

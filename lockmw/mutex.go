@@ -109,14 +109,15 @@ func (m *Mutex) tryLock(ctx context.Context, wait, lease time.Duration, lead boo
 	return m.e.tryLock(ctx, wait, lease, lead)
 }
 
-// Token returns the fencing token of the hold ctx carries of this lock, with
-// no round trip; false when ctx carries none or the mutex was made without
-// WithFencing. A re-entry has the token of the hold it re-entered.
-func (m *Mutex) Token(ctx context.Context) (int64, bool) {
+// Token returns the fencing token of the hold of this lock that the hold
+// context hold carries, with no round trip; false when hold carries none or
+// the mutex was made without WithFencing. A re-entry has the token of the
+// hold it re-entered.
+func (m *Mutex) Token(hold context.Context) (int64, bool) {
 	if m.err != nil || !m.fenced {
 		return 0, false
 	}
-	lvl := m.findLevel(ctx)
+	lvl := m.findLevel(hold)
 	if lvl == nil || lvl.h.token == 0 {
 		return 0, false
 	}

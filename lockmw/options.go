@@ -23,11 +23,16 @@ const DefaultReleaseTimeout = 10 * time.Second
 
 // Option configures a [Client]. [New] and [NewQuorum] apply the options in
 // order, then check the result once: an invalid value, or a nil Option,
-// makes them panic with one line that names the option and the value.
+// makes them panic with one line that names the option and the value. See
+// "Options" in the package documentation for the rules of the three option
+// kinds.
 type Option func(*options)
 
 // LockOption configures one lock handle, a [Mutex] or a [Semaphore]: the
-// options of [Client.Mutex] and [Client.Semaphore].
+// options of [Client.Mutex] and [Client.Semaphore]. A handle is made per
+// request: a nil LockOption is skipped, and only a combination that can
+// never be right panics ([WithFencing] on a semaphore). See "Options" in the
+// package documentation for the rules of the three option kinds.
 type LockOption func(*lockOptions)
 
 type options struct {

@@ -16,26 +16,28 @@ func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
 	return ok, withCtxErr(ctx, err)
 }
 
-// IsHeld reports whether the owner carried by ctx holds the lock in Redis;
-// false when ctx carries no hold of it.
-func (m *Mutex) IsHeld(ctx context.Context) (bool, error) {
-	n, err := m.HoldCount(ctx)
+// IsHeld reports whether the owner carried by the hold context hold holds
+// the lock in Redis; false when hold carries no hold of it. hold also bounds
+// the query.
+func (m *Mutex) IsHeld(hold context.Context) (bool, error) {
+	n, err := m.HoldCount(hold)
 	return n > 0, err
 }
 
-// HoldCount returns how many levels the owner carried by ctx holds, as Redis
-// counts them; 0 when ctx carries no hold of the lock.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
+// HoldCount returns how many levels the owner carried by the hold context
+// hold holds, as Redis counts them; 0 when hold carries no hold of the lock.
+// hold also bounds the query.
+func (m *Mutex) HoldCount(hold context.Context) (int, error) {
 	if m.err != nil {
 		return 0, m.err
 	}
-	lvl := m.findLevel(ctx)
+	lvl := m.findLevel(hold)
 	if lvl == nil {
 		return 0, nil
 	}
 	field := lvl.h.field
-	n, err := query(ctx, m, func(ctx context.Context) (int, error) { return m.c.store.holdCount(ctx, m, field) })
-	return n, withCtxErr(ctx, err)
+	n, err := query(hold, m, func(ctx context.Context) (int, error) { return m.c.store.holdCount(ctx, m, field) })
+	return n, withCtxErr(hold, err)
 }
 
 // TTL returns the lock's remaining time to live: 0 when it is not locked, -1

@@ -115,7 +115,7 @@ func assertNotWaitedFor(t *testing.T, late *callLog, what string, began, returne
 	assert.Zero(t, heard, "%s returned before the late master answered or timed out (%v)", what, returned.Sub(began))
 }
 
-// renewals counts the Renewed outcomes of the name, with the longest
+// renewals counts the RenewalOK outcomes of the name, with the longest
 // renewal round.
 type renewals struct {
 	name    string
@@ -129,7 +129,7 @@ func newRenewals(name string) *renewals { return &renewals{name: name, ch: make(
 
 func (r *renewals) hook(e lockmw.RenewalEvent) {
 	for _, l := range e.Locks {
-		if l.Name == r.name && l.Outcome == lockmw.Renewed {
+		if l.Name == r.name && l.Outcome == lockmw.RenewalOK {
 			r.mu.Lock()
 			r.n++
 			r.longest = max(r.longest, e.Duration)

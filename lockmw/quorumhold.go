@@ -16,11 +16,11 @@ type quorumVotes struct{ ok, gone, failed int }
 func (v quorumVotes) outcome(n, need int) RenewalOutcome {
 	switch {
 	case v.ok >= need:
-		return Renewed
+		return RenewalOK
 	case v.gone > n-need:
-		return RenewLost
+		return RenewalLost
 	default:
-		return RenewFailed
+		return RenewalFailed
 	}
 }
 
@@ -65,9 +65,9 @@ func (q *quorumStore) reenter(ctx context.Context, m *Mutex, field, reqID string
 		return mb.run(ctx, scripts.Reenter, keys, field, c.latchArg).Int64()
 	}, nil)
 	switch out {
-	case Renewed:
+	case RenewalOK:
 		return n, nil
-	case RenewLost:
+	case RenewalLost:
 		return -1, nil
 	}
 	return 0, fmt.Errorf("lockmw: re-enter %q: %w", m.name, err)
@@ -157,12 +157,12 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 		return cmds[len(cmds)-1].Int64()
 	}, nil)
 	switch out {
-	case Renewed:
+	case RenewalOK:
 		if rr.last {
 			return 1, nil
 		}
 		return 0, nil
-	case RenewLost:
+	case RenewalLost:
 		return -1, nil
 	}
 	return 0, err

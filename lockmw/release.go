@@ -6,29 +6,31 @@ import (
 	"time"
 )
 
-// Unlock releases the level of the lock that ctx was returned for (by Lock or
-// TryLock, or any context derived from that one). The last level deletes the
-// key, hands the lock to the next queued waiter (or publishes Redisson's
-// unlock message), stops renewal and cancels the hold context.
+// Unlock releases the level of the lock that the hold context hold was
+// returned for (by Lock or TryLock; or any context derived from that one).
+// The last level deletes the key, hands the lock to the next queued waiter
+// (or publishes Redisson's unlock message), stops renewal and cancels the
+// hold context.
 //
-// It works with a cancelled ctx: it takes the owner from ctx and runs the
-// release detached from ctx, bounded by the release timeout. It returns
-// ErrNotHeld when ctx holds no unreleased level of this lock, ErrLockLost when
+// It works with a cancelled hold: it takes the owner from hold and runs the
+// release detached from it, bounded by the release timeout. It returns
+// ErrNotHeld when hold carries no unreleased level of this lock, ErrLockLost when
 // the hold was lost (then nothing in Redis is touched) or when Redis no longer
 // has it, or the Redis error. After a Redis error the level stays held and
 // Unlock may be called again (a retry cannot count twice); if it was the
 // owner's last level, renewal stops and the hold context ends, so that the
 // lock expires within the watchdog timeout even without a retry.
-func (m *Mutex) Unlock(ctx context.Context) error {
-	return m.release(ctx, 0)
+func (m *Mutex) Unlock(hold context.Context) error {
+	return m.release(hold, 0)
 }
 
-// UnlockAt gives the lock up at at: renewal stops now and the key expires at
-// at (at once when at has passed). On an inner re-entry level it is a plain
-// Unlock. The hold context is cancelled now, and the lock stays owned until it
-// expires: even this Client cannot take it again before.
-func (m *Mutex) UnlockAt(ctx context.Context, at time.Time) error {
-	return m.release(ctx, expireIn(at))
+// UnlockAt gives the lock of the hold context hold up at at: renewal stops
+// now and the key expires at at (at once when at has passed). On an inner
+// re-entry level it is a plain Unlock. The hold context is cancelled now, and
+// the lock stays owned until it expires: even this Client cannot take it
+// again before.
+func (m *Mutex) UnlockAt(hold context.Context, at time.Time) error {
+	return m.release(hold, expireIn(at))
 }
 
 // release releases the level ctx carries; with expireMS > 0 the last level

@@ -227,15 +227,15 @@ func (r *renewer) settle(ctx context.Context, o batchOutcome, sent time.Time, to
 	for j, h := range b {
 		out := o.votes[j].outcome(o.nodes, need)
 		switch out {
-		case Renewed:
+		case RenewalOK:
 			h.renewed(sent)
-		case RenewLost:
+		case RenewalLost:
 			if !h.releasing() {
 				h.end(endLost, fmt.Errorf("%w: renewal found %q gone or someone else's", ErrLockLost, h.lk.name))
 			}
 		}
 		if ev.Locks != nil {
-			ev.Locks[j] = RenewedLock{Name: h.lk.name, Group: h.lk.group, Context: h.hookCtx, Outcome: out, Permits: h.lk.permits}
+			ev.Locks[j] = RenewedLock{LockInfo: h.lk.info(), Context: h.hookCtx, Outcome: out}
 		}
 	}
 	if ev.Locks != nil {

@@ -18,12 +18,12 @@ const semIdleTTL = 24 * time.Hour
 // and process: Redisson's RPermitExpirableSemaphore, with rlock's waiting
 // (a queue and a hand-off, no polling), renewal and lost-permit signal.
 //
-// A permit is a hold: Lock and TryLock return a permit context, cancelled
+// A permit is a hold: Lock and TryLock return a hold context, cancelled
 // when the permit ends, which Unlock takes; the lifetimes are a mutex's (a
 // permit without a lease is renewed by the Client's watchdog; one with a
-// lease expires). A permit is not reentrant: Lock with a permit context takes
-// a second permit, and Unlock of a context releases the innermost permit of
-// this semaphore it carries.
+// lease expires). A permit is not reentrant: Lock with a hold context of
+// the semaphore takes a second permit, and Unlock of a hold context releases
+// the innermost permit of this semaphore it carries.
 //
 // The number of permits is set by the first Client that uses the name (as
 // Redisson's trySetPermits): another Client's permits argument for the same
@@ -85,7 +85,7 @@ func (s *Semaphore) Lock(ctx context.Context) (context.Context, error) {
 // TryLock takes a permit, waiting at most wait when none is free: 0 is a
 // single attempt, Forever waits until ctx ends. With lease == 0 the permit
 // is renewed by the watchdog until Unlock; with lease > 0 it expires then.
-// On success it returns the permit context (see Mutex.TryLock: the same
+// On success it returns the hold context (see Mutex.TryLock: the same
 // rules, except that a permit is not reentrant). A wait rides out transient
 // Redis errors as Mutex.TryLock's does. On failure it returns ctx and a
 // *BusyError (matching ErrNotAcquired; its TTL is the earliest permit's), or
@@ -99,31 +99,31 @@ func (s *Semaphore) TryLock(ctx context.Context, wait, lease time.Duration) (con
 	return s.e.tryLock(ctx, wait, lease, false)
 }
 
-// Unlock gives back the permit of permit, the innermost of this semaphore
-// that the context carries: to the first waiter in the queue, else to the
-// count. As Mutex.Unlock, it works with a cancelled context, runs bounded by
-// the release timeout, and returns ErrNotHeld when the context carries no
-// permit of this semaphore, ErrLockLost when the permit was lost (nothing
-// in Redis is touched) or has expired, or the Redis error (then Unlock may
-// be called again).
-func (s *Semaphore) Unlock(permit context.Context) error {
-	return s.release(permit, 0)
+// Unlock gives back the permit of the hold context hold, the innermost of
+// this semaphore that it carries: to the first waiter in the queue, else to
+// the count. As Mutex.Unlock, it works with a cancelled hold, runs bounded by
+// the release timeout, and returns ErrNotHeld when hold carries no permit of
+// this semaphore, ErrLockLost when the permit was lost (nothing in Redis is
+// touched) or has expired, or the Redis error (then Unlock may be called
+// again).
+func (s *Semaphore) Unlock(hold context.Context) error {
+	return s.release(hold, 0)
 }
 
-// UnlockAt gives the permit up at at: renewal stops now and the permit
-// expires at at (at once when at has passed), when anyone's next attempt
-// reclaims it. The permit context is cancelled now.
-func (s *Semaphore) UnlockAt(permit context.Context, at time.Time) error {
-	return s.release(permit, expireIn(at))
+// UnlockAt gives the permit of the hold context hold up at at: renewal stops
+// now and the permit expires at at (at once when at has passed), when
+// anyone's next attempt reclaims it. The hold context is cancelled now.
+func (s *Semaphore) UnlockAt(hold context.Context, at time.Time) error {
+	return s.release(hold, expireIn(at))
 }
 
-// release gives the permit permit carries back now (expireMS 0) or lets it
-// expire in expireMS.
-func (s *Semaphore) release(permit context.Context, expireMS int64) error {
+// release gives the permit the hold context hold carries back now
+// (expireMS 0) or lets it expire in expireMS.
+func (s *Semaphore) release(hold context.Context, expireMS int64) error {
 	if s.err != nil {
 		return s.err
 	}
-	return s.e.release(permit, expireMS)
+	return s.e.release(hold, expireMS)
 }
 
 // Available returns how many permits are free now, after expired ones are

@@ -63,7 +63,7 @@ func TestRenewalBatchesAndGoroutines(t *testing.T) {
 		assert.NoError(t, e.Err)
 		ok := 0
 		for _, l := range e.Locks {
-			if l.Outcome == lockmw.Renewed {
+			if l.Outcome == lockmw.RenewalOK {
 				ok++
 			}
 		}

@@ -88,11 +88,11 @@ func BenchmarkHooks(b *testing.B) {
 			defer span.End()
 			b.ReportAllocs()
 			for b.Loop() {
-				actx := h.AcquireStart(ctx, lockmw.AcquireStartEvent{Name: "bench", Wait: lockmw.Forever})
-				hctx := h.HoldStart(ctx, lockmw.HoldStartEvent{Name: "bench", Field: "c:1"})
+				actx := h.AcquireStart(ctx, lockmw.AcquireStartEvent{LockInfo: lockmw.LockInfo{Name: "bench"}, Wait: lockmw.Forever})
+				hctx := h.HoldStart(ctx, lockmw.HoldStartEvent{LockInfo: lockmw.LockInfo{Name: "bench"}, Field: "c:1"})
 				_ = h.Metadata(hctx, "bench")
-				h.AcquireEnd(actx, lockmw.AcquireEndEvent{Name: "bench", Outcome: lockmw.Acquired, Duration: time.Millisecond})
-				h.HoldEnd(hctx, lockmw.HoldEndEvent{Name: "bench", Duration: time.Millisecond})
+				h.AcquireEnd(actx, lockmw.AcquireEndEvent{LockInfo: lockmw.LockInfo{Name: "bench"}, Outcome: lockmw.OutcomeAcquired, Duration: time.Millisecond})
+				h.HoldEnd(hctx, lockmw.HoldEndEvent{LockInfo: lockmw.LockInfo{Name: "bench"}, Duration: time.Millisecond})
 			}
 		})
 	}

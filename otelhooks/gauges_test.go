@@ -108,20 +108,20 @@ func TestGaugesCountWhatTheHooksSawStart(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("a re-entry is no waiter", func(t *testing.T) {
-		actx := h.AcquireStart(ctx, lockmw.AcquireStartEvent{Name: "x", Reentrant: true})
+		actx := h.AcquireStart(ctx, lockmw.AcquireStartEvent{LockInfo: lockmw.LockInfo{Name: "x"}, Reentrant: true})
 		assert.Zero(t, tel.gauge(t, otelhooks.ActiveWaitsMetric, mutexKind))
-		h.AcquireEnd(actx, lockmw.AcquireEndEvent{Name: "x", Reentrant: true})
+		h.AcquireEnd(actx, lockmw.AcquireEndEvent{LockInfo: lockmw.LockInfo{Name: "x"}, Reentrant: true})
 		assert.Zero(t, tel.gauge(t, otelhooks.ActiveWaitsMetric, mutexKind))
 	})
 	t.Run("ends of events they did not see start count nothing", func(t *testing.T) {
-		h.AcquireEnd(ctx, lockmw.AcquireEndEvent{Name: "y", Outcome: lockmw.TimedOut})
-		h.HoldEnd(ctx, lockmw.HoldEndEvent{Name: "y"})
+		h.AcquireEnd(ctx, lockmw.AcquireEndEvent{LockInfo: lockmw.LockInfo{Name: "y"}, Outcome: lockmw.OutcomeTimedOut})
+		h.HoldEnd(ctx, lockmw.HoldEndEvent{LockInfo: lockmw.LockInfo{Name: "y"}})
 		assert.Equal(t, [3]int64{0, 0, 0}, tel.gauges(t, mutexKind))
 	})
 	t.Run("a closed hold is no longer open", func(t *testing.T) {
-		hctx := h.HoldStart(ctx, lockmw.HoldStartEvent{Name: "z", Permits: 3})
+		hctx := h.HoldStart(ctx, lockmw.HoldStartEvent{LockInfo: lockmw.LockInfo{Name: "z", Permits: 3}})
 		assert.Equal(t, [3]int64{1, 0, 1}, tel.gauges(t, semaphoreKind))
-		h.HoldEnd(hctx, lockmw.HoldEndEvent{Name: "z", Permits: 3, Err: lockmw.ErrClosed})
+		h.HoldEnd(hctx, lockmw.HoldEndEvent{LockInfo: lockmw.LockInfo{Name: "z", Permits: 3}, Lost: lockmw.ErrClosed})
 		assert.Equal(t, [3]int64{0, 0, 0}, tel.gauges(t, semaphoreKind))
 	})
 }

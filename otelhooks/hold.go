@@ -72,13 +72,16 @@ func (t *telemetry) metadata(ctx context.Context, _ string) string {
 }
 
 // holdEnd ends the lock.hold span, with status Error and lock.lost = true
-// when the hold was lost, and counts the hold closed.
+// when the hold was lost (lock.closed = true when Client.Close abandoned
+// it), and counts the hold closed.
 func (t *telemetry) holdEnd(ctx context.Context, e lockmw.HoldEndEvent) {
+	closed := errors.Is(e.Lost, lockmw.ErrClosed)
+	lost := e.Lost != nil && !closed
 	// The metrics first: once the span has ended, everything is recorded.
-	if t.m.hold.Enabled(ctx) || e.Lost {
+	if t.m.hold.Enabled(ctx) || lost {
 		attrs := t.metricAttrs(e.Name, e.Group, e.Permits)
 		t.m.hold.Record(ctx, e.Duration.Seconds(), attrs)
-		if e.Lost {
+		if lost {
 			t.m.lost.Add(ctx, 1, attrs)
 		}
 	}
@@ -89,15 +92,11 @@ func (t *telemetry) holdEnd(ctx context.Context, e lockmw.HoldEndEvent) {
 			t.m.renewing.Add(ctx, -1, gauge...)
 		}
 		span := h.span
-		span.SetAttributes(LockLostKey.Bool(e.Lost))
+		span.SetAttributes(LockLostKey.Bool(lost))
 		switch {
-		case e.Lost:
-			msg := "lock lost"
-			if e.Err != nil {
-				msg = e.Err.Error()
-			}
-			span.SetStatus(codes.Error, msg)
-		case errors.Is(e.Err, lockmw.ErrClosed):
+		case lost:
+			span.SetStatus(codes.Error, e.Lost.Error())
+		case closed:
 			span.SetAttributes(LockClosedKey.Bool(true))
 		}
 		span.End()

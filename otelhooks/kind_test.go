@@ -157,8 +157,8 @@ func TestLostPermitsAreCountedAsSemaphores(t *testing.T) {
 	tel := newTelemetry(t)
 	h := tel.hooks()
 	ctx := t.Context()
-	h.HoldEnd(ctx, lockmw.HoldEndEvent{Name: "exports:lost", Lost: true, Err: lockmw.ErrLockLost, Permits: 4})
-	h.HoldEnd(ctx, lockmw.HoldEndEvent{Name: "orders:lost", Lost: true, Err: lockmw.ErrLockLost})
+	h.HoldEnd(ctx, lockmw.HoldEndEvent{LockInfo: lockmw.LockInfo{Name: "exports:lost", Permits: 4}, Lost: lockmw.ErrLockLost})
+	h.HoldEnd(ctx, lockmw.HoldEndEvent{LockInfo: lockmw.LockInfo{Name: "orders:lost"}, Lost: lockmw.ErrLockLost})
 	assert.EqualValues(t, 1, tel.sum(t, otelhooks.LostMetric, otelhooks.LockNameKey.String("exports:lost"),
 		otelhooks.LockKindKey.String("semaphore"), otelhooks.LockPermitsKey.Int(4)))
 	assert.EqualValues(t, 1, tel.sum(t, otelhooks.LostMetric, otelhooks.LockNameKey.String("orders:lost"),

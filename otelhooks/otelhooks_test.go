@@ -530,8 +530,8 @@ func TestHooksWithoutTheirSpans(t *testing.T) {
 
 	t.Run("metadata that is no traceparent gives no link", func(t *testing.T) {
 		for _, meta := range []string{"", "user metadata", "00-00000000000000000000000000000000-0000000000000000-01", "00-abc-def-01"} {
-			actx := h.AcquireStart(ctx, lockmw.AcquireStartEvent{Name: "x"})
-			h.AcquireEnd(actx, lockmw.AcquireEndEvent{Name: "x", Outcome: lockmw.Acquired, Waited: true, HolderMetadata: meta})
+			actx := h.AcquireStart(ctx, lockmw.AcquireStartEvent{LockInfo: lockmw.LockInfo{Name: "x"}})
+			h.AcquireEnd(actx, lockmw.AcquireEndEvent{LockInfo: lockmw.LockInfo{Name: "x"}, Outcome: lockmw.OutcomeAcquired, Waited: true, HolderMetadata: meta})
 		}
 		spans := tel.ended(otelhooks.WaitSpanName)
 		require.Len(t, spans, 4)
@@ -541,8 +541,8 @@ func TestHooksWithoutTheirSpans(t *testing.T) {
 	})
 	t.Run("events with contexts the hooks did not make record metrics and end nothing", func(t *testing.T) {
 		before := len(tel.rec.Ended())
-		h.AcquireEnd(ctx, lockmw.AcquireEndEvent{Name: "y", Outcome: lockmw.TimedOut})
-		h.HoldEnd(ctx, lockmw.HoldEndEvent{Name: "y", Lost: true, Err: lockmw.ErrLockLost})
+		h.AcquireEnd(ctx, lockmw.AcquireEndEvent{LockInfo: lockmw.LockInfo{Name: "y"}, Outcome: lockmw.OutcomeTimedOut})
+		h.HoldEnd(ctx, lockmw.HoldEndEvent{LockInfo: lockmw.LockInfo{Name: "y"}, Lost: lockmw.ErrLockLost})
 		assert.Empty(t, h.Metadata(ctx, "y"))
 		assert.Len(t, tel.rec.Ended(), before)
 		assert.EqualValues(t, 1, tel.histCount(t, otelhooks.WaitDurationMetric, otelhooks.LockNameKey.String("y")))
@@ -550,7 +550,7 @@ func TestHooksWithoutTheirSpans(t *testing.T) {
 	})
 	t.Run("a failed renewal script is an error span with no links for foreign holds", func(t *testing.T) {
 		h.Renewal(lockmw.RenewalEvent{
-			Locks: []lockmw.RenewedLock{{Name: "z", Context: ctx, Outcome: lockmw.RenewFailed}, {Name: "z2", Outcome: lockmw.RenewFailed}},
+			Locks: []lockmw.RenewedLock{{LockInfo: lockmw.LockInfo{Name: "z"}, Context: ctx, Outcome: lockmw.RenewalFailed}, {LockInfo: lockmw.LockInfo{Name: "z2"}, Outcome: lockmw.RenewalFailed}},
 			Err:   errors.New("connection refused"), Duration: time.Millisecond,
 		})
 		r := tel.only(t, otelhooks.RenewSpanName)

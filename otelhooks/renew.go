@@ -26,8 +26,8 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 	byName := t.nameAttr && t.m.renewals.Enabled(ctx)
 	for _, l := range e.Locks {
 		o := l.Outcome
-		if o < lockmw.Renewed || o > lockmw.RenewFailed {
-			o = lockmw.RenewFailed
+		if o < lockmw.RenewalOK || o > lockmw.RenewalFailed {
+			o = lockmw.RenewalFailed
 		}
 		counts[o]++
 		if span, ok := t.holdSpan(l.Context); ok {
@@ -48,12 +48,12 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 		t.m.renewals.Add(ctx, c.n, t.metricAttrs("", "", c.permits, LockOutcomeKey.String(c.outcome.String())))
 	}
 
-	outcome := lockmw.Renewed
+	outcome := lockmw.RenewalOK
 	switch {
-	case e.Err != nil || counts[lockmw.RenewFailed] > 0:
-		outcome = lockmw.RenewFailed
-	case counts[lockmw.RenewLost] > 0:
-		outcome = lockmw.RenewLost
+	case e.Err != nil || counts[lockmw.RenewalFailed] > 0:
+		outcome = lockmw.RenewalFailed
+	case counts[lockmw.RenewalLost] > 0:
+		outcome = lockmw.RenewalLost
 	}
 	_, span := t.tracer.Start(ctx, RenewSpanName, spanKind,
 		trace.WithNewRoot(),
@@ -62,9 +62,9 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 		trace.WithAttributes(
 			LockOutcomeKey.String(outcome.String()),
 			LockCountKey.Int(len(e.Locks)),
-			LockRenewedCountKey.Int64(counts[lockmw.Renewed]),
-			LockLostCountKey.Int64(counts[lockmw.RenewLost]),
-			LockFailedCountKey.Int64(counts[lockmw.RenewFailed]),
+			LockRenewedCountKey.Int64(counts[lockmw.RenewalOK]),
+			LockLostCountKey.Int64(counts[lockmw.RenewalLost]),
+			LockFailedCountKey.Int64(counts[lockmw.RenewalFailed]),
 		))
 	if e.Err != nil {
 		span.RecordError(e.Err)

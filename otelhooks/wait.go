@@ -52,7 +52,7 @@ func (t *telemetry) acquireEnd(ctx context.Context, e lockmw.AcquireEndEvent) {
 	if e.Token > 0 {
 		span.SetAttributes(LockFencingTokenKey.Int64(e.Token))
 	}
-	if e.Outcome == lockmw.Failed && e.Err != nil {
+	if e.Outcome == lockmw.OutcomeFailed && e.Err != nil {
 		span.RecordError(e.Err)
 		span.SetStatus(codes.Error, e.Err.Error())
 	}

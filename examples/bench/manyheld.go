@@ -55,9 +55,9 @@ func (l *renewalLog) hook(e lockmw.RenewalEvent) {
 	r.slowest = max(r.slowest, e.Duration)
 	for _, lk := range e.Locks {
 		switch lk.Outcome {
-		case lockmw.Renewed:
+		case lockmw.RenewalOK:
 			r.renewed++
-		case lockmw.RenewLost:
+		case lockmw.RenewalLost:
 			r.lost++
 		default:
 			r.failed++

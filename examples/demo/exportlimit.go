@@ -26,7 +26,7 @@ import (
 
 const (
 	exportKey      = "exports:tenant-7"   // httpmw.WithKey's name for the route
-	exportLock     = "limit:" + exportKey // the semaphore httpmw.WithLimit takes for it
+	exportLock     = "limit:" + exportKey // the semaphore httpmw.WithPermits takes for it
 	exportLimit    = 2
 	exportRequests = 5
 	exportWork     = 150 * time.Millisecond // an export's work under its permit
@@ -79,7 +79,7 @@ func exportSection(ctx context.Context, p *printer, rdb redis.UniversalClient) e
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 
-	p.note("instance-A and instance-B serve POST /exports through httpmw.New(c, WithLimit(%d), WithKey(%q)), a semaphore %q:", exportLimit, exportKey, exportLock)
+	p.note("instance-A and instance-B serve POST /exports through httpmw.New(c, WithPermits(%d), WithKey(%q)), a semaphore %q:", exportLimit, exportKey, exportLock)
 	p.note("at most %d exports at once across both, each working %v; their Clients have otelhooks", exportLimit, exportWork)
 
 	if err := sendExports(ctx, client, services, p); err != nil {
@@ -166,10 +166,10 @@ func newExportService(rdb redis.UniversalClient, hooks lockmw.Hooks, e *exportIn
 	locks := lockmw.New(rdb, lockmw.WithHooks(hooks), withName(e.name))
 	// The route's limit: at most exportLimit requests of the key at once,
 	// across both instances (a lockmw.Semaphore named exportLock).
-	limited := httpmw.New(locks, httpmw.WithLimit(exportLimit),
+	limited := httpmw.New(locks, httpmw.WithPermits(exportLimit),
 		httpmw.WithKey(func(*http.Request) string { return exportKey }))
 	export := limited.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// r.Context() is the permit context, whose span is the permit's lock.hold.
+		// r.Context() is the hold context of the permit, whose span is the permit's lock.hold.
 		fmt.Fprint(w, e.export(r.Context(), r.URL.Query().Get("n")))
 	}))
 

@@ -95,7 +95,7 @@ var sections = []section{
 	{"A reentrant call chain (lockmw.WithLock → Do → Wrap)", reentrantSection},
 	{"A force unlock cancels the holder's context (ErrLockLost)", forceUnlockSection},
 	{"The contention timeline, from the OpenTelemetry spans (otelhooks)", timelineSection},
-	{"An export route limited to two at once (httpmw.WithLimit, otelhooks)", exportSection},
+	{"An export route limited to two at once (httpmw.WithPermits, otelhooks)", exportSection},
 	{"One leader at a time: a crash, a takeover, a hand-off (lockmw.Lead)", leadershipSection},
 }
 

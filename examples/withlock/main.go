@@ -104,7 +104,7 @@ func withLock(ctx context.Context, _ redis.UniversalClient, a, b *lockmw.Client)
 		}
 		fmt.Printf("  client B turned away: %v (errors.Is ErrNotAcquired: %v)\n", err, errors.Is(err, lockmw.ErrNotAcquired))
 		return nil
-	}, lockmw.OnRelease(func(_ context.Context, name string, err error) {
+	}, lockmw.WithOnRelease(func(_ context.Context, name string, err error) {
 		fmt.Printf("released %s (err: %v)\n", name, err)
 	}))
 }

@@ -12,7 +12,7 @@
 // New is a translation onto [httpmw]: it hands httpmw a shallow copy of the
 // request whose Pattern is the method and echo's route template and whose
 // path values are echo's parameters, so every httpmw option (WithKey,
-// WithPathValues, WithLimit, WithWait...) means what it means there.
+// WithPathValues, WithPermits, WithWait...) means what it means there.
 //
 // # Placement
 //

@@ -14,7 +14,7 @@ const misplacedWhy = "echomw's middleware runs before echo routes the request (r
 	"so it cannot know the route; register it with e.Use, a group or a route"
 
 // New returns echo middleware that runs the requests of a route one at a
-// time (or per resource, or at most [httpmw.WithLimit] at a time) across
+// time (or per resource, or at most [httpmw.WithPermits] at a time) across
 // every instance of a service whose middlewares use lockmw Clients on the
 // same Redis. It works where echo has routed the request: globally
 // (e.Use), per group (e.Group("/orders", mw)) and per route

@@ -359,5 +359,5 @@ func TestConfigurationPanics(t *testing.T) {
 	assert.PanicsWithValue(t, "httpmw: New(nil): a lockmw.Client is required", func() { echomw.New(nil) })
 	assert.PanicsWithValue(t, "httpmw: New: nil Option", func() { echomw.New(locks, nil) })
 	assert.PanicsWithValue(t, "httpmw: WithWait(-1s): must not be negative", func() { echomw.New(locks, httpmw.WithWait(-time.Second)) })
-	assert.NotPanics(t, func() { echomw.New(locks, httpmw.WithPathValues("id"), httpmw.WithLimit(2)) })
+	assert.NotPanics(t, func() { echomw.New(locks, httpmw.WithPathValues("id"), httpmw.WithPermits(2)) })
 }

@@ -87,7 +87,7 @@
 // fasthttp does not tell a handler that its client went away: the server
 // never cancels c.Context(). A request waiting for its lock therefore stays
 // in the lock's queue until its turn comes or its wait ([WithWait], 10s by
-// default, httpmw's) ends; when its turn comes its handler runs, for no one,
+// default, httpmw.DefaultWait) ends; when its turn comes its handler runs, for no one,
 // and the requests queued behind it wait for that run too. Keep the wait
 // short, and do not wait [lockmw.Forever] (app.Shutdown would wait for such
 // a request too). A deadline or a cancellation that an earlier middleware

@@ -103,9 +103,9 @@ func ExampleWithKey() {
 
 // At most three exports per tenant at once, across every instance; a fourth
 // waits up to 5s for a permit, then gets 429 Too Many Requests.
-func ExampleWithLimit() {
+func ExampleWithPermits() {
 	var locks *lockmw.Client // lockmw.New(rdb)
-	exports := fibermw.New(locks, fibermw.WithParams("tenant"), fibermw.WithLimit(3),
+	exports := fibermw.New(locks, fibermw.WithParams("tenant"), fibermw.WithPermits(3),
 		fibermw.WithWait(5*time.Second), fibermw.WithBusyStatus(fiber.StatusTooManyRequests))
 	app := fiber.New()
 	// Each tenant's semaphore is "http:limit:POST /tenants/:tenant/exports#tenant=<tenant>".

@@ -13,7 +13,7 @@ import (
 )
 
 // New returns a fiber handler that runs the rest of a route's chain one
-// request at a time per lock key (at most [WithLimit] at a time), with
+// request at a time per lock key (at most [WithPermits] at a time), with
 // locks taken through c. Give it to a route, before the route's handler:
 //
 //	app.Post("/orders/:id", fibermw.New(locks, fibermw.WithParams("id")), updateOrder)

@@ -149,7 +149,7 @@ func TestWithLimitRunsThatManyAtOnce(t *testing.T) {
 	t.Parallel()
 	locks := locktest.NewOn(t, redistest.Start(t))
 	app := newApp()
-	app.Post("/exports", fibermw.New(locks, fibermw.WithLimit(2)), barrier(2))
+	app.Post("/exports", fibermw.New(locks, fibermw.WithPermits(2)), barrier(2))
 	s := serve(t, app)
 	r1, r2 := s.sendAsync(t.Context(), "POST", "/exports"), s.sendAsync(t.Context(), "POST", "/exports")
 	for _, ch := range []<-chan reply{r1, r2} {

@@ -68,9 +68,10 @@ func WithParams(names ...string) Option {
 	}
 }
 
-// WithWait sets how long a request waits for its turn before it gets the
-// busy status; 0 makes a single attempt and rejects at once. The default is
-// [httpmw.DefaultWait] (10s). fasthttp does not tell a handler that its
+// WithWait sets how long a request waits for its turn (a busy lock) before
+// it gets the busy status; 0 makes a single attempt and rejects at once. The
+// default is [httpmw.DefaultWait] (10s), because a request should not hold a
+// connection long. fasthttp does not tell a handler that its
 // client went away, so a request waits out its wait even then (see the
 // package documentation): keep it short, and do not use [lockmw.Forever]
 // unless an earlier middleware puts a deadline on c.Context(). A negative d
@@ -105,12 +106,13 @@ func WithRetryAfter(d time.Duration) Option {
 	return func(c *config) { c.httpmw = append(c.httpmw, httpmw.WithRetryAfter(d)) }
 }
 
-// WithLimit lets at most n requests with the same key run at once, across
-// every instance; the lock is then a semaphore named with "limit:" after
-// the prefix ("http:limit:POST /exports"). The default is 1, one at a time.
-// n < 1 makes New panic. See [httpmw.WithLimit].
-func WithLimit(n int) Option {
-	return func(c *config) { c.httpmw = append(c.httpmw, httpmw.WithLimit(n)) }
+// WithPermits makes the key's lock a semaphore of n permits instead of a
+// mutex: at most n requests with the same key run at once, across every
+// instance; with n > 1 the semaphore is named with "limit:" after the prefix
+// ("http:limit:POST /exports"). The default is 1, one at a time.
+// n < 1 makes New panic. See [httpmw.WithPermits].
+func WithPermits(n int) Option {
+	return func(c *config) { c.httpmw = append(c.httpmw, httpmw.WithPermits(n)) }
 }
 
 // WithLogger sets where the handler reports that it was registered where

@@ -44,7 +44,7 @@ func TestConfigurationPanics(t *testing.T) {
 		{"fibermw: WithRetryAfter(-1ms): must not be negative", fibermw.WithRetryAfter(-time.Millisecond)},
 		{"fibermw: WithBusyStatus(399): must be a 4xx or 5xx status", fibermw.WithBusyStatus(399)},
 		{"fibermw: WithBusyStatus(600): must be a 4xx or 5xx status", fibermw.WithBusyStatus(600)},
-		{"fibermw: WithLimit(0): must be at least 1", fibermw.WithLimit(0)},
+		{"fibermw: WithPermits(0): must be at least 1", fibermw.WithPermits(0)},
 	} {
 		assert.PanicsWithValue(t, tc.want, func() { fibermw.New(locks, tc.opt) }, "in New, not when the option is made")
 	}

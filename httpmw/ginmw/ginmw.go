@@ -10,7 +10,7 @@ import (
 )
 
 // New returns gin middleware that runs the requests of a route one at a time
-// (or at most [httpmw.WithLimit] at a time) across every instance of a
+// (or at most [httpmw.WithPermits] at a time) across every instance of a
 // service, with httpmw's semantics and options: the lock of a request is
 // named "http:" + method + " " + c.FullPath(), such as
 // "http:POST /orders/:id", and [httpmw.WithPathValues] appends gin's path

@@ -241,7 +241,7 @@ func TestBadInput(t *testing.T) {
 		{"nil call options and callbacks are ignored", func(t *testing.T, ctx context.Context, c, _ *lockmw.Client) {
 			ran := false
 			err := lockmw.WithLock(ctx, c.Mutex("nil-options"), func(context.Context) error { ran = true; return nil },
-				nil, lockmw.OnAcquire(nil), lockmw.OnRelease(nil))
+				nil, lockmw.WithOnAcquire(nil), lockmw.WithOnRelease(nil))
 			require.NoError(t, err)
 			assert.True(t, ran)
 		}},

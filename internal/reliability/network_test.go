@@ -121,7 +121,7 @@ func TestNetworkLatency(t *testing.T) {
 	// Held across four renewals, more than a watchdog timeout.
 	for i := range 4 {
 		out := testsupport.Recv(t, renewed, 2*time.Second, "a renewal")
-		require.Equal(t, lockmw.Renewed, out, "renewal %d", i)
+		require.Equal(t, lockmw.RenewalOK, out, "renewal %d", i)
 	}
 	require.NoError(t, context.Cause(hctx), "the hold is intact")
 	select {

@@ -143,7 +143,7 @@ func crash(args []string, permits int) error {
 		Renewal: func(e lockmw.RenewalEvent) {
 			sent := time.Now().Add(-e.Duration)
 			for _, l := range e.Locks {
-				if l.Outcome == lockmw.Renewed {
+				if l.Outcome == lockmw.RenewalOK {
 					lg.Write(reliability.Record{Kind: reliability.Renew, Name: l.Name, Token: reliability.TokenOf(l.Context), Time: sent})
 				}
 			}
