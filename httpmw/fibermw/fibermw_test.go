@@ -145,7 +145,7 @@ func TestPerResource(t *testing.T) {
 	})
 }
 
-func TestWithLimitRunsThatManyAtOnce(t *testing.T) {
+func TestWithPermitsRunsThatManyAtOnce(t *testing.T) {
 	t.Parallel()
 	locks := locktest.NewOn(t, redistest.Start(t))
 	app := newApp()
