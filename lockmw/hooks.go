@@ -126,7 +126,7 @@ type HoldEndEvent struct {
 	Duration time.Duration
 	// Lost is why the hold ended without its owner releasing it: an error
 	// matching ErrLockLost, or ErrClosed when Client.Close abandoned it. It
-	// is nil when the owner released it. [HoldError.Lost] is the same.
+	// is nil when the owner released it, as [HoldError.Lost] is.
 	Lost error
 }
 
