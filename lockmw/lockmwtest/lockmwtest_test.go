@@ -15,7 +15,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestContention(t *testing.T) {
 	srv := lockmwtest.NewServer(t)
-	a := lockmwtest.NewOn(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	renewed := make(chan struct{}, 16)
+	hooks := lockmw.Hooks{Renewal: func(lockmw.RenewalEvent) {
+		select {
+		case renewed <- struct{}{}:
+		default:
+		}
+	}}
+	a := lockmwtest.NewOn(t, srv, lockmw.WithWatchdogTimeout(1500*time.Millisecond), lockmw.WithHooks(hooks))
 	b := lockmwtest.NewOn(t, srv)
 	ctx := context.Background()
 	h, err := a.Mutex("job").Lock(ctx)
@@ -25,7 +32,13 @@ func TestContention(t *testing.T) {
 	if _, err := b.Mutex("job").TryLock(ctx, 0, 0); !errors.Is(err, lockmw.ErrNotAcquired) {
 		t.Fatalf("TryLock on a held lock: %v, want ErrNotAcquired", err)
 	}
-	time.Sleep(500 * time.Millisecond) // past the watchdog timeout: renewed
+	for range 2 { // renewed by the watchdog, past its first interval and then some
+		select {
+		case <-renewed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no renewal")
+		}
+	}
 	if err := h.Err(); err != nil {
 		t.Fatalf("hold ended: %v", context.Cause(h))
 	}
