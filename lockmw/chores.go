@@ -2,9 +2,10 @@ package lockmw
 
 import (
 	"context"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // chores are the background tasks the renewer runs between renewals, each

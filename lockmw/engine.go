@@ -63,7 +63,7 @@ func (e engine) tryLock(ctx context.Context, wait, lease time.Duration, lead boo
 	}
 	lease = min(lease, time.Duration(maxTTLms)*time.Millisecond) // "forever" is 100 years
 	var outer *level
-	if e.reentrant {
+	if e.reentrant() {
 		outer = e.findLevel(ctx)
 	}
 	if hooks := &e.c.opts.hooks; hooks.AcquireStart != nil || hooks.AcquireEnd != nil {
@@ -201,9 +201,15 @@ func (e engine) claim(ctx context.Context, a attempt) (int64, bool) {
 // leave takes a waiter whose wait ran out out of the queue, keeping what
 // was handed to it just then (queuer), within the release timeout.
 func (e engine) leave(ctx context.Context, a attempt) (int64, bool, error) {
+	return e.leaveQueue(ctx, a.field, true, a.ttl)
+}
+
+// leaveQueue is leaveWithin detached from ctx, bounded by the release
+// timeout: a caller that gives up still leaves the queue.
+func (e engine) leaveQueue(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.c.opts.releaseTimeout)
 	defer cancel()
-	return e.leaveWithin(lctx, a.field, true, a.ttl)
+	return e.leaveWithin(lctx, field, keep, ttl)
 }
 
 // leaveWithin takes field out of the queue, bounded by ctx (leaver): what

@@ -2,9 +2,9 @@ package lockmw
 
 import (
 	"context"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"time"
 
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

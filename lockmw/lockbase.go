@@ -22,16 +22,19 @@ func (k lockKind) String() string {
 // lock it holds: the Client, the name, the kind, and the key the watchdog
 // renews (a mutex's hash, a semaphore's sorted set of permits).
 type lockBase struct {
-	c         *Client
-	name      string
-	kind      lockKind
-	k         keys
-	renewKey  string
-	reentrant bool          // a caller's own hold in its context is re-entered (not a permit)
-	permits   int           // a semaphore's; 0 for a mutex (the hooks' events report it)
-	group     string        // WithGroup's, per handle (the hooks' events report it)
-	hot       *atomic.Int64 // the name's group in the Client's contention memory; nil: not kept
+	c        *Client
+	name     string
+	kind     lockKind
+	k        keys
+	renewKey string
+	permits  int           // a semaphore's; 0 for a mutex (the hooks' events report it)
+	group    string        // WithGroup's, per handle (the hooks' events report it)
+	hot      *atomic.Int64 // the name's group in the Client's contention memory; nil: not kept
 }
+
+// reentrant reports whether a caller's own hold in its context is
+// re-entered: a mutex's is, a permit is not.
+func (b *lockBase) reentrant() bool { return b.kind != kindSemaphore }
 
 // info is the lock as the hooks' events name it.
 func (b *lockBase) info() LockInfo {

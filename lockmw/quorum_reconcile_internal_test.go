@@ -3,12 +3,12 @@ package lockmw
 import (
 	"context"
 	"fmt"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // acquireFirst is tryAcquire: a quorum never takes the fast path.

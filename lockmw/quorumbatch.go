@@ -3,8 +3,8 @@ package lockmw
 import (
 	"context"
 	"errors"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

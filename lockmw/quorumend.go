@@ -1,9 +1,10 @@
 package lockmw
 
 import (
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"sync"
 	"time"
+
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // Reconciling the masters a quorum operation did not wait for.

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"slices"
 	"time"
+
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // quorumVotes counts the members' answers to a per-hold script.

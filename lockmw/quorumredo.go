@@ -2,10 +2,10 @@ package lockmw
 
 import (
 	"context"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"sync"
 	"time"
 
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 

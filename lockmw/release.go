@@ -2,8 +2,9 @@ package lockmw
 
 import (
 	"context"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"time"
+
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // Unlock releases the level of the lock that the hold context hold was

@@ -3,11 +3,11 @@ package lockmw
 import (
 	"context"
 	"fmt"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

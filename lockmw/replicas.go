@@ -3,8 +3,8 @@ package lockmw
 import (
 	"context"
 	"fmt"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -54,9 +54,7 @@ func (s *singleStore) syncReplicas(ctx context.Context, e engine, field string) 
 	}
 	// Redis answers (only the replicas lag): give the lock up before
 	// returning, so that nothing is held when the acquisition fails.
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.releaseTimeout)
-	defer cancel()
-	_, _, _ = e.leaveWithin(lctx, field, false, 0)
+	_, _, _ = e.leaveQueue(ctx, field, false, 0)
 	if err != nil {
 		return fmt.Errorf("lockmw: replica sync for %q: %w", e.name, err)
 	}

@@ -14,15 +14,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestReplicaSync(t *testing.T) {
-	t.Parallel()
-	master := redistest.Start(t)
-	replica := redistest.Start(t, "replicaof "+strings.Replace(master.Addr(), ":", " ", 1))
+// startReplicated starts a master and a replica of it, in sync.
+func startReplicated(t *testing.T) (master, replica *redistest.Server) {
+	t.Helper()
+	master = redistest.Start(t)
+	replica = redistest.Start(t, "replicaof "+strings.Replace(master.Addr(), ":", " ", 1))
 	ctx := testsupport.Ctx(t)
 	testsupport.Eventually(t, 10*time.Second, "replica in sync", func() bool {
 		info, err := master.Client().Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "connected_slaves:1") && strings.Contains(info, "state=online")
 	})
+	return master, replica
+}
+
+func TestReplicaSync(t *testing.T) {
+	t.Parallel()
+	master, replica := startReplicated(t)
+	ctx := testsupport.Ctx(t)
 	sync := lockmw.WithReplicaSync(1, 2*time.Second)
 	a := locktest.NewOn(t, master, sync)
 	b := locktest.NewOn(t, master, sync)
@@ -67,13 +75,8 @@ func TestReplicaSync(t *testing.T) {
 // Client with no replica refused a mutex and granted a permit).
 func TestReplicaSyncCoversSemaphores(t *testing.T) {
 	t.Parallel()
-	master := redistest.Start(t)
-	replica := redistest.Start(t, "replicaof "+strings.Replace(master.Addr(), ":", " ", 1))
+	master, replica := startReplicated(t)
 	ctx := testsupport.Ctx(t)
-	testsupport.Eventually(t, 10*time.Second, "replica in sync", func() bool {
-		info, err := master.Client().Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "connected_slaves:1") && strings.Contains(info, "state=online")
-	})
 	c := locktest.NewOn(t, master, lockmw.WithReplicaSync(1, 2*time.Second))
 	s := c.Semaphore("replicated-sem", 2)
 

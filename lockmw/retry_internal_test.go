@@ -2,11 +2,11 @@ package lockmw
 
 import (
 	"context"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"testing"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"time"
+
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // The semaphore's operations for the engine (kindOps): its permits wait in
@@ -40,7 +41,7 @@ func (s *Semaphore) claimOnce(ctx context.Context, a attempt) (int64, bool) {
 
 // leaveOnce runs semleave.lua.
 func (s *Semaphore) leaveOnce(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
-	res, err := scripts.SemLeave.Run(ctx, s.rdb, s.fullKeys(""), field, s.c.publishCmd(ctx), flag(keep), s.c.ttlArg(ttl), msCeil(semIdleTTL)).Slice()
+	res, err := scripts.SemLeave.Run(ctx, s.rdb, s.fullKeys(s.k.latchBase), field, s.c.publishCmd(ctx), flag(keep), s.c.ttlArg(ttl), msCeil(semIdleTTL)).Slice()
 	if err != nil {
 		s.c.log.Warn("lockmw: leaving a semaphore's queue failed", "name", s.name, "field", field, "err", err)
 		return 0, false, err
@@ -62,8 +63,7 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 		n, err = scripts.SemUnlockAt.Run(ctx, s.rdb, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
 	} else {
 		latch, _ := lvl.latchArg.(string) // the engine's: k.latchBase + reqID
-		keys := []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits, latch, s.k.handoff}
-		n, err = scripts.SemRelease.Run(ctx, s.rdb, keys, lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
+		n, err = scripts.SemRelease.Run(ctx, s.rdb, s.fullKeys(latch), lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
 	}
 	switch {
 	case err != nil:
@@ -75,7 +75,7 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 }
 
 // fullKeys are the keys of the scripts that may hand a permit over, with
-// the latch of reqID (lib.lua's semaphore layout).
-func (s *Semaphore) fullKeys(reqID string) []string {
-	return []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits, s.k.latchBase + reqID, s.k.handoff}
+// the latch key latch (lib.lua's semaphore layout).
+func (s *Semaphore) fullKeys(latch string) []string {
+	return []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits, latch, s.k.handoff}
 }
