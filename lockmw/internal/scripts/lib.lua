@@ -29,16 +29,17 @@
 --           a release that reserves the lock publishes the reservation's
 --           generation there, just after its "0" on KEYS[2].
 
-local function rlock_now()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
 -- rlock_now_us is the server's time in µs: it orders the hand-offs and busy
--- replies of one name (two scripts never run in the same µs).
+-- replies of one name (two scripts never run in the same µs), and starts
+-- fencing counters and reservation generations.
 local function rlock_now_us()
   local t = redis.call('time')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- rlock_now is the server's time in ms.
+local function rlock_now()
+  return math.floor(rlock_now_us() / 1000)
 end
 
 -- Numbers passed to redis.call are written as string literals ('1', not 1):
@@ -54,8 +55,7 @@ end
 -- See docs/waiting.md, The keys.
 local function rlock_next_token(ttl)
   if redis.call('exists', KEYS[5]) == 0 then
-    local t = redis.call('time')
-    redis.call('set', KEYS[5], t[1] .. string.format('%06d', tonumber(t[2])))
+    redis.call('set', KEYS[5], string.format('%d', rlock_now_us()))
   end
   local token = redis.call('incr', KEYS[5])
   redis.call('pexpire', KEYS[5], ttl or '86400000')
@@ -217,9 +217,9 @@ end
 -- connection means the reserved lock was taken and freed again: its waiters
 -- then pass the generation to the acquire script (rlock_reservation).
 local function rlock_reserve(pub, window)
-  local t = redis.call('time')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local gen = t[1] .. string.format('%06d', tonumber(t[2]))
+  local us = rlock_now_us()
+  local now = math.floor(us / 1000)
+  local gen = string.format('%d', us)
   redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', now + window), 'rlock:opengen', gen .. '|' .. string.format('%d', window))
   if redis.call('pttl', KEYS[4]) < window then
     redis.call('pexpire', KEYS[4], string.format('%d', window))
