@@ -364,7 +364,8 @@ end
 -- the waiter table, KEYS[5] the permits taken: a sorted set, member the
 -- holder's field, score its expiry in the server's ms; KEYS[7] the hand-off
 -- channels' prefix. The count of hand-offs in a row lives in the waiter
--- table ("rlock:handoffs"), which goes with the queue.
+-- table ("rlock:handoffs"), which goes with the queue, but for the claim
+-- window of the hold that emptied it.
 --
 -- Beside Redisson's waiters a semaphore reserves one permit as the mutex
 -- reserves its lock (rlock_reserve): the permit goes back to the count, and
@@ -421,9 +422,11 @@ local function rlock_sem_handoff(pub, prev, window, idle)
   end)
   if f then
     redis.call('zadd', KEYS[5], string.format('%d', rlock_now() + tonumber(ttl)), f)
-    if redis.call('exists', KEYS[4]) == 1 then -- more are queued: count this one
-      redis.call('hset', KEYS[4], 'rlock:handoffs', string.format('%d', turns))
-    end
+    -- Count this one. When it emptied the queue, which dropped the table,
+    -- the count outlives it for the new hold's claim window.
+    local kept = redis.call('exists', KEYS[4]) == 1
+    redis.call('hset', KEYS[4], 'rlock:handoffs', string.format('%d', turns))
+    if not kept then redis.call('pexpire', KEYS[4], ttl) end
     rlock_tell(pub, f, 0, prev, '')
     return 1
   end
