@@ -64,16 +64,28 @@ local function rlock_next_token(ttl)
 end
 
 -- rlock_drop_table deletes the waiter table, whose queue is empty now. A
--- quiet time still running (rlock_reservation) is kept, alone, until it ends.
+-- quiet time still running (rlock_reservation) is kept, alone, until it
+-- ends; so is a reservation still on (a semaphore's: its other permits are
+-- handed over, and taken, meanwhile), until its window ends.
 local function rlock_drop_table()
-  local quiet = redis.call('hget', KEYS[4], 'rlock:quiet')
+  local r = redis.call('hmget', KEYS[4], 'rlock:quiet', 'rlock:open', 'rlock:opengen', 'rlock:openbase')
   redis.call('del', KEYS[4])
-  if quiet then
-    local left = tonumber(string.match(quiet, '^%d+') or '0') - rlock_now()
-    if left > 0 then
-      redis.call('hset', KEYS[4], 'rlock:quiet', quiet)
-      redis.call('pexpire', KEYS[4], string.format('%d', left))
-    end
+  if not r[1] and not r[2] then return end
+  local now = rlock_now()
+  local keep = 0
+  local left = tonumber(string.match(r[1] or '', '^%d+') or '0') - now
+  if left > 0 then
+    redis.call('hset', KEYS[4], 'rlock:quiet', r[1])
+    keep = left
+  end
+  left = tonumber(r[2] or '0') - now
+  if left > 0 and r[3] then
+    redis.call('hset', KEYS[4], 'rlock:open', r[2], 'rlock:opengen', r[3])
+    if r[4] then redis.call('hset', KEYS[4], 'rlock:openbase', r[4]) end
+    keep = math.max(keep, left)
+  end
+  if keep > 0 then
+    redis.call('pexpire', KEYS[4], string.format('%d', keep))
   end
 end
 
