@@ -122,7 +122,11 @@
 //     side's previous release to its next acquisition, or to the end), wait
 //     p50/p99/max (a Lock still waiting at the end counts until the end);
 //     and holds that overlapped. Targets, for the Redisson side: longest
-//     gap ≤ 2 s, share ≥ 0.25 × fair share; no overlapping holds.
+//     gap ≤ 2 s, share ≥ 0.25 × fair share; no overlapping holds. With
+//     -mixed-permits n the name is a semaphore of n permits instead
+//     (lockmw.Semaphore; internal/redisson's RPermitExpirableSemaphore,
+//     waiting as acquire() does, on a published count or the earliest
+//     lease's end), and a hold that began beside n others overlaps.
 //   - trace (rlock only): where the time of one hand-off goes, the way the
 //     waiting user feels it, measured from outside the library. The
 //     contended scenario's set-up (-workers, -hold, -think, -duration; each
