@@ -38,6 +38,7 @@ type redissonSemThread struct {
 	c       *redisson.Client
 	s       *redisson.Semaphore
 	permits int
+	set     bool   // trySetPermits was called
 	id      string // the permit held
 }
 
@@ -52,11 +53,15 @@ func newRedissonSemThread(rdb *redis.Client, name string, permits int, slow bool
 	return &redissonSemThread{c: c, s: c.GetPermitExpirableSemaphore(name), permits: permits}
 }
 
-// lock takes a permit without a lease (acquire()), after trySetPermits as
-// a Redisson service must call it (rlock's workers usually set it first).
+// lock takes a permit without a lease (acquire()), the first time after
+// trySetPermits, as a Redisson service must call it once (rlock's workers
+// usually set it first).
 func (r *redissonSemThread) lock(ctx context.Context) (context.Context, error) {
-	if _, err := r.s.TrySetPermits(ctx, r.permits); err != nil {
-		return ctx, err
+	if !r.set {
+		if _, err := r.s.TrySetPermits(ctx, r.permits); err != nil {
+			return ctx, err
+		}
+		r.set = true
 	}
 	id, err := r.s.Acquire(ctx, -1)
 	r.id = id
