@@ -87,7 +87,10 @@
 // the permits in the sorted set {name}:timeout scored by expiry, the count
 // published on redisson_sc:{name}), waiting in the same queue with the same
 // hand-off, its permits renewed by the same watchdog and lost the same way.
-// A permit is not reentrant. See docs/semaphores.md.
+// Beside Redisson's waiters it reserves a permit for them as the mutex
+// reserves its lock: rlock's callers that would wait leave the last free
+// permit alone until a Redisson thread has taken a permit, or for the same
+// window at most. A permit is not reentrant. See docs/semaphores.md.
 //
 // # Leadership
 //
