@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -513,6 +514,29 @@ func TestMultiLockHooks(t *testing.T) {
 		"hold-end mutex hk-a ",
 		"hold-end multilock multi(hk-a,hk-b) multi(hk-a,B)",
 	}, events)
+
+	// A re-entry is reported as an acquisition, and is no new hold.
+	outer, err := ml.Lock(ctx)
+	require.NoError(t, err)
+	mu.Lock()
+	events = nil
+	mu.Unlock()
+	inner, err := ml.Lock(outer)
+	require.NoError(t, err)
+	require.NoError(t, ml.Unlock(inner))
+	mu.Lock()
+	var multi []string
+	for _, e := range events {
+		if strings.Contains(e, "multilock") {
+			multi = append(multi, e)
+		}
+	}
+	mu.Unlock()
+	assert.Equal(t, []string{
+		"acquire-start multilock multi(hk-a,hk-b) multi(hk-a,B)",
+		"acquire-end multilock multi(hk-a,hk-b) multi(hk-a,B)",
+	}, multi, "a re-entry: no hold-start, no hold-end")
+	require.NoError(t, ml.Unlock(outer))
 }
 
 // TestMultiLockCloseEndsHold: closing a member's Client ends the
@@ -532,4 +556,96 @@ func TestMultiLockCloseEndsHold(t *testing.T) {
 	err = ml.Unlock(hold)
 	assert.False(t, errors.Is(err, lockmw.ErrNotHeld), "Unlock releases what is left: %v", err)
 	assertFree(t, ctx, c.Mutex("close-a"))
+}
+
+// foreignLocker is a Locker of another package: a mutex behind a type
+// lockmw does not know (no UnlockAt, no Client).
+type foreignLocker struct{ m *lockmw.Mutex }
+
+func (f foreignLocker) Lock(ctx context.Context) (context.Context, error) { return f.m.Lock(ctx) }
+func (f foreignLocker) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	return f.m.TryLock(ctx, wait, lease)
+}
+func (f foreignLocker) Unlock(hold context.Context) error { return f.m.Unlock(hold) }
+func (f foreignLocker) Name() string                      { return f.m.Name() }
+
+func TestMultiLockForeignMember(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
+	a, b := c.Mutex("foreign-a"), c.Mutex("foreign-b")
+	f := foreignLocker{b}
+
+	assert.ErrorIs(t, c.MultiLock(f, a, f).Err(), lockmw.ErrInvalidArgument, "the same Locker value twice")
+
+	ml := c.MultiLock(f, a)
+	hold, err := ml.Lock(ctx)
+	require.NoError(t, err)
+	n, err := b.HoldCount(hold)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the foreign member is held")
+	require.NoError(t, ml.Unlock(hold))
+	assertFree(t, ctx, a, b)
+
+	t.Run("WithMinHold keeps a foreign member until the minimum hold ends, then releases it", func(t *testing.T) {
+		start := time.Now()
+		const minHold = 300 * time.Millisecond
+		require.NoError(t, lockmw.WithLock(ctx, ml, func(context.Context) error { return nil }, lockmw.WithMinHold(minHold)))
+		assert.GreaterOrEqual(t, time.Since(start), minHold, "UnlockAt waited for the foreign member")
+		assertFree(t, ctx, b)
+	})
+}
+
+func TestMultiLockUnlockRetry(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
+	var fail locktest.FailHook
+	rdb := srv.NewClient()
+	rdb.AddHook(&fail)
+	broken := locktest.New(t, rdb)
+	a, b := c.Mutex("retry-a"), broken.Mutex("retry-b")
+	ml := c.MultiLock(a, b)
+	hold, err := ml.Lock(ctx)
+	require.NoError(t, err)
+
+	fail.On.Store(true)
+	err = ml.Unlock(hold)
+	require.ErrorIs(t, err, locktest.ErrInjected)
+	assert.Contains(t, err.Error(), `"retry-b"`, "the error names the member")
+	assert.ErrorIs(t, hold.Err(), context.Canceled, "the hold context ends at the first Unlock")
+	assertFree(t, ctx, a)
+
+	fail.On.Store(false)
+	require.NoError(t, ml.Unlock(hold), "a second Unlock releases what is left")
+	assertFree(t, ctx, a, b)
+	assert.ErrorIs(t, ml.Unlock(hold), lockmw.ErrNotHeld)
+}
+
+func TestMultiLockContextEndsWait(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c, other := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+	a, b := c.Mutex("ctx-a"), c.Mutex("ctx-b")
+	hb := locktest.MustLock(t, other.Mutex("ctx-b"), ctx)
+	defer func() { _ = other.Mutex("ctx-b").Unlock(hb) }()
+
+	wctx, cancel := context.WithCancel(ctx)
+	got := make(chan error, 1)
+	go func() {
+		_, err := c.MultiLock(a, b).Lock(wctx)
+		got <- err
+	}()
+	testsupport.Eventually(t, 10*time.Second, "the multi-lock queued on ctx-b", func() bool {
+		n, err := srv.Client().ZCard(ctx, "rlock_queue:{ctx-b}").Result()
+		return err == nil && n > 0
+	})
+	cancel()
+	err := testsupport.Recv(t, got, 10*time.Second, "the multi-lock's Lock")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	assertFree(t, ctx, a)
 }
