@@ -210,7 +210,11 @@ func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (con
 	}
 	hooks := &m.c.opts.hooks
 	if hooks.AcquireStart == nil && hooks.AcquireEnd == nil {
-		return m.acquire(ctx, wait, lease, nil)
+		var ev *AcquireEndEvent // HoldStart's Waited is learnt in it
+		if hooks.HoldStart != nil {
+			ev = &AcquireEndEvent{}
+		}
+		return m.acquire(ctx, wait, lease, ev)
 	}
 	reentrant := m.findHold(ctx) != nil
 	start := time.Now()
