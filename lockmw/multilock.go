@@ -28,8 +28,8 @@ import (
 // starts by waiting for that member, holding nothing; the rest follow. So
 // two multi-locks over overlapping sets, given in any order, on any
 // deployments, never deadlock: nobody waits while holding. Over one
-// deployment they take their common members in the same order, so they queue
-// on the first common member instead of backing off. When the wait ends
+// deployment they take their common members in the same relative order: two
+// over the same set queue on its first member instead of backing off. When the wait ends
 // with a member busy, nothing is held and the error is that member's
 // *[BusyError] (matching [ErrNotAcquired]).
 //
