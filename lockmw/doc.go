@@ -92,6 +92,14 @@
 // permit alone until a Redisson thread has taken a permit, or for the same
 // window at most. A permit is not reentrant. See docs/semaphores.md.
 //
+// # Multi-locks
+//
+// [Client.MultiLock] holds several Lockers (of any Clients) all at once or
+// none: Redisson's getMultiLock. It takes its members one at a time in one
+// order and never waits while it holds one, so multi-locks over
+// overlapping sets never deadlock; its hold context ends when any member's
+// does. See docs/multilock.md.
+//
 // # Leadership
 //
 // [Lead] campaigns for a mutex and runs a function while the caller leads:

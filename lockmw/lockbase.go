@@ -2,18 +2,24 @@ package lockmw
 
 import "sync/atomic"
 
-// lockKind is what kind of lock a name is: a mutex or a semaphore.
+// lockKind is what kind of lock a name is: a mutex or a semaphore; or a
+// multi-lock, which is no name of its own but is reported as a kind.
 type lockKind uint8
 
 const (
 	kindMutex lockKind = iota
 	kindSemaphore
+	kindMultiLock
 )
 
-// String names the kind, as the hooks' events and the logs do.
+// String names the kind, as the hooks' events (LockInfo.Kind) and the logs
+// do.
 func (k lockKind) String() string {
-	if k == kindSemaphore {
+	switch k {
+	case kindSemaphore:
 		return "semaphore"
+	case kindMultiLock:
+		return "multilock"
 	}
 	return "mutex"
 }
@@ -38,8 +44,12 @@ func (b *lockBase) reentrant() bool { return b.kind != kindSemaphore }
 
 // info is the lock as the hooks' events name it.
 func (b *lockBase) info() LockInfo {
-	return LockInfo{Name: b.name, Group: b.group, Permits: b.permits}
+	return LockInfo{Name: b.name, Group: b.group, Kind: b.kind.String(), Permits: b.permits}
 }
+
+// base returns the lockBase of a lock of this package; every kind embeds
+// it, so MultiLock finds who its members are (same, the order).
+func (b *lockBase) base() *lockBase { return b }
 
 // same reports whether b and o are one lock: the same Client, name and kind
 // (the group is the handle's: it plays no part).

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Locker is what the decorators ([WithLock], [Do]) take: *[Mutex] and
-// *[Semaphore] implement it. Lock and TryLock return the hold context that
+// Locker is what the decorators ([WithLock], [Do]) take: *[Mutex],
+// *[Semaphore] and *[MultiLock] implement it. Lock and TryLock return the hold context that
 // Unlock takes, as on a Mutex.
 type Locker interface {
 	Lock(ctx context.Context) (context.Context, error)
@@ -21,6 +21,7 @@ type Locker interface {
 var (
 	_ ownLocker = (*Mutex)(nil)
 	_ ownLocker = (*Semaphore)(nil)
+	_ ownLocker = (*MultiLock)(nil)
 )
 
 // ownLocker is a Locker of this package.
@@ -34,7 +35,7 @@ func (m *Mutex) client() *Client     { return m.c }
 func (s *Semaphore) client() *Client { return s.c }
 
 // checkLocker returns ErrInvalidArgument, naming the caller what, for a nil
-// Locker or a nil *Mutex or *Semaphore inside one.
+// Locker or a nil *Mutex, *Semaphore or *MultiLock inside one.
 func checkLocker(what string, l Locker) error {
 	switch v := l.(type) {
 	case nil:
@@ -46,6 +47,10 @@ func checkLocker(what string, l Locker) error {
 	case *Semaphore:
 		if v == nil {
 			return fmt.Errorf("%w: %s: nil *Semaphore", ErrInvalidArgument, what)
+		}
+	case *MultiLock:
+		if v == nil {
+			return fmt.Errorf("%w: %s: nil *MultiLock", ErrInvalidArgument, what)
 		}
 	}
 	return nil

@@ -126,16 +126,32 @@ var spanKind = trace.WithSpanKind(trace.SpanKindInternal)
 var (
 	mutexKind     = LockKindKey.String("mutex")
 	semaphoreKind = LockKindKey.String("semaphore")
+	multilockKind = LockKindKey.String("multilock")
 )
 
-// appendKind appends to attrs what kind of lock an event with permits
-// permits is (lockmw's Permits: a semaphore's limit, 0 for a mutex):
-// lock.kind, and for a semaphore lock.permits.
-func appendKind(attrs []attribute.KeyValue, permits int) []attribute.KeyValue {
-	if permits > 0 {
-		return append(attrs, semaphoreKind, LockPermitsKey.Int(permits))
+// kindAttr is lock.kind of the lock info names: its Kind, or when that is
+// empty (an event made by hand) a semaphore when it has permits, else a
+// mutex.
+func kindAttr(info lockmw.LockInfo) attribute.KeyValue {
+	switch info.Kind {
+	case "", "mutex", "semaphore":
+		if info.Permits > 0 {
+			return semaphoreKind
+		}
+		return mutexKind
+	case "multilock":
+		return multilockKind
 	}
-	return append(attrs, mutexKind)
+	return LockKindKey.String(info.Kind)
+}
+
+// appendKind appends to attrs what kind of lock info names: lock.kind, and
+// for a semaphore lock.permits (lockmw's Permits, its limit).
+func appendKind(attrs []attribute.KeyValue, info lockmw.LockInfo) []attribute.KeyValue {
+	if info.Permits > 0 {
+		return append(attrs, semaphoreKind, LockPermitsKey.Int(info.Permits))
+	}
+	return append(attrs, kindAttr(info))
 }
 
 // leadAttr marks the spans of lockmw.Lead's campaigns and terms.

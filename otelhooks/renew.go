@@ -34,18 +34,18 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 			if sc := span.SpanContext(); sc.IsValid() {
 				attrs := make([]attribute.KeyValue, 0, 5)
 				attrs = append(attrs, LockNameKey.String(l.Name), LockOutcomeKey.String(o.String()))
-				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(appendGroup(attrs, l.Group), l.Permits)})
+				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(appendGroup(attrs, l.Group), l.LockInfo)})
 			}
 		}
 		switch {
 		case byName:
-			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.Name, l.Group, l.Permits, LockOutcomeKey.String(o.String())))
+			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.LockInfo, LockOutcomeKey.String(o.String())))
 		case !t.nameAttr:
 			byKind.add(o, l.Permits)
 		}
 	}
 	for _, c := range byKind {
-		t.m.renewals.Add(ctx, c.n, t.metricAttrs("", "", c.permits, LockOutcomeKey.String(c.outcome.String())))
+		t.m.renewals.Add(ctx, c.n, t.metricAttrs(lockmw.LockInfo{Permits: c.permits}, LockOutcomeKey.String(c.outcome.String())))
 	}
 
 	outcome := lockmw.RenewalOK
