@@ -2,7 +2,10 @@ package lockmw_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,4 +148,72 @@ func BenchmarkContended8(b *testing.B) {
 		}()
 	}
 	wg.Wait()
+}
+
+// BenchmarkLockUnlockParallel is the parallel scenario of examples/bench in
+// small: 64 goroutines (32 per P on 2 cores) share one Client, each locking
+// and unlocking a name of its own. Besides ns/op (per lock+unlock, all
+// goroutines together) it reports the redis-server's CPU time per
+// lock+unlock (INFO cpu, during the loop: the latches' expiry comes later)
+// and its commands per lock+unlock (INFO commandstats).
+func BenchmarkLockUnlockParallel(b *testing.B) {
+	srv := redistest.Start(b)
+	c := locktest.NewOn(b, srv)
+	ctx := context.Background()
+	var names atomic.Int64
+	cpu0, calls0 := serverCPU(b, srv), serverCalls(b, srv)
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		m := c.Mutex("bench-par-" + strconv.FormatInt(names.Add(1), 10))
+		for pb.Next() {
+			h, err := m.Lock(ctx)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := m.Unlock(h); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(serverCPU(b, srv)-cpu0)/1e3/float64(b.N), "redis-µs/op")
+	b.ReportMetric(float64(serverCalls(b, srv)-calls0)/float64(b.N), "redis-cmds/op")
+}
+
+// serverCPU is the redis-server's CPU time so far (INFO cpu, system + user).
+func serverCPU(b *testing.B, srv *redistest.Server) time.Duration {
+	info, err := srv.Client().Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum float64
+	for line := range strings.Lines(info) {
+		for _, k := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), k); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				sum += f
+			}
+		}
+	}
+	return time.Duration(sum * float64(time.Second))
+}
+
+// serverCalls is the commands the redis-server ran so far, those inside
+// scripts too, but for INFO.
+func serverCalls(b *testing.B, srv *redistest.Server) int {
+	calls, err := srv.CommandCalls(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for name, k := range calls {
+		if name != "info" {
+			n += k
+		}
+	}
+	return n
 }
