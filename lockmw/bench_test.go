@@ -156,9 +156,35 @@ func BenchmarkContended8(b *testing.B) {
 // goroutines together) it reports the redis-server's CPU time per
 // lock+unlock (INFO cpu, during the loop: the latches' expiry comes later)
 // and its commands per lock+unlock (INFO commandstats).
-func BenchmarkLockUnlockParallel(b *testing.B) {
+func BenchmarkLockUnlockParallel(b *testing.B) { benchParallel(b) }
+
+// BenchmarkLockUnlockParallelWithoutBatching is BenchmarkLockUnlockParallel
+// with WithoutBatching: each round trip on a connection of its own.
+func BenchmarkLockUnlockParallelWithoutBatching(b *testing.B) {
+	benchParallel(b, lockmw.WithoutBatching())
+}
+
+// BenchmarkLockUnlockWithoutBatching is BenchmarkLockUnlock with
+// WithoutBatching: a lone caller's latency is the same with batching on.
+func BenchmarkLockUnlockWithoutBatching(b *testing.B) {
 	srv := redistest.Start(b)
-	c := locktest.NewOn(b, srv)
+	benchLockUnlock(b, locktest.NewOn(b, srv, lockmw.WithoutBatching()).Mutex("bench"), context.Background())
+}
+
+// BenchmarkLockUnlockDeadline is BenchmarkLockUnlock as an HTTP handler
+// calls it: with a context that has a deadline, on a go-redis client that
+// honours it (ContextTimeoutEnabled, as the test helpers set it).
+func BenchmarkLockUnlockDeadline(b *testing.B) {
+	srv := redistest.Start(b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	benchLockUnlock(b, locktest.NewOn(b, srv).Mutex("bench"), ctx)
+}
+
+// benchParallel runs BenchmarkLockUnlockParallel on a Client with opts.
+func benchParallel(b *testing.B, opts ...lockmw.Option) {
+	srv := redistest.Start(b)
+	c := locktest.NewOn(b, srv, opts...)
 	ctx := context.Background()
 	var names atomic.Int64
 	cpu0, calls0 := serverCPU(b, srv), serverCalls(b, srv)
