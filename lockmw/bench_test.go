@@ -2,6 +2,7 @@ package lockmw_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -242,4 +243,49 @@ func serverCalls(b *testing.B, srv *redistest.Server) int {
 		}
 	}
 	return n
+}
+
+// BenchmarkLoneCallerBatchingOnOff times a lone caller's Lock+Unlock on two
+// Clients of one server, one batching (the default) and one WithoutBatching,
+// taking turns every 100 pairs so that both see the same machine, and
+// reports each one's p50 and their ratio (on/off): batching adds no latency
+// to a caller that has no company.
+func BenchmarkLoneCallerBatchingOnOff(b *testing.B) {
+	srv := redistest.Start(b)
+	on := locktest.NewOn(b, srv).Mutex("lone-on")
+	off := locktest.NewOn(b, srv, lockmw.WithoutBatching()).Mutex("lone-off")
+	ctx := context.Background()
+	var lat [2][]time.Duration
+	pair := func(m *lockmw.Mutex) time.Duration {
+		start := time.Now()
+		h, err := m.Lock(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Unlock(h); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	pair(on) // the RESTORE probes and the scripts loaded
+	pair(off)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		k := i / 100 % 2
+		lat[k] = append(lat[k], pair([]*lockmw.Mutex{on, off}[k]))
+	}
+	b.StopTimer()
+	p50 := func(d []time.Duration) float64 {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds())
+	}
+	on50, off50 := p50(lat[0]), p50(lat[1])
+	b.ReportMetric(on50, "p50-on-µs")
+	b.ReportMetric(off50, "p50-off-µs")
+	if off50 > 0 {
+		b.ReportMetric(on50/off50, "on/off")
+	}
 }
