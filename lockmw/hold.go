@@ -27,6 +27,8 @@ type hold struct {
 	claimTime *time.Timer // fires when a hold handed over must be claimed (see watch)
 	inRelease int         // Unlock calls under way; a renewal that finds the key gone then is no loss
 	levels    int         // levels not yet unlocked (authoritative for a quorum client)
+
+	top level // the first level: one allocation with the hold
 }
 
 // holdState is where a hold is in its life.
@@ -101,7 +103,8 @@ func (b *lockBase) levelToRelease(ctx context.Context) (*level, error) {
 		return nil, ErrLockLost
 	}
 	if lvl.reqID == "" {
-		lvl.reqID = b.c.requestID()
+		latch := b.c.latchKey(b.k.latchBase)
+		lvl.reqID, lvl.latchArg = latch[len(b.k.latchBase):], latch
 	}
 	return lvl, nil
 }
@@ -243,7 +246,8 @@ func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration
 	if lease > 0 {
 		hctx, h.stopDL = context.WithDeadline(hctx, c.expiryBound(t.base, lease))
 	}
-	hctx = context.WithValue(hctx, levelKey{}, &level{h: h, parent: topLevel(ctx)})
+	h.top = level{h: h, parent: topLevel(ctx)}
+	hctx = context.WithValue(hctx, levelKey{}, &h.top)
 	c.addHold(h)
 	if lease == 0 {
 		h.watch(t)
