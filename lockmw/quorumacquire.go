@@ -32,8 +32,8 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 	t := newAcquireTally(q, a)
 	call := q.acquireCall(m, a, try)
 	q.askAcquire(ctx, t, call, q.members, time.Time{})
-	if t.won() < q.need && t.answered() >= q.need && t.standing() == standKeeper {
-		q.complete(ctx, t, call, start)
+	if t.won() < q.need && t.answered() >= q.need {
+		q.settle(ctx, t, call, start)
 	}
 	validity := a.ttl - time.Since(start) - a.ttl/100 - 2*time.Millisecond
 	if t.won() >= q.need && validity > 0 {
@@ -88,6 +88,10 @@ func (q *quorumStore) askAcquire(ctx context.Context, t *acquireTally, call scri
 		if a.err == nil {
 			q.members[a.i].counts(a.v.runID) // a restart seen late counts for the next attempt
 		}
+		select {
+		case t.late <- a: // settle counts it, while it runs
+		default:
+		}
 	})
 }
 
@@ -112,17 +116,25 @@ func (q *quorumStore) acquireCall(m *Mutex, a attempt, try int64) scripts.Call {
 type quorumAcquired struct {
 	runID string
 	reply acquireReply
+	age   time.Duration // busy: how long ago the holder won there; -1: not known
 }
 
-// parseQuorumAcquire reads quorumacquire.lua's reply: {run_id, acquire.lua's}.
+// parseQuorumAcquire reads quorumacquire.lua's reply: {run_id, acquire.lua's
+// reply[, the holder's age in ms]}.
 func parseQuorumAcquire(res []any) (quorumAcquired, error) {
-	if len(res) != 2 {
+	if len(res) < 2 || len(res) > 3 {
 		return quorumAcquired{}, fmt.Errorf("unexpected reply %v", res)
 	}
 	inner, _ := res[1].([]any)
 	r, err := parseAcquire(inner)
 	id, _ := res[0].(string)
-	return quorumAcquired{runID: id, reply: r}, err
+	age := time.Duration(-1)
+	if len(res) == 3 {
+		if ms := asInt(res[2]); ms >= 0 {
+			age = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return quorumAcquired{runID: id, reply: r, age: age}, err
 }
 
 // acquireVote is one master's answer to an attempt, as counted.
@@ -141,18 +153,21 @@ const (
 type acquireTally struct {
 	q       *quorumStore
 	field   string
-	grace   time.Duration  // how long the attempt may keep what it won (keepGrace)
-	votes   []acquireVote  // per master
-	took    []bool         // the master took the lock for this attempt, counted or not
-	replies []acquireReply // the busy masters' replies
-	token   int64          // the largest token of the counted wins
+	grace   time.Duration   // how long the attempt may keep what it won (keepGrace)
+	votes   []acquireVote   // per master
+	took    []bool          // the master took the lock for this attempt, counted or not
+	replies []acquireReply  // the busy masters' replies
+	ages    []time.Duration // and how long ago their holders won there (-1: not known)
+	token   int64           // the largest token of the counted wins
 	errs    []error
+	late    chan answer[quorumAcquired] // the answers that came after a round's decision
 }
 
 func newAcquireTally(q *quorumStore, a attempt) *acquireTally {
 	n := len(q.members)
 	return &acquireTally{q: q, field: a.field, grace: keepGrace(a.ttl),
-		votes: make([]acquireVote, n), took: make([]bool, n), replies: make([]acquireReply, n)}
+		votes: make([]acquireVote, n), took: make([]bool, n), replies: make([]acquireReply, n), ages: make([]time.Duration, n),
+		late: make(chan answer[quorumAcquired], 4*n)}
 }
 
 // add counts one answer.
@@ -171,7 +186,15 @@ func (t *acquireTally) add(a answer[quorumAcquired]) {
 		t.token = max(t.token, r.token)
 	default:
 		t.votes[a.i] = voteBusy
-		t.replies[a.i] = r
+		t.replies[a.i], t.ages[a.i] = r, a.v.age
+	}
+}
+
+// addLate counts an answer that came after its round's decision, unless
+// the master has answered since.
+func (t *acquireTally) addLate(a answer[quorumAcquired]) {
+	if t.votes[a.i] == votePending {
+		t.add(a)
 	}
 }
 

@@ -24,18 +24,21 @@ import (
 //   - A holder that has a majority of the answers holds the lock: the others
 //     undo what they won and wait, as for any busy lock, until a majority of
 //     the masters is free (freeIn), woken by unlock messages.
-//   - Otherwise the holders are ranked by the masters they hold, then by the
-//     first of them in the masters' order by run ID (the same order in every
-//     Client, however each lists its masters). A holding that ends within
-//     the keeping grace (keepGrace) does not rank: it is the expiring key of
-//     an earlier hold, not a contender, and its master is free soon.
+//   - Otherwise the contenders are ranked by the masters they won, then by
+//     the first of them in the masters' order by run ID (the same order in
+//     every Client, however each lists its masters). A contender is a holder
+//     that won its masters within the keeping grace (keepGrace; the master
+//     tells how long ago, quorumacquire.lua): an older holding is an earlier
+//     hold's expiring key, or the partial win of a process that died in its
+//     attempt, and must not be waited for.
 //   - The contender that ranks first keeps what it won and asks the other
 //     masters again (complete), as their holders undo their partial wins or
 //     their keys expire, until it wins a majority, ranks first no more (a
 //     holder took a majority, or ranks higher), or keepGrace has passed since
 //     the attempt began; then it undoes what it won. The others undo at once
-//     and back off a random delay (splitRetry), not woken early, which a
-//     waiter doubles with each split in a row.
+//     and back off (splitRetry) long enough for the first to complete, not
+//     woken early (their undo publishes unlock messages), which a waiter
+//     doubles with each split in a row.
 //
 // Redlock's validity rule holds unchanged: every key the attempt won was set
 // after the attempt began, and the attempt counts as won only if a majority
@@ -52,11 +55,13 @@ import (
 func keepGrace(ttl time.Duration) time.Duration { return min(ttl/4, 200*time.Millisecond) }
 
 // splitRetry is how long an attempt that found the masters split, and did
-// not rank first, waits before the next: random, up to twice the attempt's
-// time (at least 2ms). A waiter doubles it with each split in a row, and is
-// not woken early meanwhile (waitTurn.sleep).
+// not rank first, waits before the next: three times the attempt's time (the
+// first's completion takes its undo and one more round trip of the first)
+// and a random part up to twice as long, at least 2ms. A waiter doubles it
+// with each split in a row, and is not woken early meanwhile
+// (waitTurn.sleep).
 func splitRetry(took time.Duration) time.Duration {
-	return time.Millisecond + rand.N(max(2*took, 2*time.Millisecond))
+	return 3*took + time.Millisecond + rand.N(max(2*took, 2*time.Millisecond))
 }
 
 // standing is where an attempt that did not win a majority stands.
@@ -71,13 +76,13 @@ const (
 // standing ranks the holders the answers name (see above).
 func (t *acquireTally) standing() standing {
 	type rank struct {
-		masters, lasting int
-		first            int // the position of its first lasting master; len: none
+		masters, fresh int
+		first          int // the position of its first fresh master; len: none
 	}
 	ranks := make(map[string]*rank)
 	order := t.q.runIDOrder()
 	for pos, i := range order {
-		holder, lasting := t.holdingOf(i)
+		holder, fresh := t.holdingOf(i)
 		if holder == "" {
 			continue
 		}
@@ -87,8 +92,8 @@ func (t *acquireTally) standing() standing {
 			ranks[holder] = r
 		}
 		r.masters++
-		if lasting {
-			r.lasting++
+		if fresh {
+			r.fresh++
 			r.first = min(r.first, pos)
 		}
 	}
@@ -97,32 +102,46 @@ func (t *acquireTally) standing() standing {
 		if h != t.field && r.masters >= t.q.need {
 			return standHeld
 		}
-		if r.lasting == 0 {
+		if r.fresh == 0 {
 			continue
 		}
-		if tr := ranks[top]; top == "" || r.lasting > tr.lasting || (r.lasting == tr.lasting && r.first < tr.first) {
+		if tr := ranks[top]; top == "" || r.fresh > tr.fresh || (r.fresh == tr.fresh && r.first < tr.first) {
 			top = h
 		}
 	}
-	switch top {
-	case "":
+	switch {
+	case top == "" || (top == t.field && t.feasible() < t.q.need):
 		return standHeld
-	case t.field:
+	case top == t.field:
 		return standKeeper
 	}
 	return standLoser
 }
 
+// feasible counts the masters the attempt may still win within the keeping
+// grace: won, not answered, held by a contender (who yields) or by a key
+// that ends within the grace.
+func (t *acquireTally) feasible() int {
+	n := 0
+	for i, v := range t.votes {
+		_, fresh := t.holdingOf(i)
+		p := t.replies[i].pttl
+		if v == voteWon || v == votePending || (v == voteBusy && (fresh || (p >= 0 && p <= t.grace))) {
+			n++
+		}
+	}
+	return n
+}
+
 // holdingOf returns the holder of master i in the answers ("" for none
-// known) and whether its holding lasts beyond the keeping grace. The
-// attempt's own wins last.
-func (t *acquireTally) holdingOf(i int) (holder string, lasting bool) {
+// known) and whether it is a contender's fresh win (see above). The
+// attempt's own wins are.
+func (t *acquireTally) holdingOf(i int) (holder string, fresh bool) {
 	switch t.votes[i] {
 	case voteWon:
 		return t.field, true
 	case voteBusy:
-		r := t.replies[i]
-		return r.holder, r.pttl < 0 || r.pttl > t.grace
+		return t.replies[i].holder, t.ages[i] >= 0 && t.ages[i] <= t.grace
 	}
 	return "", false
 }
@@ -147,32 +166,61 @@ func (q *quorumStore) runIDOrder() []int {
 	return order
 }
 
-// complete asks the masters held by others again, while the attempt ranks
-// first of a split and keeps what it won: after about the first round's
-// time (their holders' undo is on its way), or as an expiring key ends,
-// doubling, until it wins a majority, ranks first no more, its context ends
-// or the keeping grace from start has passed.
-func (q *quorumStore) complete(ctx context.Context, t *acquireTally, call scripts.Call, start time.Time) {
+// settle goes on with an attempt whose first round was decided when a
+// majority had answered, without a majority won. While the answers still
+// pending could make one, it waits for them a while: twice the round's time
+// (a master that answers is that close behind the others; one that does not
+// costs no more). Then, while the attempt ranks first of a split and keeps
+// what it won, it asks the masters held by others again: after about the
+// first round's time (their holders' undo is on its way), or as an
+// expiring key ends, doubling, until it wins a majority, ranks first no
+// more, its context ends or the keeping grace from start has passed. Late
+// answers count as they come.
+func (q *quorumStore) settle(ctx context.Context, t *acquireTally, call scripts.Call, start time.Time) {
 	end := start.Add(t.grace)
-	poll := max(time.Since(start), time.Millisecond)
+	took := time.Since(start)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for t.won() < q.need && t.standing() == standKeeper {
-		d := min(poll, t.soonestEnd()+time.Millisecond)
-		if time.Until(end) <= d {
+	hope := time.Now().Add(min(max(2*took, 2*time.Millisecond), time.Until(end)))
+	for t.won() < q.need && t.won()+t.pending() >= q.need && time.Now().Before(hope) {
+		if !t.awaitLate(ctx, timer, time.Until(hope)) {
 			return
 		}
-		timer.Reset(d)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
+	}
+	poll := max(took, time.Millisecond)
+	for t.won() < q.need && t.standing() == standKeeper {
+		next := time.Now().Add(min(poll, t.soonestEnd()+time.Millisecond, t.grace/4))
+		if !next.Before(end) {
 			return
-		case <-q.c.closed:
+		}
+		for time.Now().Before(next) {
+			if !t.awaitLate(ctx, timer, time.Until(next)) {
+				return
+			}
+		}
+		if t.won() >= q.need || t.standing() != standKeeper {
 			return
 		}
 		q.askAcquire(ctx, t, call, t.busyMembers(), end)
 		poll *= 2
 	}
+}
+
+// awaitLate waits at most d for a late answer of the attempt and counts it;
+// false when ctx ended or the Client closed.
+func (t *acquireTally) awaitLate(ctx context.Context, timer *time.Timer, d time.Duration) bool {
+	timer.Reset(d)
+	defer timer.Stop()
+	select {
+	case a := <-t.late:
+		t.addLate(a)
+	case <-timer.C:
+	case <-ctx.Done():
+		return false
+	case <-t.q.c.closed:
+		return false
+	}
+	return true
 }
 
 // soonestEnd is the shortest TTL of the busy masters' holdings that end
