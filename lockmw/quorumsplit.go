@@ -168,7 +168,8 @@ func (q *quorumStore) runIDOrder() []int {
 
 // settle goes on with an attempt whose first round was decided when a
 // majority had answered, without a majority won. While the answers still
-// pending could make one, it waits for them a while: twice the round's time
+// pending could make one, or the masters are split (every contender then
+// ranks from all the answers), it waits for them a while: twice the round's time
 // (a master that answers is that close behind the others; one that does not
 // costs no more). Then, while the attempt ranks first of a split and keeps
 // what it won, it asks the masters held by others again: after about the
@@ -182,7 +183,7 @@ func (q *quorumStore) settle(ctx context.Context, t *acquireTally, call scripts.
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	hope := time.Now().Add(min(max(2*took, 2*time.Millisecond), time.Until(end)))
-	for t.won() < q.need && t.won()+t.pending() >= q.need && time.Now().Before(hope) {
+	for t.won() < q.need && t.hopes() && time.Now().Before(hope) {
 		if !t.awaitLate(ctx, timer, time.Until(hope)) {
 			return
 		}
@@ -204,6 +205,13 @@ func (q *quorumStore) settle(ctx context.Context, t *acquireTally, call scripts.
 		q.askAcquire(ctx, t, call, t.busyMembers(), end)
 		poll *= 2
 	}
+}
+
+// hopes reports whether the answers still pending may change the outcome:
+// make a majority, or rank the attempt first of a split.
+func (t *acquireTally) hopes() bool {
+	p := t.pending()
+	return p > 0 && (t.won()+p >= t.q.need || t.standing() != standHeld)
 }
 
 // awaitLate waits at most d for a late answer of the attempt and counts it;
