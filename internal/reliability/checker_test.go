@@ -243,7 +243,10 @@ func inFlight(timeout time.Duration) time.Duration { return timeout / 3 }
 
 // addPhantoms adds to the run the holds that Redis held for a process around
 // its kill (obs.holders) but that the process never logged: it died with
-// the acquisition in flight (see inFlight). Such a hold counts as the name's
+// the acquisition in flight (see inFlight). On a quorum only a field seen on
+// a majority of the masters held the name: one seen on fewer was a partial
+// win of a split vote (quorumsplit.go), which its attempt undoes or, killed,
+// leaves to expire, while the others win the name on the other masters. Such a hold counts as the name's
 // acquisition for an earlier kill's recovery, and as a hold open at its own
 // process's kill, whose recovery is measured from that kill. Phantoms have
 // no critical section: the checks of exclusion and fencing leave them out.
@@ -266,7 +269,7 @@ func (r *run) addPhantoms(obs observed, kills []kill, timeout time.Duration) int
 		for _, sh := range obs.holders(name) {
 			pid := r.clients[clientOf(sh.field)]
 			k, ok := killedAt[pid]
-			if logged[sh.field] || !ok || sh.at.Before(k.Add(-inFlight(timeout))) || sh.at.After(k.Add(inFlight(timeout))) ||
+			if logged[sh.field] || !ok || sh.partial || sh.at.Before(k.Add(-inFlight(timeout))) || sh.at.After(k.Add(inFlight(timeout))) ||
 				sh.ttl <= claimWindow(timeout) {
 				continue
 			}
