@@ -94,6 +94,11 @@ func (s *sampler) run() {
 func (s *sampler) sample() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
+	// A quorum's other masters are read at the same time, so that the
+	// sampler's pace (and the stalls it reports) stays that of one read.
+	var elsewhere map[string]map[string]int
+	var others sync.WaitGroup
+	others.Go(func() { elsewhere = s.sampleOthers(ctx) })
 	var now *redis.TimeCmd
 	holders := make([]redis.Cmder, len(s.names))
 	pttls := make([]*redis.DurationCmd, len(s.names))
@@ -115,11 +120,11 @@ func (s *sampler) sample() {
 		return nil
 	})
 	at := time.Now()
+	others.Wait()
 	if err != nil {
 		return // a sample missed; the next one will tell
 	}
 	serverMs := now.Val().UnixMilli()
-	elsewhere := s.sampleOthers(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.last.IsZero() && at.Sub(s.last) > stallAfter {
@@ -151,8 +156,8 @@ func (s *sampler) sample() {
 }
 
 // sampleOthers returns, by name and field, on how many of a quorum's other
-// masters the field holds the name (read right after the first master's
-// sample, not atomically with it).
+// masters the field holds the name (read while the first master is, not
+// atomically with it).
 func (s *sampler) sampleOthers(ctx context.Context) map[string]map[string]int {
 	if len(s.others) == 0 || s.sem {
 		return nil
