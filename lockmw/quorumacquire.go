@@ -66,11 +66,12 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 }
 
 // askAcquire runs the attempt's call on the masters mbs and counts their
-// answers in t until they decide: on every master (the first round) as soon
-// as a majority answered, won or not; on the masters asked again
-// (complete), once they won a majority, too few still can, or at until.
+// answers in t until they decide: once a majority won or too few still can;
+// in the first round (until zero: every master) also as soon as a majority
+// answered, won or not; in a round of settle, at until. The answers that
+// come later go to t.late.
 func (q *quorumStore) askAcquire(ctx context.Context, t *acquireTally, call scripts.Call, mbs []*member, until time.Time) {
-	first := len(mbs) == len(q.members)
+	first := until.IsZero()
 	for _, mb := range mbs {
 		t.votes[mb.i] = votePending
 	}
