@@ -38,7 +38,9 @@ import (
 //     the attempt began; then it undoes what it won. The others undo at once
 //     and back off (splitRetry) long enough for the first to complete, not
 //     woken early (their undo publishes unlock messages), which a waiter
-//     doubles with each split in a row.
+//     doubles with each split in a row, up to four times: a split that lasts
+//     (a contender that died with a fresh win ranks first until its win is
+//     older than the grace) must not leave the name free for long after.
 //
 // Redlock's validity rule holds unchanged: every key the attempt won was set
 // after the attempt began, and the attempt counts as won only if a majority
@@ -58,8 +60,8 @@ func keepGrace(ttl time.Duration) time.Duration { return min(ttl/4, 200*time.Mil
 // not rank first, waits before the next: three times the attempt's time (the
 // first's completion takes its undo and one more round trip of the first)
 // and a random part up to twice as long, at least 2ms. A waiter doubles it
-// with each split in a row, and is not woken early meanwhile
-// (waitTurn.sleep).
+// with each split in a row, up to four times, and is not woken early
+// meanwhile (waitTurn.sleep).
 func splitRetry(took time.Duration) time.Duration {
 	return 3*took + time.Millisecond + rand.N(max(2*took, 2*time.Millisecond))
 }
