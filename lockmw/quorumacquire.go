@@ -45,15 +45,15 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 		if err == nil {
 			return acquireReply{won: true, token: token}, nil
 		}
-		q.undoAttempt(m, a, try, t)
+		q.undoAttempt(m, a, try, t, false)
 		return acquireReply{}, err
 	}
-	q.undoAttempt(m, a, try, t)
+	busy, ok := t.busyReply(time.Since(start))
+	q.undoAttempt(m, a, try, t, t.standing() == standLoser)
 	if t.won() >= q.need { // a majority won, after the validity time
 		return acquireReply{}, errors.Join(ErrNotAcquired,
 			fmt.Errorf("lockmw: acquire %q: %w (%v of a TTL of %v)", m.name, errTooSlow, time.Since(start).Round(time.Millisecond), a.ttl))
 	}
-	busy, ok := t.busyReply(time.Since(start))
 	if t.answered() < q.need || !ok {
 		errs := t.errs
 		if n := t.pending(); n > 0 {
@@ -232,7 +232,9 @@ func (t *acquireTally) unsure() []bool {
 // undoAttempt undoes attempt try of a in the background wherever it took or
 // may still take the lock: the lock is freed there if the attempt holds it,
 // and where the request may still run, the field's end latch refuses it.
-func (q *quorumStore) undoAttempt(m *Mutex, a attempt, try int64, t *acquireTally) {
+// quiet frees it without the unlock message: the attempt lost a split vote,
+// and its rivals must not be woken while the first-ranked completes.
+func (q *quorumStore) undoAttempt(m *Mutex, a attempt, try int64, t *acquireTally, quiet bool) {
 	latch := q.latchFor(a.ttl)
 	until := time.Now().Add(latch)
 	for i, unsure := range t.unsure() {
@@ -243,7 +245,11 @@ func (q *quorumStore) undoAttempt(m *Mutex, a attempt, try int64, t *acquireTall
 		if unsure {
 			guard = latch
 		}
-		q.members[i].later(redo{s: scripts.QuorumEnd, call: q.endCall(m, a.field, try, guard, true), until: until})
+		call := q.endCall(m, a.field, try, guard, true)
+		if quiet {
+			call.Args = append(call.Args, argTrue)
+		}
+		q.members[i].later(redo{s: scripts.QuorumEnd, call: call, until: until})
 	}
 }
 

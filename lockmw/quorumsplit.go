@@ -77,6 +77,13 @@ const (
 
 // standing ranks the holders the answers name (see above).
 func (t *acquireTally) standing() standing {
+	st, _ := t.rank()
+	return st
+}
+
+// rank returns the attempt's standing and the contender that ranks first
+// ("" for none).
+func (t *acquireTally) rank() (standing, string) {
 	type rank struct {
 		masters, fresh int
 		first          int // the position of its first fresh master; len: none
@@ -102,7 +109,7 @@ func (t *acquireTally) standing() standing {
 	var top string
 	for h, r := range ranks {
 		if h != t.field && r.masters >= t.q.need {
-			return standHeld
+			return standHeld, h
 		}
 		if r.fresh == 0 {
 			continue
@@ -113,11 +120,11 @@ func (t *acquireTally) standing() standing {
 	}
 	switch {
 	case top == "" || (top == t.field && t.feasible() < t.q.need):
-		return standHeld
+		return standHeld, ""
 	case top == t.field:
-		return standKeeper
+		return standKeeper, top
 	}
-	return standLoser
+	return standLoser, top
 }
 
 // feasible counts the masters the attempt may still win within the keeping
@@ -256,12 +263,18 @@ func (t *acquireTally) busyMembers() []*member {
 	return out
 }
 
-// busyReply is the reply of an attempt that did not win: the holder that
-// holds the most of the busy masters, busy until a majority of the masters
-// is free (freeIn); or, when the attempt found the masters split and did not
-// win the split, a random back-off (splitRetry) marked split. false when no
-// master answered busy.
+// busyReply is the reply of an attempt that did not win, false when no
+// master answered busy. It names the holder that holds the most of the busy
+// masters (the first-ranked contender, after a split), and the lock is busy
+// until a majority of the masters is free (freeIn) when a holder has one;
+// until the first-ranked contender has completed or given up (its keeping
+// grace, and the attempt's time) when another ranks first: the waiter is
+// woken by the unlock message of either end, and the undo of a contender
+// that lost publishes none (undoAttempt). An attempt that ranked first and
+// gave up reports a random back-off (splitRetry), marked split: its own undo
+// must not wake it.
 func (t *acquireTally) busyReply(took time.Duration) (acquireReply, bool) {
+	st, top := t.rank()
 	held := make(map[string]int)
 	var r acquireReply
 	found := false
@@ -271,19 +284,35 @@ func (t *acquireTally) busyReply(took time.Duration) (acquireReply, bool) {
 		}
 		rep := t.replies[i]
 		held[rep.holder]++
-		if !found || held[rep.holder] > held[r.holder] {
+		switch {
+		case r.holder == top && found: // the first-ranked is named
+		case !found, rep.holder == top, held[rep.holder] > held[r.holder]:
 			r, found = rep, true
 		}
 	}
-	if !found {
+	switch {
+	case !found:
 		return acquireReply{}, false
-	}
-	if t.standing() == standHeld {
+	case st == standHeld:
 		r.pttl = t.freeIn()
-		return r, true
+	case st == standLoser:
+		r.pttl = t.graceLeft(top) + took + time.Millisecond + rand.N(took+time.Millisecond)
+	default:
+		r.pttl, r.split = splitRetry(took), true
 	}
-	r.pttl, r.split = splitRetry(took), true
 	return r, true
+}
+
+// graceLeft is how long the contender holder may still keep what it won:
+// the keeping grace less the age of its oldest fresh win.
+func (t *acquireTally) graceLeft(holder string) time.Duration {
+	var oldest time.Duration
+	for i := range t.votes {
+		if h, fresh := t.holdingOf(i); fresh && h == holder && t.votes[i] == voteBusy {
+			oldest = max(oldest, t.ages[i])
+		}
+	}
+	return max(t.grace-oldest, 0)
 }
 
 // freeIn is how long until a majority of the masters is free, from the

@@ -73,8 +73,10 @@ func TestQuorumSplitStanding(t *testing.T) {
 }
 
 // What an attempt that did not win reports: busy until a majority of the
-// masters is free when a holder has one; a random back-off, marked split,
-// when it lost a split.
+// masters is free when a holder has one; when it lost a split, busy for what
+// is left of the first-ranked contender's keeping grace (woken by the unlock
+// message of its release or of its giving up); when it ranked first and
+// gave up, a random back-off marked split (not woken by its own undo).
 func TestQuorumSplitBusyReply(t *testing.T) {
 	held := splitTally("a", "b", "c").win(0).busy(1, "x", time.Second, 900*time.Millisecond).busy(2, "x", time.Second, 500*time.Millisecond)
 	r, ok := held.busyReply(time.Millisecond)
@@ -83,11 +85,19 @@ func TestQuorumSplitBusyReply(t *testing.T) {
 	assert.Equal(t, "x", r.holder)
 	assert.Equal(t, 500*time.Millisecond, r.pttl, "a majority is free when the second master is")
 
-	lost := splitTally("a", "b", "c").busy(0, "x", time.Millisecond, time.Second).win(1).busy(2, "y", time.Millisecond, time.Second)
+	lost := splitTally("a", "b", "c").busy(0, "x", 50*time.Millisecond, time.Second).win(1).busy(2, "y", time.Millisecond, time.Second)
 	r, ok = lost.busyReply(10 * time.Millisecond)
 	require.True(t, ok)
+	assert.False(t, r.split, "woken by the first-ranked's release, or its giving up")
+	assert.Equal(t, "x", r.holder, "the first-ranked")
+	assert.GreaterOrEqual(t, r.pttl, 150*time.Millisecond+10*time.Millisecond, "what is left of its grace, and the attempt's time")
+	assert.Less(t, r.pttl, 150*time.Millisecond+30*time.Millisecond)
+
+	gaveUp := splitTally("a", "b", "c").win(0).busy(1, "x", time.Millisecond, time.Second).busy(2, "y", time.Millisecond, time.Second)
+	r, ok = gaveUp.busyReply(10 * time.Millisecond)
+	require.True(t, ok)
 	assert.True(t, r.split)
-	assert.GreaterOrEqual(t, r.pttl, 30*time.Millisecond, "past the first's completion")
+	assert.GreaterOrEqual(t, r.pttl, 30*time.Millisecond, "past a rival's completion")
 
 	_, ok = splitTally("a", "b", "c").win(0).busyReply(time.Millisecond)
 	assert.False(t, ok, "no master answered busy")
