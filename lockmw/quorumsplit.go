@@ -32,15 +32,16 @@ import (
 //     hold's expiring key, or the partial win of a process that died in its
 //     attempt, and must not be waited for.
 //   - The contender that ranks first keeps what it won and asks the other
-//     masters again (complete), as their holders undo their partial wins or
+//     masters again (settle), as their holders undo their partial wins or
 //     their keys expire, until it wins a majority, ranks first no more (a
 //     holder took a majority, or ranks higher), or keepGrace has passed since
-//     the attempt began; then it undoes what it won. The others undo at once
-//     and back off (splitRetry) long enough for the first to complete, not
-//     woken early (their undo publishes unlock messages), which a waiter
-//     doubles with each split in a row, up to four times: a split that lasts
-//     (a contender that died with a fresh win ranks first until its win is
-//     older than the grace) must not leave the name free for long after.
+//     the attempt began; then it undoes what it won, and backs off a random
+//     delay (splitRetry), not woken by its own undo, which a waiter doubles
+//     with each split in a row, up to four times.
+//   - The others undo at once, without an unlock message (quorumend.lua's
+//     quiet DEL: their undo must wake no rival while the first completes),
+//     and wait for what is left of the first's grace, woken by the unlock
+//     message of its release or of its giving up.
 //
 // Redlock's validity rule holds unchanged: every key the attempt won was set
 // after the attempt began, and the attempt counts as won only if a majority
