@@ -57,12 +57,12 @@ import (
 // left is at least three quarters of the TTL.
 func keepGrace(ttl time.Duration) time.Duration { return min(ttl/4, 200*time.Millisecond) }
 
-// splitRetry is how long an attempt that found the masters split, and did
-// not rank first, waits before the next: three times the attempt's time (the
-// first's completion takes its undo and one more round trip of the first)
-// and a random part up to twice as long, at least 2ms. A waiter doubles it
-// with each split in a row, up to four times, and is not woken early
-// meanwhile (waitTurn.sleep).
+// splitRetry is how long an attempt that ranked first of a split and gave
+// up waits before the next: three times the attempt's time (a rival whose
+// view differed may be completing: its undo and one more round trip) and a
+// random part up to twice as long, at least 2ms. A waiter doubles it with
+// each split in a row, up to four times, and is not woken early meanwhile
+// (waitTurn.sleep): its own undo publishes the unlock message.
 func splitRetry(took time.Duration) time.Duration {
 	return 3*took + time.Millisecond + rand.N(max(2*took, 2*time.Millisecond))
 }
