@@ -293,6 +293,20 @@ func clientOf(field string) string {
 	return field
 }
 
+// notRunning reports whether process pid was seen not to run at the
+// instant at: a pause it logged, or, for the driver, a time its sampler
+// heard nothing (it runs in the driver's process). A hold's start is logged
+// when Lock returns; a process that did not run between winning the lock and
+// logging it logs its start after the next holds', whose tokens are greater:
+// the order of the starts is then not the order of the acquisitions, and
+// the hold is a paused holder's (only fencing protects what it writes).
+func (r *run) notRunning(obs observed, pid int, at time.Time) bool {
+	if r.pausedIn(pid, at, at) {
+		return true
+	}
+	return pid == driverProc && obs != nil && obs.stalledIn(at.Add(-time.Millisecond), at.Add(time.Millisecond)) > 0
+}
+
 // pausedIn reports whether process pid logged a pause overlapping
 // [from, to].
 func (r *run) pausedIn(pid int, from, to time.Time) bool {
@@ -459,7 +473,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 			if h.token < 0 || h.phantom {
 				continue
 			}
-			if lastFenced != nil && h.token <= lastFenced.token {
+			if lastFenced != nil && h.token <= lastFenced.token && !r.notRunning(obs, h.pid, lastFenced.start) {
 				violate("%q: token %d (pid %d) acquired after token %d (pid %d)", name, h.token, h.pid, lastFenced.token, lastFenced.pid)
 			}
 			lastFenced = h
