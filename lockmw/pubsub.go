@@ -95,9 +95,21 @@ func newHub(c *Client, rdb redis.UniversalClient) *hub {
 // since before the waiter's first attempt was sent: otherwise a message for
 // it may have been missed, and it must try once more.
 // ready is nil when the subscription is confirmed, else closed when it is.
+//
+// A quorum's hub first pings its master when the name is not subscribed yet,
+// without h.mu: the subscription may need a new connection, whose handshake
+// waits for a paused master until go-redis's read timeout, and h.mu held
+// meanwhile would stall the hub's receiver, every join and leave, and Close.
+// A master that does not answer fails the join; the waiter needs a majority
+// of the hubs only (quorumwait.go).
 func (h *hub) join(ctx context.Context, k *keys, w *waiter, sent time.Time) (ns *nameSub, ok bool, ready <-chan struct{}, err error) {
 	c := h.c
 	pub := c.publishCmd(ctx)
+	if len(c.hubs) > 1 && !h.subscribed(k.channel) {
+		if err := h.rdb.Ping(ctx).Err(); err != nil {
+			return nil, false, nil, err
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -126,6 +138,13 @@ func (h *hub) join(ctx context.Context, k *keys, w *waiter, sent time.Time) (ns 
 		w.handed <- p.handoff
 	}
 	return ns, ok, ready, nil
+}
+
+// subscribed reports whether the hub has a subscription for the channel.
+func (h *hub) subscribed(channel string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.names[channel] != nil
 }
 
 // subscribe subscribes ns's channels, the hand-off channel last so that its

@@ -17,6 +17,13 @@ import (
 //     succeeds when a majority took it within the validity time (the TTL minus
 //     the time the attempt took minus a drift margin of 1% + 2ms); otherwise
 //     it undoes what it took and reports the lock busy.
+//   - Contenders that split the masters between them, none with a majority
+//     (as every waiter retries when a crashed holder's key expires), resolve
+//     it in one round: the one that won the most masters, then the first in
+//     the masters' order by run ID, keeps what it won for a short grace
+//     (a quarter of the TTL, at most 200ms) and asks the others again; the
+//     others undo at once, quietly, and wait until it holds the lock or
+//     gives up. The validity rule is unchanged.
 //   - Unlock and ForceUnlock run on every master; renewal too, and a hold
 //     whose renewal no longer reaches a majority is lost (ErrLockLost).
 //   - Fencing: once a majority is won, a second round gives the hold a

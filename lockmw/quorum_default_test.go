@@ -307,3 +307,48 @@ func TestQuorumPausedMasterWaiter(t *testing.T) {
 	assertNotWaitedFor(t, late, "the hand-off", unlocked, r.at)
 	require.NoError(t, other.Mutex(name).Unlock(r.h))
 }
+
+// A quorum waiter's hub on a paused master has no connection yet, and a new
+// connection's handshake waits for the master's read timeout (30 s here).
+// Close does not wait for it, nor does the waiter's Lock, which Close ends.
+func TestQuorumCloseWhileJoiningPausedMaster(t *testing.T) {
+	t.Parallel()
+	srvs := make([]*redistest.Server, 3)
+	rdbs := make([]redis.UniversalClient, 3)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t)
+		rdbs[i] = srvs[i].NewClient()
+	}
+	slow := redis.NewClient(&redis.Options{Addr: srvs[2].Addr(), ReadTimeout: 30 * time.Second})
+	t.Cleanup(func() { _ = slow.Close() })
+	rdbs[2] = slow
+	ctx := testsupport.Ctx(t)
+	const name = "q-close-paused"
+	holder := newQuorum(t, rdbs)
+	c := newQuorum(t, rdbs)
+	m := holder.Mutex(name)
+	h := locktest.MustLock(t, m, ctx)
+	_, err := c.Mutex(name).TryLock(ctx, 0, 0) // every pooled connection warm
+	require.ErrorIs(t, err, lockmw.ErrNotAcquired)
+
+	require.NoError(t, srvs[2].Pause())
+	t.Cleanup(func() { _ = srvs[2].Resume() })
+	got := make(chan error, 1)
+	go func() {
+		_, err := c.Mutex(name).Lock(ctx)
+		got <- err
+	}()
+	testsupport.Eventually(t, 10*time.Second, "the waiter subscribed on the masters that answer", func() bool {
+		n, err := srvs[0].Client().PubSubNumSub(ctx, "redisson_lock__channel:{"+name+"}").Result()
+		return err == nil && n["redisson_lock__channel:{"+name+"}"] == 1
+	})
+	closed := make(chan struct{})
+	go func() {
+		_ = c.Close()
+		close(closed)
+	}()
+	testsupport.Recv(t, closed, 20*time.Second, "Close, long before the paused master's read timeout")
+	err = testsupport.Recv(t, got, 20*time.Second, "the waiter's Lock")
+	assert.ErrorIs(t, err, lockmw.ErrClosed)
+	require.NoError(t, m.Unlock(h))
+}

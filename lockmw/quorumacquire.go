@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -20,30 +19,24 @@ func (q *quorumStore) acquireFirst(ctx context.Context, m *Mutex, a attempt) (ac
 // never queued. It wins when a majority took the lock within the validity
 // time, counting only masters not left out after a restart
 // (quorumrestart.go), and decides as soon as the answers do: a majority won,
-// too few still can, or a majority answered without a majority winning. A
-// fenced win then takes its token (fence). A failed attempt is undone in the
-// background where it may have taken the lock; a won one marks the masters
-// that did not answer, whose late win the hold's end undoes (quorumend.go).
-// An attempt that found the masters split between contenders reports them
-// busy for a short random delay (splitRetry): a waiter tries again then.
+// too few still can, or a majority answered without a majority winning. An
+// attempt that found the masters split between contenders and ranks first
+// among them keeps what it won and asks the others again for a short while
+// (quorumsplit.go). A fenced win then takes its token (fence). A failed
+// attempt is undone in the background where it may have taken the lock; a
+// won one marks the masters that did not answer, whose late win the hold's
+// end undoes (quorumend.go).
 func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acquireReply, error) {
 	start := time.Now()
 	try := int64(q.tries.Add(1))
-	t := newAcquireTally(q)
+	t := newAcquireTally(q, a)
 	call := q.acquireCall(m, a, try)
-	ask(ctx, q, func(ctx context.Context, mb *member) (quorumAcquired, error) {
-		res, err := mb.run(ctx, scripts.QuorumAcquire, call.Keys, call.Args...).Slice()
-		if err != nil {
-			return quorumAcquired{}, err
-		}
-		return parseQuorumAcquire(res)
-	}, t.add, func(a answer[quorumAcquired]) {
-		if a.err == nil {
-			q.members[a.i].counts(a.v.runID) // a restart seen late counts for the next attempt
-		}
-	})
+	q.askAcquire(ctx, t, call, q.members, time.Time{})
+	if t.won() < q.need && t.answered() >= q.need {
+		q.settle(ctx, t, call, start)
+	}
 	validity := a.ttl - time.Since(start) - a.ttl/100 - 2*time.Millisecond
-	if t.won >= q.need && validity > 0 {
+	if t.won() >= q.need && validity > 0 {
 		q.markDirty(a.field, t.unsure())
 		if !m.fenced {
 			return acquireReply{won: true}, nil
@@ -52,38 +45,55 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 		if err == nil {
 			return acquireReply{won: true, token: token}, nil
 		}
-		q.undoAttempt(m, a, try, t)
+		q.undoAttempt(m, a, try, t, false)
 		return acquireReply{}, err
 	}
-	q.undoAttempt(m, a, try, t)
-	if t.won >= q.need { // a majority won, after the validity time
+	busy, ok := t.busyReply(time.Since(start))
+	q.undoAttempt(m, a, try, t, t.standing() == standLoser)
+	if t.won() >= q.need { // a majority won, after the validity time
 		return acquireReply{}, errors.Join(ErrNotAcquired,
 			fmt.Errorf("lockmw: acquire %q: %w (%v of a TTL of %v)", m.name, errTooSlow, time.Since(start).Round(time.Millisecond), a.ttl))
 	}
-	if t.answered < q.need || t.busy == nil {
+	if t.answered() < q.need || !ok {
 		errs := t.errs
 		if n := t.pending(); n > 0 {
 			errs = append(errs, fmt.Errorf("%w (%d)", errNotAnswered, n))
 		}
 		return acquireReply{}, errors.Join(ErrNotAcquired,
-			fmt.Errorf("lockmw: acquire %q: %d of %d masters answered, %d needed: %w", m.name, t.answered, len(q.members), q.need, errors.Join(errs...)))
-	}
-	busy := *t.busy
-	if t.split() {
-		// Contenders split the masters between them, and each undoes
-		// what it took: the TTL of a partial win says nothing. Try again
-		// after a random delay, as Redlock does, so that they part.
-		busy.pttl, busy.split = splitRetry(time.Since(start)), true
+			fmt.Errorf("lockmw: acquire %q: %d of %d masters answered, %d needed: %w", m.name, t.answered(), len(q.members), q.need, errors.Join(errs...)))
 	}
 	return busy, nil
 }
 
-// splitRetry is how long an attempt that found the masters split waits
-// before the next: random, up to twice the attempt's time (at least 2ms).
-// A waiter doubles it with each split in a row, and is not woken early
-// meanwhile (waitTurn.sleep).
-func splitRetry(took time.Duration) time.Duration {
-	return time.Millisecond + rand.N(max(2*took, 2*time.Millisecond))
+// askAcquire runs the attempt's call on the masters mbs and counts their
+// answers in t until they decide: once a majority won or too few still can;
+// in the first round (until zero: every master) also as soon as a majority
+// answered, won or not; in a round of settle, at until. The answers that
+// come later go to t.late.
+func (q *quorumStore) askAcquire(ctx context.Context, t *acquireTally, call scripts.Call, mbs []*member, until time.Time) {
+	first := until.IsZero()
+	for _, mb := range mbs {
+		t.votes[mb.i] = votePending
+	}
+	askSome(ctx, q, mbs, until, func(ctx context.Context, mb *member) (quorumAcquired, error) {
+		res, err := mb.run(ctx, scripts.QuorumAcquire, call.Keys, call.Args...).Slice()
+		if err != nil {
+			return quorumAcquired{}, err
+		}
+		return parseQuorumAcquire(res)
+	}, func(a answer[quorumAcquired], pending int) bool {
+		t.add(a)
+		won := t.won()
+		return won >= q.need || won+pending < q.need || (first && t.answered() >= q.need)
+	}, func(a answer[quorumAcquired]) {
+		if a.err == nil {
+			q.members[a.i].counts(a.v.runID) // a restart seen late counts for the next attempt
+		}
+		select {
+		case t.late <- a: // settle counts it, while it runs
+		default:
+		}
+	})
 }
 
 // Why an attempt failed without a busy master; each passes (a wait tries
@@ -107,91 +117,114 @@ func (q *quorumStore) acquireCall(m *Mutex, a attempt, try int64) scripts.Call {
 type quorumAcquired struct {
 	runID string
 	reply acquireReply
+	age   time.Duration // busy: how long ago the holder won there; -1: not known
 }
 
-// parseQuorumAcquire reads quorumacquire.lua's reply: {run_id, acquire.lua's}.
+// parseQuorumAcquire reads quorumacquire.lua's reply: {run_id, acquire.lua's
+// reply[, the holder's age in ms]}.
 func parseQuorumAcquire(res []any) (quorumAcquired, error) {
-	if len(res) != 2 {
+	if len(res) < 2 || len(res) > 3 {
 		return quorumAcquired{}, fmt.Errorf("unexpected reply %v", res)
 	}
 	inner, _ := res[1].([]any)
 	r, err := parseAcquire(inner)
 	id, _ := res[0].(string)
-	return quorumAcquired{runID: id, reply: r}, err
-}
-
-// acquireTally counts the answers to one attempt as they arrive.
-type acquireTally struct {
-	q        *quorumStore
-	won      int // wins that count
-	answered int // masters whose answer counts: a counted win or busy
-	seen     []bool
-	took     []bool // the master took the lock for this attempt, counted or not
-	failed   []bool // the master answered with an error: the request may still run
-	token    int64  // the largest token of the counted wins
-	busy     *acquireReply
-	holders  int // busy holders told apart: 2 means two or more
-	errs     []error
-}
-
-func newAcquireTally(q *quorumStore) *acquireTally {
-	n := len(q.members)
-	return &acquireTally{q: q, seen: make([]bool, n), took: make([]bool, n), failed: make([]bool, n)}
-}
-
-// add counts one answer and reports whether the attempt is decided.
-func (t *acquireTally) add(a answer[quorumAcquired], pending int) bool {
-	t.seen[a.i] = true
-	switch r := a.v.reply; {
-	case a.err != nil:
-		t.failed[a.i] = true
-		t.errs = append(t.errs, a.err)
-	case !t.q.members[a.i].counts(a.v.runID):
-		t.took[a.i] = r.won // left out after a restart: neither yes nor no
-		t.errs = append(t.errs, errRestarted)
-	case r.won:
-		t.took[a.i] = true
-		t.won++
-		t.answered++
-		t.token = max(t.token, r.token)
-	default:
-		t.answered++
-		if t.busy == nil {
-			t.holders = 1
-		} else if r.holder != t.busy.holder {
-			t.holders = 2
-		}
-		if t.busy == nil || (r.pttl >= 0 && r.pttl < t.busy.pttl) {
-			t.busy = &r
+	age := time.Duration(-1)
+	if len(res) == 3 {
+		if ms := asInt(res[2]); ms >= 0 {
+			age = time.Duration(ms) * time.Millisecond
 		}
 	}
-	need := t.q.need
-	return t.won >= need || t.won+pending < need || t.answered >= need
+	return quorumAcquired{runID: id, reply: r, age: age}, err
 }
 
-// split reports whether no contender holds a majority: this attempt took
-// a master, or the busy ones name different holders.
-func (t *acquireTally) split() bool {
-	return t.holders > 1 || slices.Contains(t.took, true)
+// acquireVote is one master's answer to an attempt, as counted.
+type acquireVote uint8
+
+const (
+	votePending acquireVote = iota // asked, not answered yet
+	voteWon                        // took the lock for this attempt: a win that counts
+	voteBusy                       // another holds the lock there
+	voteFailed                     // an error: the request may still run
+	voteLeftOut                    // restarted lately: neither yes nor no
+)
+
+// acquireTally counts the answers to one attempt as they arrive, over its
+// rounds (a master asked again has its new answer).
+type acquireTally struct {
+	q       *quorumStore
+	field   string
+	grace   time.Duration   // how long the attempt may keep what it won (keepGrace)
+	votes   []acquireVote   // per master
+	took    []bool          // the master took the lock for this attempt, counted or not
+	replies []acquireReply  // the busy masters' replies
+	ages    []time.Duration // and how long ago their holders won there (-1: not known)
+	token   int64           // the largest token of the counted wins
+	errs    []error
+	late    chan answer[quorumAcquired] // the answers that came after a round's decision
 }
 
-// pending counts the masters that had not answered at the decision.
-func (t *acquireTally) pending() int {
+func newAcquireTally(q *quorumStore, a attempt) *acquireTally {
+	n := len(q.members)
+	return &acquireTally{q: q, field: a.field, grace: keepGrace(a.ttl),
+		votes: make([]acquireVote, n), took: make([]bool, n), replies: make([]acquireReply, n), ages: make([]time.Duration, n),
+		late: make(chan answer[quorumAcquired], 4*n)}
+}
+
+// add counts one answer.
+func (t *acquireTally) add(a answer[quorumAcquired]) {
+	switch r := a.v.reply; {
+	case a.err != nil:
+		t.votes[a.i] = voteFailed
+		t.errs = append(t.errs, a.err)
+	case !t.q.members[a.i].counts(a.v.runID):
+		t.votes[a.i] = voteLeftOut
+		t.took[a.i] = t.took[a.i] || r.won
+		t.errs = append(t.errs, errRestarted)
+	case r.won:
+		t.votes[a.i] = voteWon
+		t.took[a.i] = true
+		t.token = max(t.token, r.token)
+	default:
+		t.votes[a.i] = voteBusy
+		t.replies[a.i], t.ages[a.i] = r, a.v.age
+	}
+}
+
+// addLate counts an answer that came after its round's decision, unless
+// the master has answered since.
+func (t *acquireTally) addLate(a answer[quorumAcquired]) {
+	if t.votes[a.i] == votePending {
+		t.add(a)
+	}
+}
+
+// count counts the masters whose vote is one of vs.
+func (t *acquireTally) count(vs ...acquireVote) int {
 	n := 0
-	for _, seen := range t.seen {
-		if !seen {
+	for _, v := range t.votes {
+		if slices.Contains(vs, v) {
 			n++
 		}
 	}
 	return n
 }
 
+// won counts the wins that count.
+func (t *acquireTally) won() int { return t.count(voteWon) }
+
+// answered counts the masters whose answer counts: a counted win or busy.
+func (t *acquireTally) answered() int { return t.count(voteWon, voteBusy) }
+
+// pending counts the masters that have not answered.
+func (t *acquireTally) pending() int { return t.count(votePending) }
+
 // unsure returns the masters whose acquire request may still run: not
 // answered yet, or failed.
 func (t *acquireTally) unsure() []bool {
-	out := make([]bool, len(t.seen))
-	for i := range out {
-		out[i] = !t.seen[i] || t.failed[i]
+	out := make([]bool, len(t.votes))
+	for i, v := range t.votes {
+		out[i] = v == votePending || v == voteFailed
 	}
 	return out
 }
@@ -199,7 +232,9 @@ func (t *acquireTally) unsure() []bool {
 // undoAttempt undoes attempt try of a in the background wherever it took or
 // may still take the lock: the lock is freed there if the attempt holds it,
 // and where the request may still run, the field's end latch refuses it.
-func (q *quorumStore) undoAttempt(m *Mutex, a attempt, try int64, t *acquireTally) {
+// quiet frees it without the unlock message: the attempt lost a split vote,
+// and its rivals must not be woken while the first-ranked completes.
+func (q *quorumStore) undoAttempt(m *Mutex, a attempt, try int64, t *acquireTally, quiet bool) {
 	latch := q.latchFor(a.ttl)
 	until := time.Now().Add(latch)
 	for i, unsure := range t.unsure() {
@@ -210,7 +245,11 @@ func (q *quorumStore) undoAttempt(m *Mutex, a attempt, try int64, t *acquireTall
 		if unsure {
 			guard = latch
 		}
-		q.members[i].later(redo{s: scripts.QuorumEnd, call: q.endCall(m, a.field, try, guard, true), until: until})
+		call := q.endCall(m, a.field, try, guard, true)
+		if quiet {
+			call.Args = append(call.Args, argTrue)
+		}
+		q.members[i].later(redo{s: scripts.QuorumEnd, call: call, until: until})
 	}
 }
 

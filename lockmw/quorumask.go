@@ -53,22 +53,42 @@ func ask[T any](ctx context.Context, q *quorumStore,
 	send func(ctx context.Context, mb *member) (T, error),
 	decide func(a answer[T], pending int) bool,
 	late func(a answer[T])) {
-	n := len(q.members)
+	askSome(ctx, q, q.members, time.Time{}, send, decide, late)
+}
+
+// askSome is ask on the masters mbs only, and decided at until too (when
+// not zero): the masters that have not answered by then are stragglers.
+func askSome[T any](ctx context.Context, q *quorumStore, mbs []*member, until time.Time,
+	send func(ctx context.Context, mb *member) (T, error),
+	decide func(a answer[T], pending int) bool,
+	late func(a answer[T])) {
+	n := len(mbs)
 	sctx, cancel := stragglerContext(ctx)
 	stop := context.AfterFunc(ctx, cancel) // the caller gives up: no more sends, until the decision
 	answers := make(chan answer[T], n)     // never blocks a sender
-	for i, mb := range q.members {
+	for _, mb := range mbs {
 		go func() {
 			v, err := send(sctx, mb)
-			answers <- answer[T]{i: i, v: v, err: err}
+			answers <- answer[T]{i: mb.i, v: v, err: err}
 		}()
 	}
+	var timeout <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		timeout = t.C
+	}
 	pending := n
+wait:
 	for pending > 0 {
-		a := <-answers
-		pending--
-		if decide(a, pending) {
-			break
+		select {
+		case a := <-answers:
+			pending--
+			if decide(a, pending) {
+				break wait
+			}
+		case <-timeout:
+			break wait
 		}
 	}
 	stop()

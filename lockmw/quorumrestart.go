@@ -44,6 +44,13 @@ func (w *restartWatch) counts(id string, now time.Time, delay time.Duration) (ok
 	return !now.Before(w.until), restarted
 }
 
+// id returns the last run ID seen; "" before the first acquisition.
+func (w *restartWatch) id() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.runID
+}
+
 // counts reports whether member mb's acquisition won under run ID id
 // counts, and logs a restart when it sees one.
 func (mb *member) counts(id string) bool {

@@ -240,8 +240,8 @@ func (wt *waitTurn) leaveHubs() {
 func (wt *waitTurn) sleep() time.Duration {
 	d := wt.sleepCap()
 	pttl := wt.busy.pttl
-	if wt.busy.split { // the back-off doubles with each split in a row
-		pttl <<= min(max(wt.splits-1, 0), 6)
+	if wt.busy.split { // the back-off doubles with each split in a row, up to 4x (quorumsplit.go)
+		pttl <<= min(max(wt.splits-1, 0), 2)
 	}
 	if pttl >= 0 && pttl < d {
 		d = pttl

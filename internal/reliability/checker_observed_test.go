@@ -104,34 +104,62 @@ func TestCheckerJudgesAgainstWhatWasObserved(t *testing.T) {
 			name:  "a name taken by an acquisition in flight at a kill was recovered then",
 			recs:  []reliability.Record{start(1, "a", 1, 0), start(3, "a", 3, 2110), rec(E, 3, "a", 3, 2120)},
 			kills: []kill{{pid: 1, at: at(100)}, {pid: 2, at: at(1099)}},
-			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 998 * time.Millisecond}}}},
+			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 998 * time.Millisecond, false}}}},
 		},
 		{
 			name:  "and its own recovery is measured from its kill",
 			recs:  []reliability.Record{start(1, "a", 1, 0), start(3, "a", 3, 2500), rec(E, 3, "a", 3, 2510)},
 			kills: []kill{{pid: 1, at: at(100)}, {pid: 2, at: at(1099)}},
-			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 998 * time.Millisecond}}}},
+			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 998 * time.Millisecond, false}}}},
 			want:  "held by pid 2 when it was killed, acquired again only",
 		},
 		{
 			name:  "a dead process's field seen long after its kill was handed over, not acquired",
 			recs:  []reliability.Record{start(1, "a", 1, 0), start(3, "a", 3, 2110), rec(E, 3, "a", 3, 2120)},
 			kills: []kill{{pid: 1, at: at(100)}, {pid: 2, at: at(500)}},
-			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 998 * time.Millisecond}}}},
+			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 998 * time.Millisecond, false}}}},
 			want:  "held by pid 1 when it was killed, acquired again only",
 		},
 		{
 			name:  "so was one seen with only a claim window, however soon",
 			recs:  []reliability.Record{start(1, "a", 1, 0), start(3, "a", 3, 2110), rec(E, 3, "a", 3, 2120)},
 			kills: []kill{{pid: 1, at: at(100)}, {pid: 2, at: at(1099)}},
-			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 198 * time.Millisecond}}}},
+			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 198 * time.Millisecond, false}}}},
 			want:  "held by pid 1 when it was killed, acquired again only",
+		},
+		{
+			// On a quorum, pid 2 won one master of three in a split vote
+			// and was killed: a partial win, no hold. pid 1's killed hold
+			// is recovered by pid 3, as if nothing was seen.
+			name:  "a partial win of a split vote on a quorum is no phantom",
+			recs:  []reliability.Record{start(1, "a", 1, 0), start(3, "a", 3, 2500), rec(E, 3, "a", 3, 2510)},
+			kills: []kill{{pid: 1, at: at(100)}, {pid: 2, at: at(1099)}},
+			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 998 * time.Millisecond, true}}}},
+			want:  "held by pid 1 when it was killed, acquired again only",
+		},
+		{
+			// The driver won token 1 at 1000, then did not run until 2400
+			// (its sampler heard nothing): its key expired, pid 2 won token
+			// 2 at 2100, and the driver's Lock returned after.
+			name: "a token inversion by the driver while it did not run is a paused holder's",
+			recs: []reliability.Record{start(2, "a", 2, 2100), rec(E, 2, "a", 2, 2110), start(1, "a", 1, 2400), rec(E, 1, "a", 1, 2402)},
+			obs:  fakeObserved{stalls: []stall{{at(1001), at(2399)}}},
+		},
+		{
+			name: "and one by a worker that logged a pause",
+			recs: []reliability.Record{start(2, "a", 2, 2100), rec(E, 2, "a", 2, 2110), start(3, "a", 1, 2400), rec(E, 3, "a", 1, 2402), paused(3, 1001, 2399)},
+		},
+		{
+			name: "a token inversion without a pause is a violation",
+			recs: []reliability.Record{start(2, "a", 2, 2100), rec(E, 2, "a", 2, 2110), start(3, "a", 1, 2400), rec(E, 3, "a", 1, 2402)},
+			obs:  fakeObserved{stalls: []stall{{at(1001), at(2399)}}},
+			want: "token 1 (pid 3) acquired after token 2 (pid 2)",
 		},
 		{
 			name:  "a logged hold is no phantom",
 			recs:  []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 5), startField(2, "a", 2, 1095, "c2:7"), start(3, "a", 3, 2500), rec(E, 3, "a", 3, 2510)},
 			kills: []kill{{pid: 2, at: at(1099)}},
-			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 998 * time.Millisecond}}}},
+			obs:   fakeObserved{seen: map[string][]seenHolder{"a": {{"c2:7", at(1101), 998 * time.Millisecond, false}}}},
 			want:  "held by pid 2 when it was killed, acquired again only",
 		},
 		{

@@ -243,7 +243,10 @@ func inFlight(timeout time.Duration) time.Duration { return timeout / 3 }
 
 // addPhantoms adds to the run the holds that Redis held for a process around
 // its kill (obs.holders) but that the process never logged: it died with
-// the acquisition in flight (see inFlight). Such a hold counts as the name's
+// the acquisition in flight (see inFlight). On a quorum only a field seen on
+// a majority of the masters held the name: one seen on fewer was a partial
+// win of a split vote (quorumsplit.go), which its attempt undoes or, killed,
+// leaves to expire, while the others win the name on the other masters. Such a hold counts as the name's
 // acquisition for an earlier kill's recovery, and as a hold open at its own
 // process's kill, whose recovery is measured from that kill. Phantoms have
 // no critical section: the checks of exclusion and fencing leave them out.
@@ -266,7 +269,7 @@ func (r *run) addPhantoms(obs observed, kills []kill, timeout time.Duration) int
 		for _, sh := range obs.holders(name) {
 			pid := r.clients[clientOf(sh.field)]
 			k, ok := killedAt[pid]
-			if logged[sh.field] || !ok || sh.at.Before(k.Add(-inFlight(timeout))) || sh.at.After(k.Add(inFlight(timeout))) ||
+			if logged[sh.field] || !ok || sh.partial || sh.at.Before(k.Add(-inFlight(timeout))) || sh.at.After(k.Add(inFlight(timeout))) ||
 				sh.ttl <= claimWindow(timeout) {
 				continue
 			}
@@ -288,6 +291,20 @@ func clientOf(field string) string {
 		return field[:i]
 	}
 	return field
+}
+
+// notRunning reports whether process pid was seen not to run at the
+// instant at: a pause it logged, or, for the driver, a time its sampler
+// heard nothing (it runs in the driver's process). A hold's start is logged
+// when Lock returns; a process that did not run between winning the lock and
+// logging it logs its start after the next holds', whose tokens are greater:
+// the order of the starts is then not the order of the acquisitions, and
+// the hold is a paused holder's (only fencing protects what it writes).
+func (r *run) notRunning(obs observed, pid int, at time.Time) bool {
+	if r.pausedIn(pid, at, at) {
+		return true
+	}
+	return pid == driverProc && obs != nil && obs.stalledIn(at.Add(-time.Millisecond), at.Add(time.Millisecond)) > 0
 }
 
 // pausedIn reports whether process pid logged a pause overlapping
@@ -456,7 +473,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 			if h.token < 0 || h.phantom {
 				continue
 			}
-			if lastFenced != nil && h.token <= lastFenced.token {
+			if lastFenced != nil && h.token <= lastFenced.token && !r.notRunning(obs, h.pid, lastFenced.start) {
 				violate("%q: token %d (pid %d) acquired after token %d (pid %d)", name, h.token, h.pid, lastFenced.token, lastFenced.pid)
 			}
 			lastFenced = h

@@ -215,6 +215,7 @@ type driver struct {
 	// recoveries, on a client of its own that reaches Redis directly.
 	smp      *sampler
 	smpRDB   *redis.Client
+	smpRest  []*redis.Client // a quorum's other masters, for the sampler
 	started  time.Time
 	cpuStart time.Duration // cpuWaited at the start
 }
@@ -236,6 +237,9 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 	d := &driver{t: t, bin: bin, addr: addr, dir: t.TempDir(), until: until, wl: wl}
 	addrs := strings.Split(addr, ",")
 	d.smpRDB = redis.NewClient(&redis.Options{Addr: addrs[0], ContextTimeoutEnabled: true})
+	for _, a := range addrs[1:] {
+		d.smpRest = append(d.smpRest, redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true}))
+	}
 	if *faults && len(addrs) == 1 {
 		d.net = startFaults(t, addr, wl.names)
 		d.addr = d.net.p.Addr()
@@ -288,6 +292,9 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 		d.waiters.Wait()
 		_ = d.c.Close()
 		_ = d.smpRDB.Close()
+		for _, r := range d.smpRest {
+			_ = r.Close()
+		}
 		_ = f.Close()
 		if t.Failed() {
 			for _, p := range d.procs {
@@ -304,7 +311,7 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 // holder killed and replaced every 0.3 to 1 s; it returns the records of
 // every process.
 func (d *driver) run() []reliability.Record {
-	d.smp = startSampler(d.smpRDB, d.wl.names, d.wl.sem)
+	d.smp = startSampler(d.smpRDB, d.smpRest, d.wl.names, d.wl.sem)
 	d.started = time.Now()
 	d.cpuStart, _ = cpuWaited()
 	for range crashProcs {

@@ -31,6 +31,7 @@ type lockState struct {
 	holders []string        // the holders' fields: a mutex's one, a semaphore's permits
 	ttls    []time.Duration // each holder's TTL left (-1: none)
 	queue   []string        // the waiter queue's fields, in order
+	masters []int           // on a quorum: on how many masters each holder was seen in this sample
 }
 
 // same reports whether s and o have the same holders and queue (their TTLs
@@ -43,9 +44,10 @@ func (s lockState) same(o lockState) bool {
 // enough to tell, after the run, who held a name while its recovery was slow
 // and who was queued for its next hand-off.
 type sampler struct {
-	rdb   *redis.Client
-	names []string
-	sem   bool // semaphores: the holders are the permits taken
+	rdb    *redis.Client
+	others []*redis.Client // a quorum's other masters: only who holds there is read
+	names  []string
+	sem    bool // semaphores: the holders are the permits taken
 
 	mu      sync.Mutex
 	changes map[string][]lockState // by name, in time order
@@ -55,9 +57,10 @@ type sampler struct {
 	done    chan struct{}
 }
 
-// startSampler samples names on rdb every stateEvery until stopped.
-func startSampler(rdb *redis.Client, names []string, sem bool) *sampler {
-	s := &sampler{rdb: rdb, names: names, sem: sem, changes: make(map[string][]lockState),
+// startSampler samples names on rdb every stateEvery until stopped; on a
+// quorum, the holders of the names on its other masters too.
+func startSampler(rdb *redis.Client, others []*redis.Client, names []string, sem bool) *sampler {
+	s := &sampler{rdb: rdb, others: others, names: names, sem: sem, changes: make(map[string][]lockState),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	return s
@@ -91,6 +94,11 @@ func (s *sampler) run() {
 func (s *sampler) sample() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
+	// A quorum's other masters are read at the same time, so that the
+	// sampler's pace (and the stalls it reports) stays that of one read.
+	var elsewhere map[string]map[string]int
+	var others sync.WaitGroup
+	others.Go(func() { elsewhere = s.sampleOthers(ctx) })
 	var now *redis.TimeCmd
 	holders := make([]redis.Cmder, len(s.names))
 	pttls := make([]*redis.DurationCmd, len(s.names))
@@ -112,6 +120,7 @@ func (s *sampler) sample() {
 		return nil
 	})
 	at := time.Now()
+	others.Wait()
 	if err != nil {
 		return // a sample missed; the next one will tell
 	}
@@ -135,6 +144,7 @@ func (s *sampler) sample() {
 				if !strings.HasPrefix(f, layout.OwnPrefix) {
 					st.holders = append(st.holders, f)
 					st.ttls = append(st.ttls, pttls[i].Val())
+					st.masters = append(st.masters, 1+elsewhere[name][f])
 				}
 			}
 		}
@@ -143,6 +153,34 @@ func (s *sampler) sample() {
 			s.changes[name] = append(prev, st)
 		}
 	}
+}
+
+// sampleOthers returns, by name and field, on how many of a quorum's other
+// masters the field holds the name (read while the first master is, not
+// atomically with it).
+func (s *sampler) sampleOthers(ctx context.Context) map[string]map[string]int {
+	if len(s.others) == 0 || s.sem {
+		return nil
+	}
+	out := make(map[string]map[string]int)
+	for _, rdb := range s.others {
+		cmds := make([]*redis.StringSliceCmd, len(s.names))
+		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, name := range s.names {
+				cmds[i] = p.HKeys(ctx, layout.Mutex(name).Lock)
+			}
+			return nil
+		})
+		for i, name := range s.names {
+			for _, f := range cmds[i].Val() {
+				if out[name] == nil {
+					out[name] = make(map[string]int)
+				}
+				out[name][f]++
+			}
+		}
+	}
+	return out
 }
 
 // stallsIn returns the stalls that overlap [from, to].
@@ -159,11 +197,14 @@ func (s *sampler) stallsIn(from, to time.Time) []stall {
 }
 
 // seenHolder is a holder's field, when the sampler first saw it hold and
-// the TTL it had then.
+// the TTL it had then; on a quorum, whether it was never seen on a majority
+// of the masters (a partial win of a split vote, undone or left to expire,
+// not a hold).
 type seenHolder struct {
-	field string
-	at    time.Time
-	ttl   time.Duration
+	field   string
+	at      time.Time
+	ttl     time.Duration
+	partial bool
 }
 
 // holders returns every field the sampler saw hold name, in the order it
@@ -171,14 +212,23 @@ type seenHolder struct {
 func (s *sampler) holders(name string) []seenHolder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := make(map[string]bool)
+	seen := make(map[string]int) // index in out
+	most := make(map[string]int) // the most masters it was seen on at once
 	var out []seenHolder
 	for _, st := range s.changes[name] {
 		for i, f := range st.holders {
-			if !seen[f] {
-				seen[f] = true
-				out = append(out, seenHolder{f, st.at, st.ttls[i]})
+			if _, ok := seen[f]; !ok {
+				seen[f] = len(out)
+				out = append(out, seenHolder{f, st.at, st.ttls[i], false})
 			}
+			if len(st.masters) > i {
+				most[f] = max(most[f], st.masters[i])
+			}
+		}
+	}
+	if need := (1+len(s.others))/2 + 1; len(s.others) > 0 {
+		for f, i := range seen {
+			out[i].partial = most[f] < need
 		}
 	}
 	return out

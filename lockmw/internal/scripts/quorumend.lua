@@ -11,7 +11,10 @@
 -- ARGV[1] field, ARGV[2] attempt number (a huge one: every attempt, the
 -- hold's end), ARGV[3] 'publish' or 'spublish', ARGV[4] the latch's TTL in ms
 -- (0: no latch), ARGV[5] "1" to free the lock, ARGV[6] the fencing counter's
--- TTL in ms (for a hand-off)
+-- TTL in ms (for a hand-off), ARGV[7] optional: "1" to free the lock without
+-- the unlock message (a quorum never queues: freeing is a DEL), for the
+-- partial win of an attempt that lost a split vote, whose rivals must not
+-- be woken while the first-ranked contender completes (quorumsplit.go)
 -- Returns 1 when it freed the lock, else 0.
 local upto = tonumber(ARGV[2])
 if ARGV[4] ~= '0' and tonumber(redis.call('get', KEYS[6]) or '0') < upto then
@@ -20,7 +23,11 @@ end
 if ARGV[5] ~= '1' then return 0 end
 local h = redis.call('hmget', KEYS[1], ARGV[1], 'rlock:try')
 if h[1] and tonumber(h[2] or '0') <= upto then
-  rlock_handoff(ARGV[3], ARGV[1], ARGV[6])
+  if ARGV[7] == '1' then
+    redis.call('del', KEYS[1])
+  else
+    rlock_handoff(ARGV[3], ARGV[1], ARGV[6])
+  end
   return 1
 end
 return 0
