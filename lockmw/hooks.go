@@ -82,6 +82,8 @@ type LockInfo struct {
 	// Permits is a semaphore's permits (its limit) when the lock is a
 	// permit of a [Semaphore]; 0 for a [Mutex].
 	Permits int
+	// Mode is "read" or "write" for a side of an [RWMutex]; "" otherwise.
+	Mode string
 }
 
 // AcquireStartEvent describes an acquisition that begins.

@@ -2,20 +2,39 @@ package lockmw
 
 import "sync/atomic"
 
-// lockKind is what kind of lock a name is: a mutex or a semaphore.
+// lockKind is what kind of lock a name is: a mutex, a semaphore, or a side
+// of a read-write lock.
 type lockKind uint8
 
 const (
 	kindMutex lockKind = iota
 	kindSemaphore
+	kindRead  // an RWMutex's read side
+	kindWrite // an RWMutex's write side
 )
 
-// String names the kind, as the hooks' events and the logs do.
+// String names the kind, as the logs do.
 func (k lockKind) String() string {
-	if k == kindSemaphore {
+	switch k {
+	case kindSemaphore:
 		return "semaphore"
+	case kindRead:
+		return "rwmutex (read)"
+	case kindWrite:
+		return "rwmutex (write)"
 	}
 	return "mutex"
+}
+
+// mode is a read-write lock side's LockInfo.Mode: "read", "write", or "".
+func (k lockKind) mode() string {
+	switch k {
+	case kindRead:
+		return "read"
+	case kindWrite:
+		return "write"
+	}
+	return ""
 }
 
 // lockBase is what every lock kind shares and what a hold needs of the
@@ -30,6 +49,11 @@ type lockBase struct {
 	permits  int           // a semaphore's; 0 for a mutex (the hooks' events report it)
 	group    string        // WithGroup's, per handle (the hooks' events report it)
 	hot      *atomic.Int64 // the name's group in the Client's contention memory; nil: not kept
+	// An RWMutex's side: suffix makes a hold's field its hash field
+	// (":write" for the writer); the read side also re-enters the holds of
+	// writer, its write side (a writer takes the read side).
+	suffix string
+	writer *lockBase
 }
 
 // reentrant reports whether a caller's own hold in its context is
@@ -38,7 +62,7 @@ func (b *lockBase) reentrant() bool { return b.kind != kindSemaphore }
 
 // info is the lock as the hooks' events name it.
 func (b *lockBase) info() LockInfo {
-	return LockInfo{Name: b.name, Group: b.group, Permits: b.permits}
+	return LockInfo{Name: b.name, Group: b.group, Permits: b.permits, Mode: b.kind.mode()}
 }
 
 // same reports whether b and o are one lock: the same Client, name and kind

@@ -127,10 +127,14 @@ end
 -- the way. first, called once when the queue is found not empty and before
 -- anything is taken out, may stop it: nil is then returned.
 --
+-- accept, when given, is asked about the first live waiter before it is
+-- taken: false leaves it queued and returns nil (a read-write lock's batch of
+-- readers stops at the first writer).
+--
 -- Every redis.call costs the server a command: the queue's first two entries
 -- are read at once, so that taking the last one drops the waiter table
 -- without asking ZCARD (what rlock_tidy would).
-local function rlock_next_waiter(first)
+local function rlock_next_waiter(first, accept)
   local now = nil
   local asked = false
   for _ = 1, 100 do
@@ -142,19 +146,23 @@ local function rlock_next_waiter(first)
     end
     local f = heads[1]
     local info = redis.call('hget', KEYS[4], f)
+    local deadline, ttl, fenced, claim
+    local live = false
+    if info then
+      deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
+      if now == nil then now = rlock_now() end
+      live = deadline ~= nil and tonumber(deadline) >= now
+    end
+    if live and accept and not accept(f) then return nil end
     redis.call('zrem', KEYS[3], f)
     if #heads == 1 then
       rlock_drop_table() -- the queue is empty now: its table goes too
     else
       redis.call('hdel', KEYS[4], f)
     end
-    if info then
-      local deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
-      if now == nil then now = rlock_now() end
-      if deadline and tonumber(deadline) >= now then
-        if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
-        return f, ttl, fenced
-      end
+    if live then
+      if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
+      return f, ttl, fenced
     end
   end
   return nil
@@ -211,12 +219,13 @@ end
 
 -- rlock_reserve frees nothing itself: the caller deleted the lock. It records
 -- the reservation in the waiter table (made, with a TTL, when nobody is
--- queued) for window ms at most, publishes Redisson's "0" on KEYS[2], then
+-- queued) for window ms at most, publishes Redisson's "0" on KEYS[2] (msg
+-- instead when given: a read-write lock's write release publishes "1"), then
 -- the reservation's generation (the server's clock in µs) on the roll-call
 -- channel KEYS[7]. A "0" that follows the generation on an rlock client's
 -- connection means the reserved lock was taken and freed again: its waiters
 -- then pass the generation to the acquire script (rlock_reservation).
-local function rlock_reserve(pub, window)
+local function rlock_reserve(pub, window, msg)
   local us = rlock_now_us()
   local now = math.floor(us / 1000)
   local gen = string.format('%d', us)
@@ -224,7 +233,7 @@ local function rlock_reserve(pub, window)
   if redis.call('pttl', KEYS[4]) < window then
     redis.call('pexpire', KEYS[4], string.format('%d', window))
   end
-  redis.call(pub, KEYS[2], '0')
+  redis.call(pub, KEYS[2], msg or '0')
   redis.call(pub, KEYS[7], gen)
 end
 
