@@ -1,6 +1,7 @@
 package lockmw_test
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -93,4 +94,85 @@ func TestRWMutexFairness(t *testing.T) {
 	t.Logf("%d reads (at most %d at once), %d writes; the writers were done after %d reads",
 		o.reads.Load(), o.maxReaders.Load(), o.writes.Load(), readsAtWritersEnd.Load())
 	assert.Empty(t, rwHash(t, srv, "rw-fair"))
+}
+
+// A Redisson writer (and then a Redisson reader) waits while rlock's readers
+// and writers contend without a gap: the mutex's reservation for Redisson's
+// waiters (lib.lua) lets each in after a few hand-offs, well before the
+// rlock workers' bounded number of holds runs out.
+func TestRWMutexRedissonWaitersNotStarved(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	const workers, maxHolds = 4, 400
+	p := newRedissonRW(t, srv)
+	var o rwOccupancy
+	done := make(chan struct{})
+	var holds atomic.Int64
+	var wg sync.WaitGroup
+	started := make(chan struct{}, workers)
+	for i := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rw := locktest.NewOn(t, srv).RWMutex("rw-redisson-fair")
+			for n := 0; n < maxHolds; n++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				h, err := lockSide(ctx, rw, i%2 == 0)
+				if err != nil {
+					t.Errorf("rlock worker: %v", err)
+					return
+				}
+				if n == 0 {
+					started <- struct{}{}
+				}
+				holds.Add(1)
+				if i%2 == 0 {
+					o.enterWrite()
+					time.Sleep(time.Millisecond)
+					o.leaveWrite()
+					err = rw.Unlock(h)
+				} else {
+					o.enterRead()
+					time.Sleep(time.Millisecond)
+					o.leaveRead()
+					err = rw.RUnlock(h)
+				}
+				if err != nil {
+					t.Errorf("rlock worker: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	for range workers {
+		<-started
+	}
+	prw := p.GetReadWriteLock("rw-redisson-fair")
+	w := prw.WriteLock()
+	err := w.Lock(ctx, 1, 0)
+	writtenAt := holds.Load()
+	if err == nil {
+		o.enterWrite()
+		o.leaveWrite()
+		err = w.Unlock(ctx, 1)
+	}
+	assert.NoError(t, err)
+	close(done)
+	wg.Wait()
+	assert.Zero(t, o.violations.Load(), "a writer beside another holder")
+	assert.Less(t, writtenAt, int64(workers*maxHolds), "the Redisson writer got the lock while rlock contended")
+	t.Logf("the Redisson writer got the lock after %d rlock holds", writtenAt)
+}
+
+// lockSide takes rw's write side (write) or its read side.
+func lockSide(ctx context.Context, rw *lockmw.RWMutex, write bool) (context.Context, error) {
+	if write {
+		return rw.Lock(ctx)
+	}
+	return rw.RLock(ctx)
 }
