@@ -10,10 +10,12 @@
 //
 // # Spans
 //
-// All spans are of kind INTERNAL. A permit of a [lockmw.Semaphore] is traced
-// as a lock: its lock.wait and lock.hold spans are a mutex's, told apart by
-// lock.kind ("mutex" or "semaphore"), and a semaphore's carry lock.permits,
-// its limit (the permits its Client asked for; absent for a mutex). Spans
+// All spans are of kind INTERNAL. A permit of a [lockmw.Semaphore] and a
+// side of a [lockmw.RWMutex] are traced as a lock: their lock.wait and
+// lock.hold spans are a mutex's, told apart by lock.kind ("mutex",
+// "semaphore" or "rwmutex"); a semaphore's carry lock.permits, its limit
+// (the permits its Client asked for; absent for a mutex), and a read-write
+// lock's lock.mode, "read" or "write" (the side). Spans
 // carry the full lock name in lock.name, and the lock's group
 // ([lockmw.WithGroup]) in lock.group when it has one: httpmw's locks have
 // their route, asynqmw's their task type.
@@ -21,7 +23,7 @@
 //   - lock.wait runs from the start of Lock or TryLock to acquired, timed out,
 //     canceled or failed, as a child of the caller's span. Attributes:
 //     lock.name, lock.group, lock.kind, lock.permits for a semaphore,
-//     lock.outcome ("acquired", "timeout", "canceled", "error"),
+//     lock.mode for a read-write lock, lock.outcome ("acquired", "timeout", "canceled", "error"),
 //     lock.reentrant, lock.lead on a campaign of [lockmw.Lead], lock.waited,
 //     lock.fencing_token when acquired on a fenced mutex, and when the lock
 //     was busy lock.holder (the holder's "<clientID>:<ownerID>", the last one
@@ -32,7 +34,8 @@
 //     lock or Client.Close, as a child of the caller's span. The hold context
 //     that Lock returns carries it, so spans started from that context (work
 //     done under the lock) are its children. Attributes: lock.name,
-//     lock.group, lock.kind, lock.permits for a semaphore, lock.lead on a term
+//     lock.group, lock.kind, lock.permits for a semaphore, lock.mode for a
+//     read-write lock, lock.lead on a term
 //     of [lockmw.Lead], lock.waited, lock.lost, lock.fencing_token when
 //     fenced, lock.lease when leased, lock.closed when abandoned by Close.
 //     When the lock is lost the status is Error and lock.lost is true.
@@ -78,10 +81,10 @@
 // # Metrics
 //
 //	name                instrument      unit        attributes
-//	lock.wait.duration  histogram       s           lock.name, lock.kind, lock.permits, lock.outcome, lock.reentrant
-//	lock.hold.duration  histogram       s           lock.name, lock.kind, lock.permits
-//	lock.renewals       counter         {renewal}   lock.name, lock.kind, lock.permits, lock.outcome
-//	lock.lost           counter         {lock}      lock.name, lock.kind, lock.permits
+//	lock.wait.duration  histogram       s           lock.name, lock.kind, lock.permits, lock.mode, lock.outcome, lock.reentrant
+//	lock.hold.duration  histogram       s           lock.name, lock.kind, lock.permits, lock.mode
+//	lock.renewals       counter         {renewal}   lock.name, lock.kind, lock.permits, lock.mode, lock.outcome
+//	lock.lost           counter         {lock}      lock.name, lock.kind, lock.permits, lock.mode
 //	lock.hold.active    up-down counter {hold}      lock.kind
 //	lock.wait.active    up-down counter {waiter}    lock.kind
 //	lock.renew.active   up-down counter {hold}      lock.kind
@@ -92,7 +95,7 @@
 // abandoned by Close). lock.renewals counts one per lock per renewal script
 // (lock.outcome "renewed", "lost", "error"), lock.lost the holds that ended
 // without their owner releasing them. lock.permits is on a semaphore's data
-// points only.
+// points only, lock.mode ("read" or "write") on a read-write lock's.
 //
 // The three up-down counters are gauges of a Client's state now:
 // lock.hold.active the holds open (+1 when a hold begins, -1 when it ends;
@@ -100,7 +103,7 @@
 // (from the start of Lock or TryLock to its outcome, queued or trying;
 // re-entries excluded), lock.renew.active the open holds the watchdog
 // renews (those held without a lease). Their only attribute is lock.kind:
-// no lock name, so their series stay two at most, and no client ID, for a
+// no lock name, so their series stay three at most, and no client ID, for a
 // Client's ID is random by default and a restarted process would start new
 // series; the resource (service.instance.id) tells processes apart. Hooks
 // shared by several Clients of one process count them together. They are
@@ -117,9 +120,10 @@
 // type ("asynq:lock:email:send"), so 10,000 orders or payloads make one
 // series, not one each. Names a program chose itself (scheduler's job names, a
 // Mutex of its own) are counted by name: the program's code bounds them.
-// Give a per-entity lock of your own a group. lock.kind ("mutex" or
-// "semaphore") is always there, and lock.permits (a semaphore's limit) on
-// a semaphore's data points only: both come from the program's code, not
+// Give a per-entity lock of your own a group. lock.kind ("mutex",
+// "semaphore" or "rwmutex") is always there, lock.permits (a semaphore's
+// limit) on a semaphore's data points only, and lock.mode ("read" or
+// "write") on a read-write lock's: they come from the program's code, not
 // its data, so they add a few series at most (a name is one kind, with the
 // limit its Clients set), never one per client or holder.
 //

@@ -24,14 +24,14 @@ type holdState struct {
 // returns carries the span and becomes the parent of the hold context, so
 // work done under the lock is traced inside it.
 func (t *telemetry) holdStart(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
-	gauge := gaugeAttrs(e.Permits)
+	gauge := gaugeAttrs(kindOf(e.LockInfo))
 	t.m.holds.Add(ctx, 1, gauge...)
 	if e.Lease == 0 {
 		t.m.renewing.Add(ctx, 1, gauge...)
 	}
 	attrs := make([]attribute.KeyValue, 0, 7) // lock.lead is rare: Lead's terms only
 	attrs = append(attrs, LockNameKey.String(e.Name), LockWaitedKey.Bool(e.Waited))
-	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.Permits)
+	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), kindOf(e.LockInfo))
 	if e.Token > 0 {
 		attrs = append(attrs, LockFencingTokenKey.Int64(e.Token))
 	}
@@ -79,14 +79,14 @@ func (t *telemetry) holdEnd(ctx context.Context, e lockmw.HoldEndEvent) {
 	lost := e.Lost != nil && !closed
 	// The metrics first: once the span has ended, everything is recorded.
 	if t.m.hold.Enabled(ctx) || lost {
-		attrs := t.metricAttrs(e.Name, e.Group, e.Permits)
+		attrs := t.metricAttrs(e.Name, e.Group, kindOf(e.LockInfo))
 		t.m.hold.Record(ctx, e.Duration.Seconds(), attrs)
 		if lost {
 			t.m.lost.Add(ctx, 1, attrs)
 		}
 	}
 	if h, ok := t.hold(ctx); ok {
-		gauge := gaugeAttrs(e.Permits)
+		gauge := gaugeAttrs(kindOf(e.LockInfo))
 		t.m.holds.Add(ctx, -1, gauge...)
 		if h.renewing {
 			t.m.renewing.Add(ctx, -1, gauge...)

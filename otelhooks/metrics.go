@@ -90,13 +90,17 @@ func newGauge(m metric.Meter, name, unit, desc string) metric.Int64UpDownCounter
 var (
 	mutexGauge     = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(mutexKind))}
 	semaphoreGauge = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(semaphoreKind))}
+	rwmutexGauge   = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(rwmutexKind))}
 )
 
-// gaugeAttrs returns the gauges' attributes for a lock of permits permits
-// (0: a mutex): lock.kind alone. No name, for the series to stay few; no
+// gaugeAttrs returns the gauges' attributes for a lock of kind k:
+// lock.kind alone. No name, for the series to stay few; no
 // client ID, for a restarted process (a new random ID) to keep its series.
-func gaugeAttrs(permits int) []metric.AddOption {
-	if permits > 0 {
+func gaugeAttrs(k lockKind) []metric.AddOption {
+	if k.mode != "" {
+		return rwmutexGauge
+	}
+	if k.permits > 0 {
 		return semaphoreGauge
 	}
 	return mutexGauge
@@ -124,9 +128,9 @@ func (t *telemetry) metricName(name, group string) (attribute.KeyValue, bool) {
 // metricAttrs returns the metric attributes for the lock name in group, of
 // permits permits (0: a mutex): extra, lock.kind, lock.permits for a
 // semaphore, and lock.name (see metricName).
-func (t *telemetry) metricAttrs(name, group string, permits int, extra ...attribute.KeyValue) metric.MeasurementOption {
-	attrs := make([]attribute.KeyValue, 0, len(extra)+3)
-	attrs = appendKind(append(attrs, extra...), permits)
+func (t *telemetry) metricAttrs(name, group string, k lockKind, extra ...attribute.KeyValue) metric.MeasurementOption {
+	attrs := make([]attribute.KeyValue, 0, len(extra)+4)
+	attrs = appendKind(append(attrs, extra...), k)
 	if kv, ok := t.metricName(name, group); ok {
 		attrs = append(attrs, kv)
 	}

@@ -25,7 +25,8 @@ const (
 const (
 	LockNameKey         = attribute.Key("lock.name")          // string: the lock name on spans; on metrics its group when it has one
 	LockGroupKey        = attribute.Key("lock.group")         // string: the lock's lockmw.WithGroup, on spans; absent when none
-	LockKindKey         = attribute.Key("lock.kind")          // string: "mutex" or "semaphore"
+	LockKindKey         = attribute.Key("lock.kind")          // string: "mutex", "semaphore" or "rwmutex"
+	LockModeKey         = attribute.Key("lock.mode")          // string: "read" or "write", a read-write lock's side; absent otherwise
 	LockPermitsKey      = attribute.Key("lock.permits")       // int: a semaphore's permits (its limit); absent for a mutex
 	LockOutcomeKey      = attribute.Key("lock.outcome")       // string: lockmw.Outcome or lockmw.RenewalOutcome
 	LockReentrantKey    = attribute.Key("lock.reentrant")     // bool: the acquisition re-entered a hold
@@ -126,14 +127,28 @@ var spanKind = trace.WithSpanKind(trace.SpanKindInternal)
 var (
 	mutexKind     = LockKindKey.String("mutex")
 	semaphoreKind = LockKindKey.String("semaphore")
+	rwmutexKind   = LockKindKey.String("rwmutex")
 )
 
-// appendKind appends to attrs what kind of lock an event with permits
-// permits is (lockmw's Permits: a semaphore's limit, 0 for a mutex):
-// lock.kind, and for a semaphore lock.permits.
-func appendKind(attrs []attribute.KeyValue, permits int) []attribute.KeyValue {
-	if permits > 0 {
-		return append(attrs, semaphoreKind, LockPermitsKey.Int(permits))
+// lockKind is what kind of lock an event is about, from its lockmw.LockInfo:
+// a side of a read-write lock (mode "read" or "write"), a semaphore (its
+// permits), or a mutex.
+type lockKind struct {
+	permits int
+	mode    string
+}
+
+// kindOf is the kind of the lock i.
+func kindOf(i lockmw.LockInfo) lockKind { return lockKind{permits: i.Permits, mode: i.Mode} }
+
+// appendKind appends to attrs what kind of lock k is: lock.kind, and
+// lock.permits for a semaphore, lock.mode for a read-write lock.
+func appendKind(attrs []attribute.KeyValue, k lockKind) []attribute.KeyValue {
+	switch {
+	case k.mode != "":
+		return append(attrs, rwmutexKind, LockModeKey.String(k.mode))
+	case k.permits > 0:
+		return append(attrs, semaphoreKind, LockPermitsKey.Int(k.permits))
 	}
 	return append(attrs, mutexKind)
 }

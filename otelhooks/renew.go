@@ -34,18 +34,18 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 			if sc := span.SpanContext(); sc.IsValid() {
 				attrs := make([]attribute.KeyValue, 0, 5)
 				attrs = append(attrs, LockNameKey.String(l.Name), LockOutcomeKey.String(o.String()))
-				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(appendGroup(attrs, l.Group), l.Permits)})
+				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(appendGroup(attrs, l.Group), kindOf(l.LockInfo))})
 			}
 		}
 		switch {
 		case byName:
-			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.Name, l.Group, l.Permits, LockOutcomeKey.String(o.String())))
+			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.Name, l.Group, kindOf(l.LockInfo), LockOutcomeKey.String(o.String())))
 		case !t.nameAttr:
-			byKind.add(o, l.Permits)
+			byKind.add(o, kindOf(l.LockInfo))
 		}
 	}
 	for _, c := range byKind {
-		t.m.renewals.Add(ctx, c.n, t.metricAttrs("", "", c.permits, LockOutcomeKey.String(c.outcome.String())))
+		t.m.renewals.Add(ctx, c.n, t.metricAttrs("", "", c.kind, LockOutcomeKey.String(c.outcome.String())))
 	}
 
 	outcome := lockmw.RenewalOK
@@ -74,22 +74,22 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 }
 
 // renewalCounts counts the locks of a renewal script by outcome and permits
-// (lock.kind and lock.permits), for the lock.renewals metric without
+// (lock.kind, lock.permits, lock.mode), for the lock.renewals metric without
 // lock.name: a few entries, so a slice.
 type renewalCounts []renewalCount
 
 type renewalCount struct {
 	outcome lockmw.RenewalOutcome
-	permits int // 0: a mutex
+	kind    lockKind
 	n       int64
 }
 
-func (rc *renewalCounts) add(o lockmw.RenewalOutcome, permits int) {
+func (rc *renewalCounts) add(o lockmw.RenewalOutcome, k lockKind) {
 	for i := range *rc {
-		if c := &(*rc)[i]; c.outcome == o && c.permits == permits {
+		if c := &(*rc)[i]; c.outcome == o && c.kind == k {
 			c.n++
 			return
 		}
 	}
-	*rc = append(*rc, renewalCount{outcome: o, permits: permits, n: 1})
+	*rc = append(*rc, renewalCount{outcome: o, kind: k, n: 1})
 }
