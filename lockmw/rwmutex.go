@@ -13,7 +13,16 @@ import (
 // holds its read side and not its write side. A reader cannot become the
 // writer: it would wait for itself (Redisson's RReadWriteLock waits for ever
 // there); release the read side first. It matches ErrInvalidArgument too.
-var ErrUpgrade = fmt.Errorf("%w: lockmw: a reader cannot take the write side of its read-write lock", ErrInvalidArgument)
+var ErrUpgrade error = upgradeError{}
+
+// upgradeError is ErrUpgrade's type: it matches ErrInvalidArgument too.
+type upgradeError struct{}
+
+func (upgradeError) Error() string {
+	return "lockmw: a reader cannot take the write side of its read-write lock"
+}
+
+func (upgradeError) Is(target error) bool { return target == ErrInvalidArgument }
 
 // RWMutex is Redisson's RReadWriteLock: many readers or one writer on one
 // name, across every Client and process, and Redisson's own clients.
@@ -86,7 +95,6 @@ func (c *Client) RWMutex(name string, opts ...LockOption) *RWMutex {
 		s.k = newRWKeys(name)
 		s.renewKey = s.k.lock
 		s.akeys = []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.token}
-		s.hot = c.contention.slot(name)
 	}
 	return rw
 }

@@ -122,7 +122,7 @@ func TestRWMutexRedissonWaitersNotStarved(t *testing.T) {
 					return
 				default:
 				}
-				h, err := lockSide(ctx, rw, i%2 == 0)
+				h, err := rwLockSide(ctx, rw, i%2 == 0)
 				if err != nil {
 					t.Errorf("rlock worker: %v", err)
 					return
@@ -169,8 +169,8 @@ func TestRWMutexRedissonWaitersNotStarved(t *testing.T) {
 	t.Logf("the Redisson writer got the lock after %d rlock holds", writtenAt)
 }
 
-// lockSide takes rw's write side (write) or its read side.
-func lockSide(ctx context.Context, rw *lockmw.RWMutex, write bool) (context.Context, error) {
+// rwLockSide takes rw's write side (write) or its read side.
+func rwLockSide(ctx context.Context, rw *lockmw.RWMutex, write bool) (context.Context, error) {
 	if write {
 		return rw.Lock(ctx)
 	}

@@ -73,7 +73,7 @@ func TestRWMutexBesideRedisson(t *testing.T) {
 				holds <- h
 			}()
 		}
-		waitQueued(t, srv, "rs-w", 2)
+		rwWaitQueued(t, srv, "rs-w", 2)
 		require.NoError(t, pw.Unlock(ctx, 1), "Redisson's write unlock publishes 1: every waiter wakes")
 		for range 2 {
 			require.NoError(t, <-got)
@@ -186,7 +186,7 @@ func TestRWMutexRedissonContention(t *testing.T) {
 				defer wg.Done()
 				rw := c.RWMutex("rs-mixed")
 				for i := range holds {
-					fail("rlock", rlockHold(ctx, rw, &o, (g+i)%3 == 0))
+					fail("rlock", rwHold(ctx, rw, &o, (g+i)%3 == 0))
 				}
 			}()
 		}
@@ -199,7 +199,7 @@ func TestRWMutexRedissonContention(t *testing.T) {
 				defer wg.Done()
 				rw := p.GetReadWriteLock("rs-mixed")
 				for i := range holds {
-					fail("redisson", redissonHold(ctx, rw, id, &o, (id+int64(i))%3 == 0))
+					fail("redisson", rwRedissonHold(ctx, rw, id, &o, (id+int64(i))%3 == 0))
 				}
 			}()
 		}
@@ -211,9 +211,9 @@ func TestRWMutexRedissonContention(t *testing.T) {
 	assert.Empty(t, rwHash(t, srv, "rs-mixed"))
 }
 
-// rlockHold takes rw's write side (write) or read side, re-enters it, and
+// rwHold takes rw's write side (write) or read side, re-enters it, and
 // gives it back.
-func rlockHold(ctx context.Context, rw *lockmw.RWMutex, o *rwOccupancy, write bool) error {
+func rwHold(ctx context.Context, rw *lockmw.RWMutex, o *rwOccupancy, write bool) error {
 	if write {
 		h, err := rw.Lock(ctx)
 		if err != nil {
@@ -234,8 +234,8 @@ func rlockHold(ctx context.Context, rw *lockmw.RWMutex, o *rwOccupancy, write bo
 	return errors.Join(err, rw.RUnlock(in), rw.RUnlock(h))
 }
 
-// redissonHold is rlockHold for a Redisson thread.
-func redissonHold(ctx context.Context, rw *redisson.ReadWriteLock, id int64, o *rwOccupancy, write bool) error {
+// rwRedissonHold is rwHold for a Redisson thread.
+func rwRedissonHold(ctx context.Context, rw *redisson.ReadWriteLock, id int64, o *rwOccupancy, write bool) error {
 	if write {
 		w := rw.WriteLock()
 		if err := w.Lock(ctx, id, 0); err != nil {

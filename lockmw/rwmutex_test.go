@@ -210,7 +210,7 @@ func TestRWMutexHandsOffWithoutPolling(t *testing.T) {
 			readers <- h
 		}()
 	}
-	waitQueued(t, srv, "rw-handoff", 3)
+	rwWaitQueued(t, srv, "rw-handoff", 3)
 	require.NoError(t, rw.Unlock(w))
 	var hs []context.Context
 	for range 3 {
@@ -225,7 +225,7 @@ func TestRWMutexHandsOffWithoutPolling(t *testing.T) {
 		errs <- err
 		writer <- h
 	}()
-	waitQueued(t, srv, "rw-handoff", 1)
+	rwWaitQueued(t, srv, "rw-handoff", 1)
 	for _, h := range hs {
 		require.NoError(t, b.RWMutex("rw-handoff").RUnlock(h))
 	}
@@ -233,8 +233,8 @@ func TestRWMutexHandsOffWithoutPolling(t *testing.T) {
 	require.NoError(t, rw.Unlock(<-writer))
 }
 
-// waitQueued waits until n waiters are queued for name.
-func waitQueued(t *testing.T, srv *redistest.Server, name string, n int64) {
+// rwWaitQueued waits until n waiters are queued for name.
+func rwWaitQueued(t *testing.T, srv *redistest.Server, name string, n int64) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		got, err := srv.Client().ZCard(context.Background(), "rlock_queue:{"+name+"}").Result()
@@ -327,7 +327,7 @@ func TestRWMutexFencing(t *testing.T) {
 		errs <- err
 		got <- h
 	}()
-	waitQueued(t, srv, "rw-fence", 1)
+	rwWaitQueued(t, srv, "rw-fence", 1)
 	require.NoError(t, rw.RUnlock(r))
 	require.NoError(t, rw.Unlock(inner))
 	require.NoError(t, rw.Unlock(w))
@@ -378,4 +378,34 @@ func TestRWMutexBadInput(t *testing.T) {
 	assert.ErrorIs(t, c.RWMutex("rw-bad-w").RUnlock(w), lockmw.ErrNotHeld, "the read side's of a write hold")
 	require.NoError(t, rw.RUnlock(r))
 	require.NoError(t, c.RWMutex("rw-bad-w").Unlock(w))
+}
+
+func TestRWMutexUnlockAt(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
+	for _, write := range []bool{false, true} {
+		rw := c.RWMutex("rw-unlockat")
+		h, err := rwLockSide(ctx, rw, write)
+		require.NoError(t, err)
+		side := lockmw.Locker(rw)
+		if !write {
+			side = rw.RLocker()
+		}
+		at := time.Now().Add(300 * time.Millisecond)
+		require.NoError(t, side.(interface {
+			UnlockAt(context.Context, time.Time) error
+		}).UnlockAt(h, at))
+		require.Error(t, h.Err(), "the hold context ends at once")
+		ttl, err := srv.Client().PTTL(ctx, "rw-unlockat").Result()
+		require.NoError(t, err)
+		assert.Positive(t, ttl, "write=%v: held until at", write)
+		assert.LessOrEqual(t, ttl, 300*time.Millisecond, "write=%v: and no longer", write)
+		_, err = c.RWMutex("rw-unlockat").TryLock(ctx, 0, 0)
+		assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "write=%v: still held", write)
+		w, err := c.RWMutex("rw-unlockat").TryLock(ctx, 5*time.Second, 0)
+		require.NoError(t, err, "write=%v: free once at has passed", write)
+		require.NoError(t, c.RWMutex("rw-unlockat").Unlock(w))
+	}
 }

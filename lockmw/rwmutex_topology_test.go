@@ -34,7 +34,7 @@ func TestRWMutexCluster(t *testing.T) {
 			wg.Go(func() {
 				rw := c.RWMutex(name)
 				for k := range 5 {
-					if err := rlockHold(ctx, rw, &o, (i+k)%3 == 0); err != nil {
+					if err := rwHold(ctx, rw, &o, (i+k)%3 == 0); err != nil {
 						t.Errorf("%s: %v", name, err)
 						return
 					}
@@ -78,7 +78,7 @@ func TestRWMutexHandedOverHoldsAreClaimed(t *testing.T) {
 			readers <- got{h, err}
 		}()
 	}
-	waitQueued(t, srv, "rw-claim", 2)
+	rwWaitQueued(t, srv, "rw-claim", 2)
 	require.NoError(t, a.RWMutex("rw-claim").Unlock(w))
 	var hs []context.Context
 	for range 2 {

@@ -25,7 +25,11 @@ elseif n > 1 and not last then
   r = '0'
 elseif ARGV[4] ~= '0' and not rw_writer(hf) then
   for i = 1, n do redis.call('pexpire', rw_tkey(KEYS[1], hf, i), ARGV[4]) end
-  rw_extend(KEYS[1], ARGV[4])
+  if redis.call('hlen', KEYS[1]) == 2 then -- the only holder: the hash goes with it
+    redis.call('pexpire', KEYS[1], ARGV[4])
+  else
+    rw_extend(KEYS[1], ARGV[4])
+  end
   r = '2'
 elseif ARGV[4] ~= '0' and redis.call('hlen', KEYS[1]) == 2 then
   redis.call('pexpire', KEYS[1], ARGV[4])
