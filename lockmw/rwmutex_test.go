@@ -359,6 +359,7 @@ func TestRWMutexBadInput(t *testing.T) {
 	} {
 		assert.ErrorIs(t, call(), lockmw.ErrInvalidName, name)
 	}
+	assert.NotPanics(t, func() { c.RWMutex("rw-nil-option", nil) }, "a nil option is skipped")
 	rw := c.RWMutex("rw-bad")
 	_, err := rw.TryRLock(ctx, -time.Second, 0)
 	assert.ErrorIs(t, err, lockmw.ErrInvalidArgument)
