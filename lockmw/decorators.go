@@ -11,7 +11,8 @@ import (
 
 // WithLock runs fn while holding m, and releases m when fn returns or panics
 // (a panic goes on after the release). m is a *[Mutex], or a *[Semaphore]
-// (fn then runs with one permit), or any [Locker]. It is Redisson's "run
+// (fn then runs with one permit), a *[MultiLock] (fn runs holding every
+// member), or any [Locker]. It is Redisson's "run
 // this action inside the lock" without Lock and Unlock in sight:
 //
 //	err := lockmw.WithLock(ctx, c.Mutex("invoice:42"), func(ctx context.Context) error {

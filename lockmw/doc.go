@@ -87,7 +87,18 @@
 // the permits in the sorted set {name}:timeout scored by expiry, the count
 // published on redisson_sc:{name}), waiting in the same queue with the same
 // hand-off, its permits renewed by the same watchdog and lost the same way.
-// A permit is not reentrant. See docs/semaphores.md.
+// Beside Redisson's waiters it reserves a permit for them as the mutex
+// reserves its lock: rlock's callers that would wait leave the last free
+// permit alone until a Redisson thread has taken a permit, or for the same
+// window at most. A permit is not reentrant. See docs/semaphores.md.
+//
+// # Multi-locks
+//
+// [Client.MultiLock] holds several Lockers (of any Clients) all at once or
+// none: Redisson's getMultiLock. It takes its members one at a time in one
+// order and never waits while it holds one, so multi-locks over
+// overlapping sets never deadlock; its hold context ends when any member's
+// does. See docs/multilock.md.
 //
 // # Read-write locks
 //

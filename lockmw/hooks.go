@@ -10,8 +10,9 @@ import (
 // spans and metrics. A nil func costs nothing. Hooks run synchronously on the
 // goroutine of the event (the caller's for acquisitions, holds, releases and
 // Close; the watchdog's for renewals and for losses a renewal finds; a timer's
-// for a hold whose renewals failed until its key could have expired) and must
-// not block or call back into the same lock.
+// for a hold whose renewals failed until its key could have expired; a
+// goroutine of its own for a [MultiLock]'s HoldEnd when a member's hold
+// ends) and must not block or call back into the same lock.
 type Hooks struct {
 	// AcquireStart is called when Lock or TryLock begins. The context it
 	// returns (ctx when it returns nil) is handed to AcquireEnd.
@@ -79,6 +80,10 @@ func (o Outcome) String() string {
 type LockInfo struct {
 	Name  string
 	Group string // the handle's WithGroup, a bounded label for Name; "" when none
+	// Kind is what kind of lock it is: "mutex", "semaphore", "rwmutex" for
+	// either side of an [RWMutex] (Mode says which), or "multilock" for a
+	// [MultiLock] (whose members report their own events).
+	Kind string
 	// Permits is a semaphore's permits (its limit) when the lock is a
 	// permit of a [Semaphore]; 0 for a [Mutex].
 	Permits int

@@ -3,25 +3,29 @@ package lockmw
 import "sync/atomic"
 
 // lockKind is what kind of lock a name is: a mutex, a semaphore, or a side
-// of a read-write lock.
+// of a read-write lock; or a multi-lock, which is no name of its own but is
+// reported as a kind.
 type lockKind uint8
 
 const (
 	kindMutex lockKind = iota
 	kindSemaphore
+	kindMultiLock
 	kindRead  // an RWMutex's read side
 	kindWrite // an RWMutex's write side
 )
 
-// String names the kind, as the logs do.
+// String names the kind, as the hooks' events (LockInfo.Kind) and the logs
+// do: both sides of a read-write lock are "rwmutex" (LockInfo.Mode tells
+// them apart).
 func (k lockKind) String() string {
 	switch k {
 	case kindSemaphore:
 		return "semaphore"
-	case kindRead:
-		return "rwmutex (read)"
-	case kindWrite:
-		return "rwmutex (write)"
+	case kindMultiLock:
+		return "multilock"
+	case kindRead, kindWrite:
+		return "rwmutex"
 	}
 	return "mutex"
 }
@@ -62,8 +66,12 @@ func (b *lockBase) reentrant() bool { return b.kind != kindSemaphore }
 
 // info is the lock as the hooks' events name it.
 func (b *lockBase) info() LockInfo {
-	return LockInfo{Name: b.name, Group: b.group, Permits: b.permits, Mode: b.kind.mode()}
+	return LockInfo{Name: b.name, Group: b.group, Kind: b.kind.String(), Permits: b.permits, Mode: b.kind.mode()}
 }
+
+// base returns the lockBase of a lock of this package; every kind embeds
+// it, so MultiLock finds who its members are (same, the order).
+func (b *lockBase) base() *lockBase { return b }
 
 // same reports whether b and o are one lock: the same Client, name and kind
 // (the group is the handle's: it plays no part).

@@ -7,8 +7,8 @@ import (
 )
 
 // Locker is what the decorators ([WithLock], [Do]) take: *[Mutex],
-// *[Semaphore] and *[RWMutex] (its write side; RWMutex.RLocker is its read
-// side) implement it. Lock and TryLock return the hold context that
+// *[Semaphore], *[RWMutex] (its write side; RWMutex.RLocker is its read
+// side) and *[MultiLock] implement it. Lock and TryLock return the hold context that
 // Unlock takes, as on a Mutex.
 type Locker interface {
 	Lock(ctx context.Context) (context.Context, error)
@@ -24,6 +24,7 @@ var (
 	_ ownLocker = (*Semaphore)(nil)
 	_ ownLocker = (*RWMutex)(nil)
 	_ ownLocker = (*rwSide)(nil)
+	_ ownLocker = (*MultiLock)(nil)
 )
 
 // ownLocker is a Locker of this package.
@@ -37,7 +38,7 @@ func (m *Mutex) client() *Client     { return m.c }
 func (s *Semaphore) client() *Client { return s.c }
 
 // checkLocker returns ErrInvalidArgument, naming the caller what, for a nil
-// Locker or a nil *Mutex or *Semaphore inside one.
+// Locker or a nil *Mutex, *Semaphore or *MultiLock inside one.
 func checkLocker(what string, l Locker) error {
 	switch v := l.(type) {
 	case nil:
@@ -53,6 +54,10 @@ func checkLocker(what string, l Locker) error {
 	case *RWMutex:
 		if v == nil {
 			return fmt.Errorf("%w: %s: nil *RWMutex", ErrInvalidArgument, what)
+		}
+	case *MultiLock:
+		if v == nil {
+			return fmt.Errorf("%w: %s: nil *MultiLock", ErrInvalidArgument, what)
 		}
 	}
 	return nil

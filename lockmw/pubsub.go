@@ -57,7 +57,7 @@ type nameSub struct {
 	confirmedAt time.Time // the last (re)confirmation
 	missed      bool      // the connection was lost since the last confirmation
 	idleSince   time.Time
-	reserved    reservationSeen // the roll-call channel's last reservation, and a "0" after it (reserve.go)
+	reserved    reservationSeen // the roll-call channel's last reservation, and the messages after it (reserve.go)
 }
 
 // unsharded is the shards key of the one connection used with plain
@@ -440,6 +440,7 @@ func (h *hub) dispatch(channel, payload string) {
 	// A semaphore's channel carries the count of free permits: as many
 	// waiters wake (Redisson's SemaphorePubSub).
 	if ns.k.sem {
+		ns.reserved.unlocked()
 		n, _ := strconv.Atoi(payload)
 		for _, w := range ns.waiters {
 			if n <= 0 {

@@ -38,9 +38,7 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 	return context.WithValue(lctx, levelKey{}, lvl), nil
 }
 
-// base and undoReentryOnce make the mutex a reentryUndoer (chores.go).
-func (m *Mutex) base() *lockBase { return &m.lockBase }
-
+// undoReentryOnce makes the mutex a reentryUndoer (chores.go).
 func (m *Mutex) undoReentryOnce(ctx context.Context, field, reqID string) error {
 	return m.c.store.undoReenter(ctx, m, field, reqID)
 }

@@ -2,16 +2,18 @@ package lockmw
 
 // The reservation for Redisson's waiters, the Client's side (the scripts'
 // side is lib.lua's rlock_reserve; the protocol is docs/waiting.md, Beside
-// Redisson waiters). A release that reserves the free lock publishes "0" on
-// Redisson's channel, then the reservation's generation on the roll-call
-// channel; rlock callers that would wait leave the lock alone until one of
-// them says the reservation was used, or until its window passes. Two things
-// live here: what a Client's hub saw of a name's reservation (a "0" after its
-// generation means the reserved lock was taken and freed again), and the
-// window a release gives, from the round trips this Client measures to its
-// Redis.
+// Redisson waiters). A release that reserves the free lock (a mutex's) or a
+// permit (a semaphore's) publishes on Redisson's channel ("0", or the count
+// of free permits), then the reservation's generation on the roll-call
+// channel; rlock callers that would wait leave the lock, or the count's last
+// permit, alone until the reservation was used, or until its window passes.
+// Two things live here: what a Client's hub saw of a name's reservation (the
+// messages on Redisson's channel after its generation, which the scripts
+// weigh: lib.lua's rlock_reservation), and the window a release gives, from
+// the round trips this Client measures to its Redis.
 
 import (
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -52,44 +54,54 @@ func (g *rttGauge) windowMS() int64 {
 }
 
 // reservationSeen is what one hub saw of a name's reservations, in the order
-// the server published: the generation of the last one, and whether a "0"
-// (a release) came after it. Guarded by the hub's mutex.
+// the server published: the generation of the last one, and how many
+// messages came on Redisson's channel after it. Guarded by the hub's mutex.
 type reservationSeen struct {
-	gen  string
-	used bool
+	gen   string
+	after int
 }
 
 // reserved records a reservation's generation, from the roll-call channel.
-func (r *reservationSeen) reserved(gen string) { r.gen, r.used = gen, false }
+func (r *reservationSeen) reserved(gen string) { r.gen, r.after = gen, 0 }
 
-// unlocked records a "0" on Redisson's channel: the last reservation, if
-// any, was used (the lock was free and reserved at its generation, and was
-// held and freed since).
-func (r *reservationSeen) unlocked() { r.used = r.gen != "" }
-
-// usedGen returns the generation of a reservation seen used, or "".
-func (r *reservationSeen) usedGen() string {
-	if r.used {
-		return r.gen
+// unlocked records a message on Redisson's channel: a mutex's "0" (the lock
+// reserved at the last generation was held and freed since: the reservation
+// was used), or a semaphore's count (a permit went back, Redisson's or
+// rlock's: the script weighs it against the count it finds).
+func (r *reservationSeen) unlocked() {
+	if r.gen != "" {
+		r.after++
 	}
-	return ""
 }
 
-// usedReservation returns the generation of the name's last reservation when
-// one of the Client's hubs saw it used, else "": the acquire script's ninth
-// argument, which ends the reservation. A generation is unique, so a word
+// word is what the acquire script is told of the last reservation, or ""
+// when no message came after it: a mutex's waiter says its generation (it
+// was used), a semaphore's "<generation>|<messages after it>".
+func (r *reservationSeen) word(sem bool) string {
+	switch {
+	case r.after == 0:
+		return ""
+	case sem:
+		return r.gen + "|" + strconv.Itoa(r.after)
+	}
+	return r.gen
+}
+
+// usedReservation returns what the Client's hubs saw of the name's last
+// reservation (reservationSeen.word), else "": the acquire script's
+// argument that ends a used reservation. A generation is unique, so a word
 // about an older reservation than the one in Redis changes nothing.
 func (c *Client) usedReservation(k *keys) string {
 	for _, h := range c.hubs {
 		h.mu.Lock()
 		ns := h.names[k.channel]
-		gen := ""
+		word := ""
 		if ns != nil {
-			gen = ns.reserved.usedGen()
+			word = ns.reserved.word(k.sem)
 		}
 		h.mu.Unlock()
-		if gen != "" {
-			return gen
+		if word != "" {
+			return word
 		}
 	}
 	return ""

@@ -66,10 +66,88 @@ func TestReservedForRedissonWaiters(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := newReserveRun(t, tc.opts)
+			r := newReserveRun(t, mutexReserveKind, tc.opts)
 			r.check(r.run(tc.n, tc.m, 6), tc.m)
 		})
 	}
+}
+
+// TestSemaphoreReservedForRedissonWaiters is TestReservedForRedissonWaiters
+// for a semaphore of one permit beside Redisson's RPermitExpirableSemaphore
+// waiters: while one waits, an rlock hold reached by fairTurns hand-offs in
+// a row gives its permit back reserved, and the next permit taken is a
+// Redisson waiter's; a round's rlock holds are at most m × (fairTurns + 1).
+// With the 1 ms window the semaphore had before, a Redisson waiter at this
+// round trip (over 1 ms) could not land its acquire in time, and rlock
+// waiters took the permit after it.
+func TestSemaphoreReservedForRedissonWaiters(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		n, m int
+		opts []redisson.Option
+	}{
+		{"a Redisson 4.x waiter beside two rlock clients", 2, 1, nil},
+		{"two Redisson 4.x waiters beside four rlock clients", 4, 2, nil},
+		{"a slower waiter beside two rlock clients", 2, 1, []redisson.Option{redisson.WithSlowWake()}},
+		{"two slower waiters beside four rlock clients", 4, 2, []redisson.Option{redisson.WithSlowWake()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newReserveRun(t, semaphoreReserveKind, tc.opts)
+			r.check(r.run(tc.n, tc.m, 6), tc.m)
+		})
+	}
+}
+
+// reserveKind is what a reservation run needs of a lock kind: its name, the
+// rlock handle, where an rlock hold's hand-off count lives, Redisson's
+// channel and one Redisson hold.
+type reserveKind struct {
+	name     string
+	rlock    func(c *lockmw.Client, name string) lockmw.Locker
+	handoffs func(name string) (key, field string) // the count of hand-offs in a row of the hold being held
+	channel  func(name string) string
+	// redissonHold takes the lock once with c's Redisson handle, calls held
+	// when it holds it, and releases it.
+	redissonHold func(ctx context.Context, c *redisson.Client, name string, held func()) error
+}
+
+// mutexReserveKind is the mutex beside Redisson's RLock: the hand-off count
+// is in the lock's hash.
+var mutexReserveKind = reserveKind{
+	name:     "reserved",
+	rlock:    func(c *lockmw.Client, name string) lockmw.Locker { return c.Mutex(name) },
+	handoffs: func(name string) (string, string) { return name, "rlock:handoffs" },
+	channel:  redisson.Channel,
+	redissonHold: func(ctx context.Context, c *redisson.Client, name string, held func()) error {
+		l := c.GetLock(name)
+		if err := l.Lock(ctx, 1, 0); err != nil {
+			return err
+		}
+		held()
+		return l.Unlock(context.WithoutCancel(ctx), 1)
+	},
+}
+
+// semaphoreReserveKind is a semaphore of one permit beside Redisson's
+// RPermitExpirableSemaphore: the hand-off count is in the waiter table
+// (read while one holds the only permit, it is the one its release counts
+// from).
+var semaphoreReserveKind = reserveKind{
+	name:     "sem-reserved",
+	rlock:    func(c *lockmw.Client, name string) lockmw.Locker { return c.Semaphore(name, 1) },
+	handoffs: func(name string) (string, string) { return "rlock_waiters:{" + name + "}", "rlock:handoffs" },
+	channel:  redisson.SemaphoreChannel,
+	redissonHold: func(ctx context.Context, c *redisson.Client, name string, held func()) error {
+		s := c.GetPermitExpirableSemaphore(name)
+		id, err := s.Acquire(ctx, -1)
+		if err != nil {
+			return err
+		}
+		held()
+		return s.Release(context.WithoutCancel(ctx), id)
+	},
 }
 
 // holdSeen is one hold a reservation run observed.
@@ -92,6 +170,7 @@ type reserveRun struct {
 	ctx   context.Context
 	srv   *redistest.Server
 	proxy *faultproxy.Proxy
+	kind  reserveKind
 	opts  []redisson.Option
 	name  string
 
@@ -99,14 +178,14 @@ type reserveRun struct {
 	holds []holdSeen
 }
 
-func newReserveRun(t *testing.T, opts []redisson.Option) *reserveRun {
+func newReserveRun(t *testing.T, kind reserveKind, opts []redisson.Option) *reserveRun {
 	srv := redistest.Start(t)
 	p, err := faultproxy.Start(srv.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	p.SetRequestLatency(oneWay)
 	p.SetLatency(oneWay)
-	return &reserveRun{t: t, ctx: testsupport.Ctx(t), srv: srv, proxy: p, opts: opts, name: "reserved"}
+	return &reserveRun{t: t, ctx: testsupport.Ctx(t), srv: srv, proxy: p, kind: kind, opts: opts, name: kind.name}
 }
 
 // client is a go-redis client with default options through the proxy.
@@ -131,13 +210,13 @@ func (r *reserveRun) run(n, m, rounds int) []reserveRound {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range n {
-		mx := locktest.New(r.t, r.client()).Mutex(r.name)
+		mx := r.kind.rlock(locktest.New(r.t, r.client()), r.name)
 		wg.Go(func() { r.rlockWorker(mx, stop) })
 	}
 	defer wg.Wait()
 	defer close(stop)
 	testsupport.Eventually(r.t, reservePatience, "the rlock workers took turns", func() bool { return r.count() >= 2*n })
-	ctrl := locktest.New(r.t, r.client()).Mutex(r.name)
+	ctrl := r.kind.rlock(locktest.New(r.t, r.client()), r.name)
 	var out []reserveRound
 	for range rounds {
 		out = append(out, r.round(ctrl, m))
@@ -147,7 +226,7 @@ func (r *reserveRun) run(n, m, rounds int) []reserveRound {
 
 // rlockWorker locks, reads its hold's hand-off count and unlocks, until
 // stop is closed.
-func (r *reserveRun) rlockWorker(mx *lockmw.Mutex, stop <-chan struct{}) {
+func (r *reserveRun) rlockWorker(mx lockmw.Locker, stop <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
@@ -166,10 +245,11 @@ func (r *reserveRun) rlockWorker(mx *lockmw.Mutex, stop <-chan struct{}) {
 // held, nothing changes the hand-off count nor starts a quiet time (only a
 // reservation that passed unused does, and none is on while rlock holds
 // the lock).
-func (r *reserveRun) unlockObserved(mx *lockmw.Mutex, h context.Context) {
+func (r *reserveRun) unlockObserved(mx lockmw.Locker, h context.Context) {
 	hs := holdSeen{acquired: time.Now()}
 	var err error
-	hs.handoffs, hs.quiet, err = readHold(r.ctx, r.srv.Client(), r.name)
+	key, field := r.kind.handoffs(r.name)
+	hs.handoffs, hs.quiet, err = readHoldAt(r.ctx, r.srv.Client(), r.name, key, field)
 	assert.NoError(r.t, err)
 	hs.unlock = time.Now()
 	r.add(hs)
@@ -181,7 +261,12 @@ func (r *reserveRun) unlockObserved(mx *lockmw.Mutex, h context.Context) {
 // server's ms: no release reserves the lock until then). Neither changes
 // while an rlock caller that waited holds the lock.
 func readHold(ctx context.Context, rdb redis.UniversalClient, name string) (handoffs int64, quiet bool, err error) {
-	handoffs, err = rdb.HGet(ctx, name, "rlock:handoffs").Int64()
+	return readHoldAt(ctx, rdb, name, name, "rlock:handoffs")
+}
+
+// readHoldAt is readHold for a hand-off count kept in field of the hash key.
+func readHoldAt(ctx context.Context, rdb redis.UniversalClient, name, key, field string) (handoffs int64, quiet bool, err error) {
+	handoffs, err = rdb.HGet(ctx, key, field).Int64()
 	if errors.Is(err, redis.Nil) {
 		handoffs, err = 0, nil
 	}
@@ -203,7 +288,7 @@ func readHold(ctx context.Context, rdb redis.UniversalClient, name string) (hand
 
 // round holds the lock with ctrl until m Redisson processes wait for it,
 // then lets it go and waits until each of them had it once.
-func (r *reserveRun) round(ctrl *lockmw.Mutex, m int) reserveRound {
+func (r *reserveRun) round(ctrl lockmw.Locker, m int) reserveRound {
 	h, err := ctrl.Lock(r.ctx)
 	require.NoError(r.t, err)
 	done := make(chan time.Time, m)
@@ -211,17 +296,16 @@ func (r *reserveRun) round(ctrl *lockmw.Mutex, m int) reserveRound {
 		c := redisson.NewClient(r.client(), r.opts...)
 		r.t.Cleanup(func() { _ = c.Close() })
 		go func() {
-			l := c.GetLock(r.name)
-			err := l.Lock(r.ctx, 1, 0)
-			acquired := time.Now()
-			if assert.NoError(r.t, err) {
+			var acquired time.Time
+			err := r.kind.redissonHold(r.ctx, c, r.name, func() {
+				acquired = time.Now()
 				r.add(holdSeen{redisson: true, acquired: acquired, unlock: time.Now()})
-				assert.NoError(r.t, l.Unlock(context.WithoutCancel(r.ctx), 1))
-			}
+			})
+			assert.NoError(r.t, err)
 			done <- acquired
 		}()
 	}
-	channel, rollCall := redisson.Channel(r.name), "rlock_handoff:{"+r.name+"}"
+	channel, rollCall := r.kind.channel(r.name), "rlock_handoff:{"+r.name+"}"
 	testsupport.Eventually(r.t, reservePatience, "the Redisson waiters subscribed", func() bool {
 		subs, err := r.srv.Client().PubSubNumSub(r.ctx, channel, rollCall).Result()
 		return err == nil && subs[channel]-subs[rollCall] == int64(m)

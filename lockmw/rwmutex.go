@@ -176,6 +176,10 @@ func (rw *RWMutex) Token(hold context.Context) (int64, bool) {
 
 func (rw *RWMutex) client() *Client { return rw.w.c }
 
+// base is the write side's lockBase: an RWMutex is its write side (a
+// MultiLock's member, for one).
+func (rw *RWMutex) base() *lockBase { return &rw.w.lockBase }
+
 // Name, Lock, TryLock, Unlock and UnlockAt make a side a Locker of this
 // package (ownLocker).
 func (s *rwSide) Name() string { return s.name }
@@ -208,3 +212,6 @@ func (s *rwSide) UnlockAt(hold context.Context, at time.Time) error {
 }
 
 func (s *rwSide) client() *Client { return s.c }
+
+// Err is RWMutex.Err, for the read side as a Locker (a MultiLock's member).
+func (s *rwSide) Err() error { return s.err }

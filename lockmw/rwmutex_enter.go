@@ -113,10 +113,8 @@ func (s *rwSide) reenterWithin(ctx context.Context, hf, must string) (int64, err
 	return res[1], nil
 }
 
-// base and undoReentryOnce make a side a reentryUndoer (chores.go): field is
-// the hash field.
-func (s *rwSide) base() *lockBase { return &s.lockBase }
-
+// undoReentryOnce makes a side a reentryUndoer (chores.go): field is the
+// hash field.
 func (s *rwSide) undoReentryOnce(ctx context.Context, hf, reqID string) error {
 	return scripts.RWUnreenter.Run(ctx, s.rdb, []string{s.k.lock, s.k.latchBase + reqID}, hf, s.c.latchArg).Err()
 }

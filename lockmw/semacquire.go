@@ -18,11 +18,16 @@ func (s *Semaphore) firstTry(ctx context.Context, a attempt) (acquireReply, erro
 	return s.try(ctx, a)
 }
 
-// try runs semacquire.lua once for a.
+// try runs semacquire.lua once for a, with what the Client saw of the
+// name's reservation for Redisson's waiters (reserve.go).
 func (s *Semaphore) try(ctx context.Context, a attempt) (acquireReply, error) {
 	c := s.c
-	res, err := scripts.SemAcquire.Run(ctx, s.rdb, s.akeys, c.ttlArg(a.ttl), a.field, flag(a.enqueue),
-		c.graceArg, s.permits, flag(a.queued), c.claimArg(a.ttl), c.publishCmd(ctx), msCeil(semIdleTTL)).Slice()
+	args := []any{c.ttlArg(a.ttl), a.field, flag(a.enqueue), c.graceArg, s.permits, flag(a.queued),
+		c.claimArg(a.ttl), c.publishCmd(ctx), msCeil(semIdleTTL)}
+	if word := c.usedReservation(&s.k); word != "" {
+		args = append(args, word)
+	}
+	res, err := scripts.SemAcquire.Run(ctx, s.rdb, s.akeys, args...).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire a permit of %q: %w", s.name, err)
 	}
@@ -55,7 +60,8 @@ func (s *Semaphore) reenter(ctx context.Context, _ *level) (context.Context, err
 }
 
 // releaseOnce gives lvl's permit back (semrelease.lua under the level's
-// latch), or lets it expire in expireMS (semunlockat.lua) (kindOps).
+// latch, with the window of a reservation it may make: reserve.go), or lets
+// it expire in expireMS (semunlockat.lua) (kindOps).
 func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64, _ bool) (released, error) {
 	var n int64
 	var err error
@@ -63,7 +69,11 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 		n, err = scripts.SemUnlockAt.Run(ctx, s.rdb, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
 	} else {
 		latch, _ := lvl.latchArg.(string) // the engine's: k.latchBase + reqID
-		n, err = scripts.SemRelease.Run(ctx, s.rdb, s.fullKeys(latch), lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL)).Int64()
+		sent := time.Now()
+		n, err = scripts.SemRelease.Run(ctx, s.rdb, s.fullKeys(latch), lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL), s.rtt.windowMS()).Int64()
+		if err == nil {
+			s.rtt.observe(time.Since(sent))
+		}
 	}
 	switch {
 	case err != nil:

@@ -34,7 +34,8 @@ type Semaphore struct {
 	e     engine
 	err   error
 	rdb   redis.UniversalClient
-	akeys []string // the acquire script's keys
+	rtt   *rttGauge // the Client's round trips: the window of a reservation (reserve.go)
+	akeys []string  // the acquire script's keys
 }
 
 // Semaphore returns the semaphore called name with permits permits, with
@@ -63,7 +64,7 @@ func (c *Client) Semaphore(name string, permits int, opts ...LockOption) *Semaph
 	if s.err != nil {
 		return s
 	}
-	s.rdb = single.rdb
+	s.rdb, s.rtt = single.rdb, &single.rtt
 	s.k = newSemKeys(name)
 	s.renewKey = s.k.permits
 	s.akeys = []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits}

@@ -10,12 +10,16 @@
 //
 // # Spans
 //
-// All spans are of kind INTERNAL. A permit of a [lockmw.Semaphore] and a
-// side of a [lockmw.RWMutex] are traced as a lock: their lock.wait and
-// lock.hold spans are a mutex's, told apart by lock.kind ("mutex",
-// "semaphore" or "rwmutex"); a semaphore's carry lock.permits, its limit
-// (the permits its Client asked for; absent for a mutex), and a read-write
-// lock's lock.mode, "read" or "write" (the side). Spans
+// All spans are of kind INTERNAL. A permit of a [lockmw.Semaphore] is traced
+// as a lock: its lock.wait and lock.hold spans are a mutex's, told apart by
+// lock.kind ("mutex" or "semaphore"), and a semaphore's carry lock.permits,
+// its limit (the permits its Client asked for; absent for a mutex). Each
+// side of a [lockmw.RWMutex] is traced as a lock of lock.kind "rwmutex" with
+// lock.mode "read" or "write". A
+// [lockmw.MultiLock] is traced as a lock of lock.kind "multilock" named
+// "multi(<members>)": its lock.wait and lock.hold spans sit beside its
+// members' own (all children of the caller's span), and work under it is a
+// child of its lock.hold span. Spans
 // carry the full lock name in lock.name, and the lock's group
 // ([lockmw.WithGroup]) in lock.group when it has one: httpmw's locks have
 // their route, asynqmw's their task type.
@@ -102,8 +106,9 @@
 // re-entries are no new hold), lock.wait.active the acquisitions under way
 // (from the start of Lock or TryLock to its outcome, queued or trying;
 // re-entries excluded), lock.renew.active the open holds the watchdog
-// renews (those held without a lease). Their only attribute is lock.kind:
-// no lock name, so their series stay three at most, and no client ID, for a
+// renews (those held without a lease; a multi-lock's members, never the
+// multi-lock itself). Their only attribute is lock.kind: no lock name, so
+// their series stay one per kind, and no client ID, for a
 // Client's ID is random by default and a restarted process would start new
 // series; the resource (service.instance.id) tells processes apart. Hooks
 // shared by several Clients of one process count them together. They are
@@ -120,10 +125,13 @@
 // type ("asynq:lock:email:send"), so 10,000 orders or payloads make one
 // series, not one each. Names a program chose itself (scheduler's job names, a
 // Mutex of its own) are counted by name: the program's code bounds them.
-// Give a per-entity lock of your own a group. lock.kind ("mutex",
-// "semaphore" or "rwmutex") is always there, lock.permits (a semaphore's
-// limit) on a semaphore's data points only, and lock.mode ("read" or
-// "write") on a read-write lock's: they come from the program's code, not
+// Give a per-entity lock of your own a group. A multi-lock's group is
+// "multi(<each member's group, or name>)" when any member has a group, so
+// a multi-lock over per-entity members with groups is one series too.
+// lock.kind ("mutex", "semaphore", "rwmutex" or "multilock") is always
+// there, lock.permits (a semaphore's limit) on a semaphore's data points
+// only, and lock.mode ("read" or "write") on a read-write lock's: they come
+// from the program's code, not
 // its data, so they add a few series at most (a name is one kind, with the
 // limit its Clients set), never one per client or holder.
 //

@@ -24,14 +24,15 @@ type holdState struct {
 // returns carries the span and becomes the parent of the hold context, so
 // work done under the lock is traced inside it.
 func (t *telemetry) holdStart(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
-	gauge := gaugeAttrs(kindOf(e.LockInfo))
+	gauge := gaugeAttrs(e.LockInfo)
 	t.m.holds.Add(ctx, 1, gauge...)
-	if e.Lease == 0 {
+	renewing := e.Lease == 0 && e.Kind != "multilock" // a multi-lock's members are renewed, each as its own hold
+	if renewing {
 		t.m.renewing.Add(ctx, 1, gauge...)
 	}
 	attrs := make([]attribute.KeyValue, 0, 7) // lock.lead is rare: Lead's terms only
 	attrs = append(attrs, LockNameKey.String(e.Name), LockWaitedKey.Bool(e.Waited))
-	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), kindOf(e.LockInfo))
+	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.LockInfo)
 	if e.Token > 0 {
 		attrs = append(attrs, LockFencingTokenKey.Int64(e.Token))
 	}
@@ -39,7 +40,7 @@ func (t *telemetry) holdStart(ctx context.Context, e lockmw.HoldStartEvent) cont
 		attrs = append(attrs, LockLeaseKey.Float64(e.Lease.Seconds()))
 	}
 	ctx, span := t.tracer.Start(ctx, HoldSpanName, spanKind, trace.WithAttributes(attrs...))
-	return context.WithValue(ctx, holdKey{t}, &holdState{span: span, renewing: e.Lease == 0})
+	return context.WithValue(ctx, holdKey{t}, &holdState{span: span, renewing: renewing})
 }
 
 // hold returns the holdState that ctx, a context holdStart returned (or one
@@ -79,14 +80,14 @@ func (t *telemetry) holdEnd(ctx context.Context, e lockmw.HoldEndEvent) {
 	lost := e.Lost != nil && !closed
 	// The metrics first: once the span has ended, everything is recorded.
 	if t.m.hold.Enabled(ctx) || lost {
-		attrs := t.metricAttrs(e.Name, e.Group, kindOf(e.LockInfo))
+		attrs := t.metricAttrs(e.LockInfo)
 		t.m.hold.Record(ctx, e.Duration.Seconds(), attrs)
 		if lost {
 			t.m.lost.Add(ctx, 1, attrs)
 		}
 	}
 	if h, ok := t.hold(ctx); ok {
-		gauge := gaugeAttrs(kindOf(e.LockInfo))
+		gauge := gaugeAttrs(e.LockInfo)
 		t.m.holds.Add(ctx, -1, gauge...)
 		if h.renewing {
 			t.m.renewing.Add(ctx, -1, gauge...)

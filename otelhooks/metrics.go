@@ -5,6 +5,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/go-rlock/rlock/lockmw"
 )
 
 // The names of the metrics.
@@ -90,20 +92,25 @@ func newGauge(m metric.Meter, name, unit, desc string) metric.Int64UpDownCounter
 var (
 	mutexGauge     = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(mutexKind))}
 	semaphoreGauge = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(semaphoreKind))}
+	multilockGauge = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(multilockKind))}
 	rwmutexGauge   = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(rwmutexKind))}
 )
 
-// gaugeAttrs returns the gauges' attributes for a lock of kind k:
-// lock.kind alone. No name, for the series to stay few; no
-// client ID, for a restarted process (a new random ID) to keep its series.
-func gaugeAttrs(k lockKind) []metric.AddOption {
-	if k.mode != "" {
+// gaugeAttrs returns the gauges' attributes for the lock info names:
+// lock.kind alone. No name, for the series to stay few; no client ID, for a
+// restarted process (a new random ID) to keep its series.
+func gaugeAttrs(info lockmw.LockInfo) []metric.AddOption {
+	switch {
+	case info.Permits > 0:
+		return semaphoreGauge
+	case info.Kind == "" || info.Kind == "mutex":
+		return mutexGauge
+	case info.Kind == "multilock":
+		return multilockGauge
+	case info.Kind == "rwmutex":
 		return rwmutexGauge
 	}
-	if k.permits > 0 {
-		return semaphoreGauge
-	}
-	return mutexGauge
+	return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kindAttr(info)))}
 }
 
 // metricName returns the metrics' lock.name attribute of a lock called name
@@ -125,13 +132,12 @@ func (t *telemetry) metricName(name, group string) (attribute.KeyValue, bool) {
 	return LockNameKey.String(name), true
 }
 
-// metricAttrs returns the metric attributes for the lock name in group, of
-// permits permits (0: a mutex): extra, lock.kind, lock.permits for a
-// semaphore, and lock.name (see metricName).
-func (t *telemetry) metricAttrs(name, group string, k lockKind, extra ...attribute.KeyValue) metric.MeasurementOption {
-	attrs := make([]attribute.KeyValue, 0, len(extra)+4)
-	attrs = appendKind(append(attrs, extra...), k)
-	if kv, ok := t.metricName(name, group); ok {
+// metricAttrs returns the metric attributes for the lock info names: extra,
+// lock.kind, lock.permits for a semaphore, and lock.name (see metricName).
+func (t *telemetry) metricAttrs(info lockmw.LockInfo, extra ...attribute.KeyValue) metric.MeasurementOption {
+	attrs := make([]attribute.KeyValue, 0, len(extra)+3)
+	attrs = appendKind(append(attrs, extra...), info)
+	if kv, ok := t.metricName(info.Name, info.Group); ok {
 		attrs = append(attrs, kv)
 	}
 	return metric.WithAttributes(attrs...)

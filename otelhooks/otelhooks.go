@@ -25,9 +25,9 @@ const (
 const (
 	LockNameKey         = attribute.Key("lock.name")          // string: the lock name on spans; on metrics its group when it has one
 	LockGroupKey        = attribute.Key("lock.group")         // string: the lock's lockmw.WithGroup, on spans; absent when none
-	LockKindKey         = attribute.Key("lock.kind")          // string: "mutex", "semaphore" or "rwmutex"
-	LockModeKey         = attribute.Key("lock.mode")          // string: "read" or "write", a read-write lock's side; absent otherwise
+	LockKindKey         = attribute.Key("lock.kind")          // string: "mutex", "semaphore", "rwmutex" or "multilock"
 	LockPermitsKey      = attribute.Key("lock.permits")       // int: a semaphore's permits (its limit); absent for a mutex
+	LockModeKey         = attribute.Key("lock.mode")          // string: "read" or "write", a read-write lock's side; absent otherwise
 	LockOutcomeKey      = attribute.Key("lock.outcome")       // string: lockmw.Outcome or lockmw.RenewalOutcome
 	LockReentrantKey    = attribute.Key("lock.reentrant")     // bool: the acquisition re-entered a hold
 	LockWaitedKey       = attribute.Key("lock.waited")        // bool: the lock was busy at least once
@@ -127,30 +127,39 @@ var spanKind = trace.WithSpanKind(trace.SpanKindInternal)
 var (
 	mutexKind     = LockKindKey.String("mutex")
 	semaphoreKind = LockKindKey.String("semaphore")
+	multilockKind = LockKindKey.String("multilock")
 	rwmutexKind   = LockKindKey.String("rwmutex")
 )
 
-// lockKind is what kind of lock an event is about, from its lockmw.LockInfo:
-// a side of a read-write lock (mode "read" or "write"), a semaphore (its
-// permits), or a mutex.
-type lockKind struct {
-	permits int
-	mode    string
+// kindAttr is lock.kind of the lock info names: its Kind, or when that is
+// empty (an event made by hand) a semaphore when it has permits, else a
+// mutex.
+func kindAttr(info lockmw.LockInfo) attribute.KeyValue {
+	switch info.Kind {
+	case "", "mutex", "semaphore":
+		if info.Permits > 0 {
+			return semaphoreKind
+		}
+		return mutexKind
+	case "multilock":
+		return multilockKind
+	case "rwmutex":
+		return rwmutexKind
+	}
+	return LockKindKey.String(info.Kind)
 }
 
-// kindOf is the kind of the lock i.
-func kindOf(i lockmw.LockInfo) lockKind { return lockKind{permits: i.Permits, mode: i.Mode} }
-
-// appendKind appends to attrs what kind of lock k is: lock.kind, and
-// lock.permits for a semaphore, lock.mode for a read-write lock.
-func appendKind(attrs []attribute.KeyValue, k lockKind) []attribute.KeyValue {
+// appendKind appends to attrs what kind of lock info names: lock.kind, and
+// for a semaphore lock.permits (lockmw's Permits, its limit), for a side of
+// a read-write lock lock.mode (lockmw's Mode, "read" or "write").
+func appendKind(attrs []attribute.KeyValue, info lockmw.LockInfo) []attribute.KeyValue {
 	switch {
-	case k.mode != "":
-		return append(attrs, rwmutexKind, LockModeKey.String(k.mode))
-	case k.permits > 0:
-		return append(attrs, semaphoreKind, LockPermitsKey.Int(k.permits))
+	case info.Permits > 0:
+		return append(attrs, semaphoreKind, LockPermitsKey.Int(info.Permits))
+	case info.Mode != "":
+		return append(attrs, kindAttr(info), LockModeKey.String(info.Mode))
 	}
-	return append(attrs, mutexKind)
+	return append(attrs, kindAttr(info))
 }
 
 // leadAttr marks the spans of lockmw.Lead's campaigns and terms.

@@ -34,18 +34,18 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 			if sc := span.SpanContext(); sc.IsValid() {
 				attrs := make([]attribute.KeyValue, 0, 5)
 				attrs = append(attrs, LockNameKey.String(l.Name), LockOutcomeKey.String(o.String()))
-				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(appendGroup(attrs, l.Group), kindOf(l.LockInfo))})
+				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(appendGroup(attrs, l.Group), l.LockInfo)})
 			}
 		}
 		switch {
 		case byName:
-			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.Name, l.Group, kindOf(l.LockInfo), LockOutcomeKey.String(o.String())))
+			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.LockInfo, LockOutcomeKey.String(o.String())))
 		case !t.nameAttr:
-			byKind.add(o, kindOf(l.LockInfo))
+			byKind.add(o, l.LockInfo)
 		}
 	}
 	for _, c := range byKind {
-		t.m.renewals.Add(ctx, c.n, t.metricAttrs("", "", c.kind, LockOutcomeKey.String(c.outcome.String())))
+		t.m.renewals.Add(ctx, c.n, t.metricAttrs(c.kind, LockOutcomeKey.String(c.outcome.String())))
 	}
 
 	outcome := lockmw.RenewalOK
@@ -73,18 +73,19 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 	span.End(trace.WithTimestamp(end))
 }
 
-// renewalCounts counts the locks of a renewal script by outcome and permits
+// renewalCounts counts the locks of a renewal script by outcome and kind
 // (lock.kind, lock.permits, lock.mode), for the lock.renewals metric without
 // lock.name: a few entries, so a slice.
 type renewalCounts []renewalCount
 
 type renewalCount struct {
 	outcome lockmw.RenewalOutcome
-	kind    lockKind
+	kind    lockmw.LockInfo // Kind, Permits and Mode only
 	n       int64
 }
 
-func (rc *renewalCounts) add(o lockmw.RenewalOutcome, k lockKind) {
+func (rc *renewalCounts) add(o lockmw.RenewalOutcome, info lockmw.LockInfo) {
+	k := lockmw.LockInfo{Kind: info.Kind, Permits: info.Permits, Mode: info.Mode}
 	for i := range *rc {
 		if c := &(*rc)[i]; c.outcome == o && c.kind == k {
 			c.n++

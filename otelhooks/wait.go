@@ -14,11 +14,11 @@ import (
 // and counts a new acquisition as a waiter.
 func (t *telemetry) acquireStart(ctx context.Context, e lockmw.AcquireStartEvent) context.Context {
 	if !e.Reentrant {
-		t.m.waits.Add(ctx, 1, gaugeAttrs(kindOf(e.LockInfo))...)
+		t.m.waits.Add(ctx, 1, gaugeAttrs(e.LockInfo)...)
 	}
 	attrs := make([]attribute.KeyValue, 0, 5) // lock.lead is rare: Lead's campaigns only
 	attrs = append(attrs, LockNameKey.String(e.Name), LockReentrantKey.Bool(e.Reentrant))
-	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), kindOf(e.LockInfo))
+	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.LockInfo)
 	ctx, span := t.tracer.Start(ctx, WaitSpanName, spanKind, trace.WithAttributes(attrs...))
 	return context.WithValue(ctx, waitKey{t}, span)
 }
@@ -31,14 +31,14 @@ func (t *telemetry) acquireEnd(ctx context.Context, e lockmw.AcquireEndEvent) {
 	outcome := LockOutcomeKey.String(e.Outcome.String())
 	// The metrics first: once the span has ended, everything is recorded.
 	if t.m.wait.Enabled(ctx) {
-		t.m.wait.Record(ctx, e.Duration.Seconds(), t.metricAttrs(e.Name, e.Group, kindOf(e.LockInfo), outcome, LockReentrantKey.Bool(e.Reentrant)))
+		t.m.wait.Record(ctx, e.Duration.Seconds(), t.metricAttrs(e.LockInfo, outcome, LockReentrantKey.Bool(e.Reentrant)))
 	}
 	span, ok := ctx.Value(waitKey{t}).(trace.Span)
 	if !ok {
 		return // an acquisition acquireStart did not see (nor count)
 	}
 	if !e.Reentrant {
-		t.m.waits.Add(ctx, -1, gaugeAttrs(kindOf(e.LockInfo))...)
+		t.m.waits.Add(ctx, -1, gaugeAttrs(e.LockInfo)...)
 	}
 	span.SetAttributes(outcome, LockWaitedKey.Bool(e.Waited))
 	if e.Waited {

@@ -75,7 +75,7 @@ func (v *showView) print(p *printer) {
 	switch {
 	case v.OpenUntil == "":
 	case v.Kind == kindSemaphore:
-		p.textf("  open release: left to Redisson's waiters until %s", v.OpenUntil)
+		p.textf("  a permit reserved for Redisson's waiters until one takes a permit, or until %s at most", v.OpenUntil)
 	default:
 		p.textf("  reserved for Redisson's waiters until one takes it, or until %s at most", v.OpenUntil)
 	}

@@ -31,7 +31,7 @@ type state struct {
 	expired []holder // a semaphore's permits past their expiry, not yet reclaimed
 	free    int64    // a semaphore's free permits
 	waiters []waiter // rlock's queue, in order
-	open    int64    // rlock:open: until when an open release yields to Redisson's waiters
+	open    int64    // rlock:open: until when, at most, a lock or a permit is reserved for Redisson's waiters
 }
 
 // holder is one holder field of a lock or one permit of a semaphore.

@@ -259,6 +259,32 @@ func TestMixedReportsBothSidesOfEachPair(t *testing.T) {
 	}
 }
 
+// -mixed-permits runs the mixed scenario on a semaphore: both sides take
+// permits, never more holders than permits.
+func TestMixedOnASemaphore(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cfg := tiny(srv.Addr())
+	cfg.scenarios = []string{"mixed"}
+	cfg.mixes = []mix{{1, 1}}
+	cfg.mixedPermits = 2
+	rep := runJSON(t, cfg)
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results, want 1: %+v", len(rep.Results), rep.Results)
+	}
+	r := rep.Results[0]
+	if r.Params["semaphore"] != "2" {
+		t.Errorf("params %v, want semaphore=2", r.Params)
+	}
+	m := r.Metrics
+	if m["rlock_holds"] < 1 || m["redisson_holds"] < 1 {
+		t.Errorf("holds: rlock %v, redisson %v; want both sides", m["rlock_holds"], m["redisson_holds"])
+	}
+	if m["overlapping_holds"] != 0 {
+		t.Errorf("%v holds began beside 2 others", m["overlapping_holds"])
+	}
+}
+
 func TestTextOutputHasOneLinePerScenario(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)

@@ -122,7 +122,11 @@
 //     side's previous release to its next acquisition, or to the end), wait
 //     p50/p99/max (a Lock still waiting at the end counts until the end);
 //     and holds that overlapped. Targets, for the Redisson side: longest
-//     gap ≤ 2 s, share ≥ 0.25 × fair share; no overlapping holds.
+//     gap ≤ 2 s, share ≥ 0.25 × fair share; no overlapping holds. With
+//     -mixed-permits n the name is a semaphore of n permits instead
+//     (lockmw.Semaphore; internal/redisson's RPermitExpirableSemaphore,
+//     waiting as acquire() does, on a published count or the earliest
+//     lease's end), and a hold that began beside n others overlaps.
 //   - trace (rlock only): where the time of one hand-off goes, the way the
 //     waiting user feels it, measured from outside the library. The
 //     contended scenario's set-up (-workers, -hold, -think, -duration; each
@@ -228,6 +232,8 @@
 //	-waiters          many-waiters: 1000 names and waiters
 //	-mix N:M, -mix all
 //	                  mixed: rlock and Redisson workers (4:4); all: each of 1, 2, 4 against each
+//	-mixed-permits n  mixed: 0 (default) a mutex; n > 0 a semaphore of n permits (lockmw.Semaphore
+//	                  beside Redisson's RPermitExpirableSemaphore); -slow-wake applies to both
 //	-poll-min, -poll-max
 //	                  the polling lock's retry interval range (1ms, 5ms)
 //	-cpuprofile, -memprofile file
@@ -367,6 +373,9 @@ type config struct {
 
 	mixes    []mix
 	slowWake bool // mixed: the Redisson workers need two round trips from "0" to their acquire (redisson.WithSlowWake)
+	// mixedPermits, for mixed: 0, a mutex; n > 0, a semaphore of n permits
+	// (lockmw.Semaphore beside Redisson's RPermitExpirableSemaphore).
+	mixedPermits int
 
 	pollMin, pollMax time.Duration
 
@@ -440,6 +449,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	rounds := fs.Int("rounds", 0, "many-held: renewal intervals to hold the locks for (0: 3); parallel: rounds, the locks taking turns in each (0: 5)")
 	fs.IntVar(&cfg.waiters, "waiters", cfg.waiters, "many-waiters: names, each with one waiting goroutine")
 	mixFlag := fs.String("mix", "4:4", "mixed: N:M, N rlock workers and M Redisson workers, or all (each of 1, 2, 4 against each)")
+	fs.IntVar(&cfg.mixedPermits, "mixed-permits", 0, "mixed: 0, the workers share a mutex; n > 0, a semaphore of n permits (Redisson's RPermitExpirableSemaphore on the Redisson side)")
 	fs.BoolVar(&cfg.slowWake, "slow-wake", false, "mixed: Redisson workers that need two round trips, not one, from the unlock message to their acquire (like node-redisson)")
 	fs.IntVar(&cfg.goroutines, "goroutines", cfg.goroutines, "parallel: goroutines sharing one client per lock, each locking and unlocking a name of its own")
 	fs.DurationVar(&cfg.settle, "settle", cfg.settle, "parallel: after each lock's run, the longest wait for the keys it wrote to expire (the server's CPU time is measured until then)")
@@ -500,6 +510,7 @@ func (c config) validate() error {
 		{"-think must not be negative", c.think >= 0},
 		{"-duration must be positive", c.duration > 0},
 		{"-permits must be positive", c.permits > 0},
+		{"-mixed-permits must not be negative", c.mixedPermits >= 0},
 		{"-held must be positive", c.held > 0},
 		{"-watchdog must be at least 30ms", c.watchdog >= 30*time.Millisecond},
 		{"-rounds must be positive", c.rounds > 0},

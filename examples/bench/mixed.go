@@ -40,9 +40,10 @@ type mixedWorker struct {
 // runMixed has mx.rlock rlock workers (each its own go-redis client and
 // lockmw.Client) and mx.redisson Redisson workers (each its own go-redis
 // client and Redisson process) take turns on one name for cfg.duration,
-// holding it cfg.hold and pausing 0 to 2×cfg.think between turns.
+// holding it cfg.hold and pausing 0 to 2×cfg.think between turns; with
+// cfg.mixedPermits > 0 the name is a semaphore of that many permits.
 func runMixed(ctx context.Context, e *env, cfg config, mx mix) (*result, error) {
-	name := "rlock-bench:mixed:" + mx.String()
+	name := mixedName(cfg, mx)
 	workers := newMixedWorkers(e, cfg, name, mx)
 	defer func() {
 		for _, w := range workers {
@@ -70,11 +71,11 @@ func newMixedWorkers(e *env, cfg config, name string, mx mix) []mixedWorker {
 	var ws []mixedWorker
 	for i := range mx.rlock {
 		rdb := e.newRedis(fmt.Sprintf("rlock-bench-mixed-rlock-%d", i))
-		ws = append(ws, mixedWorker{"rlock", closing(newRlockLocker(rdb, name), rdb.Close)})
+		ws = append(ws, mixedWorker{"rlock", closing(newMixedLocker(cfg, rdb, name, "rlock"), rdb.Close)})
 	}
 	for i := range mx.redisson {
 		rdb := e.newRedis(fmt.Sprintf("rlock-bench-mixed-redisson-%d", i))
-		ws = append(ws, mixedWorker{"redisson", closing(newRedissonThread(rdb, name, cfg.slowWake), rdb.Close)})
+		ws = append(ws, mixedWorker{"redisson", closing(newMixedLocker(cfg, rdb, name, "redisson"), rdb.Close)})
 	}
 	return ws
 }

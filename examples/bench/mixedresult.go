@@ -16,11 +16,17 @@ func mixedResult(cfg config, mx mix, workers []mixedWorker, turns [][]turn) *res
 	if cfg.slowWake {
 		r.param("wake", "slow")
 	}
+	if cfg.mixedPermits > 0 {
+		r.param("semaphore", cfg.mixedPermits)
+	}
 	r.param("hold", cfg.hold)
 	r.param("think", fmt.Sprintf("0-%v", 2*cfg.think))
 	r.param("duration", cfg.duration)
 	r.num("holds", "holds=%.0f", float64(total))
 	overlap := overlaps(turns, end)
+	if cfg.mixedPermits > 0 {
+		overlap = overHolders(turns, end, cfg.mixedPermits)
+	}
 	r.num("overlapping_holds", "overlapping=%.0f", float64(overlap))
 	sideFigures(r, "rlock", rl, total, mx.rlock, mx.rlock+mx.redisson)
 	rsShare := sideFigures(r, "redisson", rs, total, mx.redisson, mx.rlock+mx.redisson)

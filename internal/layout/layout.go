@@ -20,8 +20,8 @@ const (
 	FieldHandoffs = "rlock:handoffs"
 	// FieldSeq, in a waiter table, is the arrival counter of the queue.
 	FieldSeq = "rlock:seq"
-	// FieldOpen, in a waiter table, is until when (server ms) an open
-	// release leaves the lock to Redisson's waiters.
+	// FieldOpen, in a waiter table, is until when (server ms), at most, a
+	// lock or a semaphore's permit is reserved for Redisson's waiters.
 	FieldOpen = "rlock:open"
 	// OwnPrefix starts every field rlock itself writes in a lock or a
 	// waiter table; a holder's or waiter's field never does.

@@ -42,10 +42,14 @@ func newProcessCounting(t *testing.T, srv *redistest.Server, src string, opts ..
 }
 
 // threads is how many of the process's threads share name's subscription.
-func (c *Client) threads(name string) int {
+func (c *Client) threads(name string) int { return c.threadsOn(Channel(name)) }
+
+// threadsOn is how many of the process's threads share channel's
+// subscription.
+func (c *Client) threadsOn(channel string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.entries[Channel(name)]; ok {
+	if e, ok := c.entries[channel]; ok {
 		return e.threads
 	}
 	return 0

@@ -37,7 +37,11 @@ func (s *Semaphore) Acquire(ctx context.Context, leaseTime time.Duration) (strin
 		if err != nil || a.id != "" {
 			return a.id, err
 		}
-		if _, err := e.latch.tryAcquire(ctx, a.untilEarliest()); err != nil {
+		woken, err := e.latch.tryAcquire(ctx, a.untilEarliest())
+		if err == nil {
+			err = s.c.afterWake(ctx, woken)
+		}
+		if err != nil {
 			return "", err
 		}
 	}
@@ -99,7 +103,11 @@ func (s *Semaphore) tryLoop(ctx context.Context, e *entry, left, leaseTime time.
 		if until := a.untilEarliest(); until >= 0 && until < left {
 			wait = until
 		}
-		if _, err := e.latch.tryAcquire(ctx, wait); err != nil {
+		woken, err := e.latch.tryAcquire(ctx, wait)
+		if err == nil {
+			err = s.c.afterWake(ctx, woken)
+		}
+		if err != nil {
 			return "", false, err
 		}
 		if left -= time.Since(start); left <= 0 {

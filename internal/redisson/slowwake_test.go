@@ -68,6 +68,49 @@ func TestSlowWake(t *testing.T) {
 	}
 }
 
+// A semaphore's waiter woken by a count makes one round trip (PING) before
+// its acquire with WithSlowWake, none without.
+func TestSlowWakeSemaphore(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want []string
+	}{
+		{"Redisson's waiter acquires at once on a count", nil, []string{"acquire"}},
+		{"a slow waiter pings first on a count", []Option{WithSlowWake()}, []string{"ping", "acquire"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			ctx := testsupport.Ctx(t)
+			holder := newProcess(t, srv).GetPermitExpirableSemaphore("slow-sem")
+			_, err := holder.TrySetPermits(ctx, 1)
+			require.NoError(t, err)
+			id, err := holder.Acquire(ctx, -1)
+			require.NoError(t, err)
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+			t.Cleanup(func() { _ = rdb.Close() })
+			log := &commandLog{}
+			rdb.AddHook(log)
+			waiter := NewClient(rdb, tc.opts...)
+			t.Cleanup(func() { _ = waiter.Close() })
+			got := make(chan error, 1)
+			go func() {
+				_, err := waiter.GetPermitExpirableSemaphore("slow-sem").Acquire(ctx, -1)
+				got <- err
+			}()
+			testsupport.Eventually(t, 5*time.Second, "the waiter tried again once subscribed", func() bool {
+				return waiter.threadsOn(SemaphoreChannel("slow-sem")) == 1 && len(log.take(false)) >= 2
+			})
+			log.take(true)
+			require.NoError(t, holder.Release(ctx, id))
+			require.NoError(t, testsupport.Recv(t, got, notByTTL, "the waiter got the permit"))
+			assert.Equal(t, tc.want, log.take(true))
+		})
+	}
+}
+
 func TestNewClientRefusesANilOption(t *testing.T) {
 	t.Parallel()
 	assert.PanicsWithValue(t, "redisson: NewClient: nil Option", func() { NewClient(nil, nil) })
@@ -94,7 +137,8 @@ func (h *commandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		switch {
 		case cmd.Name() == "ping":
 			name = "ping"
-		case len(args) > 1 && (args[1] == acquireScript.Hash() || args[1] == acquireScriptSource) && !redis.HasErrorPrefix(err, "NOSCRIPT"):
+		case len(args) > 1 && (args[1] == acquireScript.Hash() || args[1] == acquireScriptSource ||
+			args[1] == semAcquireScript.Hash() || args[1] == semAcquireScriptSource) && !redis.HasErrorPrefix(err, "NOSCRIPT"):
 			name = "acquire"
 		}
 		if name != "" {

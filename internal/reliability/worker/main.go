@@ -25,6 +25,12 @@
 // permits, watchdog-renewed); a permit has no fencing token, so every hold is
 // named by a negative number of its own.
 //
+//	worker crash-multi -addr A -log FILE -names a,b,c -goroutines 4 -until UNIXNANO [-watchdog 1s] [-default-options]
+//
+// does the same with a lockmw.MultiLock of two fenced mutexes of random
+// names, given in a random order: a Call, Start and End line for each member,
+// named by its fencing token (multilock.go).
+//
 //	worker hold -addr A -name N -resource KEY [-watchdog 1s]
 //
 // takes one lock and talks on stdin/stdout, one line each way: it prints
@@ -55,15 +61,15 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: worker crash|crash-sem|hold [flags]")
+		fmt.Fprintln(os.Stderr, "usage: worker crash|crash-sem|crash-multi|hold [flags]")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
-	case "crash":
-		err = crash(os.Args[2:], 0)
+	case "crash", "crash-multi":
+		err = crash(os.Args[2:], os.Args[1], 0)
 	case "crash-sem":
-		err = crash(os.Args[2:], -1)
+		err = crash(os.Args[2:], os.Args[1], -1)
 	case "hold":
 		err = hold(os.Args[2:])
 	default:
@@ -94,13 +100,10 @@ func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks, defaults
 	return rdbs[0].(*redis.Client), lockmw.New(rdbs[0], opts...)
 }
 
-// crash runs the crash workload: mutexes when permits is 0, semaphores
-// (with a -permits flag) otherwise.
-func crash(args []string, permits int) error {
-	mode := "crash"
-	if permits != 0 {
-		mode = "crash-sem"
-	}
+// crash runs the crash workload of mode: mutexes when permits is 0,
+// semaphores (with a -permits flag) otherwise; multi-locks of two mutexes in
+// mode crash-multi.
+func crash(args []string, mode string, permits int) error {
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
 	addr := fs.String("addr", "", "redis-server address")
 	logPath := fs.String("log", "", "log file (appended)")
@@ -129,8 +132,15 @@ func crash(args []string, permits int) error {
 	// mutex or a permit gets a negative number of its own, unique in this
 	// process.
 	var unfenced atomic.Int64
+	var members memberHolds
 	hooks := lockmw.Hooks{
 		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
+			if e.Kind == "multilock" { // its members are logged, each as a hold
+				return ctx
+			}
+			if mode == "crash-multi" {
+				members.note(ctx, e)
+			}
 			tok := e.Token
 			if tok == 0 {
 				tok = -unfenced.Add(1)
@@ -160,6 +170,10 @@ func crash(args []string, permits int) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { watchPauses(ctx, lg) })
 	for i := range *goroutines {
+		if mode == "crash-multi" {
+			wg.Go(func() { contendMulti(ctx, c, list, lg, &members) })
+			continue
+		}
 		locker := func(name string) lockmw.Locker { return c.Semaphore(name, permits) }
 		if permits == 0 {
 			// Every other goroutine locks without fencing: those take the

@@ -15,7 +15,8 @@
 --           it lasts at most), "rlock:opengen" ("<generation>|<window ms>")
 --           and "rlock:quiet" ("<until when>|<generation>": no reservation is
 --           made until then, after one that no Redisson waiter used in its
---           window). See rlock_reserve.
+--           window); a semaphore's reservation adds "rlock:openbase" (see
+--           rlock_reservation). See rlock_reserve.
 --   KEYS[5] the fencing counter (Redisson's "redisson_lock_token:{name}"); it
 --           expires after the counter TTL its scripts pass (a day by default),
 --           refreshed by every token (see rlock_next_token).
@@ -63,16 +64,28 @@ local function rlock_next_token(ttl)
 end
 
 -- rlock_drop_table deletes the waiter table, whose queue is empty now. A
--- quiet time still running (rlock_reservation) is kept, alone, until it ends.
+-- quiet time still running (rlock_reservation) is kept, alone, until it
+-- ends; so is a reservation still on (a semaphore's: its other permits are
+-- handed over, and taken, meanwhile), until its window ends.
 local function rlock_drop_table()
-  local quiet = redis.call('hget', KEYS[4], 'rlock:quiet')
+  local r = redis.call('hmget', KEYS[4], 'rlock:quiet', 'rlock:open', 'rlock:opengen', 'rlock:openbase')
   redis.call('del', KEYS[4])
-  if quiet then
-    local left = tonumber(string.match(quiet, '^%d+') or '0') - rlock_now()
-    if left > 0 then
-      redis.call('hset', KEYS[4], 'rlock:quiet', quiet)
-      redis.call('pexpire', KEYS[4], string.format('%d', left))
-    end
+  if not r[1] and not r[2] then return end
+  local now = rlock_now()
+  local keep = 0
+  local left = tonumber(string.match(r[1] or '', '^%d+') or '0') - now
+  if left > 0 then
+    redis.call('hset', KEYS[4], 'rlock:quiet', r[1])
+    keep = left
+  end
+  left = tonumber(r[2] or '0') - now
+  if left > 0 and r[3] then
+    redis.call('hset', KEYS[4], 'rlock:open', r[2], 'rlock:opengen', r[3])
+    if r[4] then redis.call('hset', KEYS[4], 'rlock:openbase', r[4]) end
+    keep = math.max(keep, left)
+  end
+  if keep > 0 then
+    redis.call('pexpire', KEYS[4], string.format('%d', keep))
   end
 end
 
@@ -217,45 +230,68 @@ local function rlock_others_wait(pub)
   return tonumber(n[2]) > tonumber(n[4])
 end
 
--- rlock_reserve frees nothing itself: the caller deleted the lock. It records
--- the reservation in the waiter table (made, with a TTL, when nobody is
--- queued) for window ms at most, publishes Redisson's "0" on KEYS[2] (msg
--- instead when given: a read-write lock's write release publishes "1"), then
--- the reservation's generation (the server's clock in µs) on the roll-call
--- channel KEYS[7]. A "0" that follows the generation on an rlock client's
--- connection means the reserved lock was taken and freed again: its waiters
--- then pass the generation to the acquire script (rlock_reservation).
-local function rlock_reserve(pub, window, msg)
+-- rlock_reserve frees nothing itself: the caller freed the lock (or gave the
+-- permit back) and published on KEYS[2] (Redisson's "0", or a semaphore's
+-- count). It records the reservation in the waiter table (made, with a TTL,
+-- when nobody is queued) for window ms at most, then publishes its
+-- generation (the server's clock in µs) on the roll-call channel KEYS[7]. A
+-- message on KEYS[2] that follows the generation on an rlock client's
+-- connection says that the reserved lock may have been taken: its waiters
+-- then pass the generation to the acquire script (rlock_reservation). base,
+-- for a semaphore only, is its count of free permits now.
+local function rlock_reserve(pub, window, base)
   local us = rlock_now_us()
   local now = math.floor(us / 1000)
   local gen = string.format('%d', us)
-  redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', now + window), 'rlock:opengen', gen .. '|' .. string.format('%d', window))
+  local ends = string.format('%d', now + window)
+  local opengen = gen .. '|' .. string.format('%d', window)
+  if base then
+    redis.call('hset', KEYS[4], 'rlock:open', ends, 'rlock:opengen', opengen, 'rlock:openbase', string.format('%d', base), 'rlock:handoffs', '0')
+  else
+    redis.call('hset', KEYS[4], 'rlock:open', ends, 'rlock:opengen', opengen)
+  end
   if redis.call('pttl', KEYS[4]) < window then
     redis.call('pexpire', KEYS[4], string.format('%d', window))
   end
-  redis.call(pub, KEYS[2], msg or '0')
   redis.call(pub, KEYS[7], gen)
 end
 
 -- rlock_reservation looks at the name's reservation and ends it when it is
--- over: used, when used (an rlock client's word, or nil) is its generation;
--- missed, when its window has passed with the lock free (free: the caller
--- found it so; the name is then quiet for a while). The word may come late,
--- after a waiter whose timer ran out found the reservation missed: then it
--- ends the quiet time. It returns the ms left of a reservation still on
--- (<= 0: none) and until when the name is quiet (0: it is not).
-local function rlock_reservation(used, free)
-  local r = redis.call('hmget', KEYS[4], 'rlock:open', 'rlock:opengen', 'rlock:quiet')
+-- over: used, or missed when its window has passed with the lock free (free:
+-- the caller found it so; the name is then quiet for a while). word is an
+-- rlock client's word, or nil: "<generation>" (a mutex: a "0" came after the
+-- reservation's generation) or "<generation>|<n>" (a semaphore: n counts
+-- came after it). A mutex's reservation is used when the word names it. A
+-- semaphore's, whose free permits the caller found count, is used when a
+-- permit was taken by someone who is not an rlock client: its
+-- "rlock:openbase" starts as the count the reservation left, and rlock's
+-- scripts keep it so that it moves as the count does with every change they
+-- make (a permit taken: -1; n given back with one message: n - 1), so that
+-- n + base - count is how many permits others took since, at least (n: the
+-- counts the client saw published since, by others or by rlock; each of
+-- Redisson's give-backs publishes one). The word may come late, after a
+-- waiter whose timer ran out found the reservation missed: then it ends the
+-- quiet time. It returns the ms left of a reservation still on (<= 0: none)
+-- and until when the name is quiet (0: it is not).
+local function rlock_reservation(word, free, count)
+  local r = redis.call('hmget', KEYS[4], 'rlock:open', 'rlock:opengen', 'rlock:quiet', 'rlock:openbase')
+  local said, seen = string.match(word or '', '^(%d+)|?(%d*)$')
   local upto, missed = string.match(r[3] or '', '^(%d+)|(%d+)$')
   local quiet = tonumber(upto or '0')
-  if used ~= nil and used == missed then
+  if said ~= nil and said == missed then
     redis.call('hdel', KEYS[4], 'rlock:quiet')
     quiet = 0
   end
   if not r[1] then return 0, quiet end
   local gen, window = string.match(r[2] or '', '^(%d+)|(%d+)$')
-  if used ~= nil and used == gen then
-    redis.call('hdel', KEYS[4], 'rlock:open', 'rlock:opengen')
+  local used = said ~= nil and said == gen
+  if r[4] and count then
+    local n = 0
+    if used and seen ~= '' then n = tonumber(seen) end
+    used = n + tonumber(r[4]) - count >= 1
+  end
+  if used then
+    redis.call('hdel', KEYS[4], 'rlock:open', 'rlock:opengen', 'rlock:openbase')
     return 0, quiet
   end
   local now = rlock_now()
@@ -263,7 +299,7 @@ local function rlock_reservation(used, free)
   if left > 0 or not free then return left, quiet end
   local q = math.min(rlockQuietTimes * tonumber(window or rlockReserveWindow), rlockQuietMax)
   quiet = now + q
-  redis.call('hdel', KEYS[4], 'rlock:open', 'rlock:opengen')
+  redis.call('hdel', KEYS[4], 'rlock:open', 'rlock:opengen', 'rlock:openbase')
   redis.call('hset', KEYS[4], 'rlock:quiet', string.format('%d', quiet) .. '|' .. (gen or '0'))
   if redis.call('pttl', KEYS[4]) < q then
     redis.call('pexpire', KEYS[4], string.format('%d', q))
@@ -271,18 +307,22 @@ local function rlock_reservation(used, free)
   return 0, quiet
 end
 
--- rlock_reserve_due reports whether a release is to reserve the lock it
--- frees: when a reservation is still on (a caller that does not wait took
--- the reserved lock: it is reserved again), or when due (rlockFairTurns
--- hand-offs in a row, or nobody queued) and the name is not quiet; and in
--- either case only while Redisson waiters wait.
-local function rlock_reserve_due(pub, due)
-  local left, quiet = rlock_reservation(nil, true)
-  if left <= 0 then
-    if not due then return false end
-    if quiet > 0 and quiet > rlock_now() then return false end
+-- rlock_reserve_due reports whether a release is to reserve what it frees,
+-- and whether a reservation is on. A mutex's release reserves the lock
+-- when a reservation is still on (a caller that does not wait took the
+-- reserved lock: it is reserved again); a semaphore's (count: its free
+-- permits) leaves a reservation that is on as it is. Otherwise it reserves
+-- when due (rlockFairTurns hand-offs in a row, or nobody queued) and the
+-- name is not quiet; and in either case only while Redisson waiters wait.
+local function rlock_reserve_due(pub, due, count)
+  local left, quiet = rlock_reservation(nil, count == nil or count >= 1, count)
+  if left > 0 then
+    if count ~= nil then return false, true end
+    return rlock_others_wait(pub), true
   end
-  return rlock_others_wait(pub)
+  if not due then return false, false end
+  if quiet > 0 and quiet > rlock_now() then return false, false end
+  return rlock_others_wait(pub), false
 end
 
 -- rlock_handoff frees the lock KEYS[1] (it deletes it) and gives it to the
@@ -333,19 +373,10 @@ local function rlock_handoff(pub, prev, tokenTTL, meta, turns, window)
   -- Nobody live is queued (a queue emptied here, or before, had its waiter
   -- table dropped with it), or the lock is reserved.
   if not reserve and window ~= nil then reserve = rlock_reserve_due(pub, true) end
-  if reserve then
-    rlock_reserve(pub, tonumber(window))
-  else
-    redis.call(pub, KEYS[2], '0')
-  end
+  redis.call(pub, KEYS[2], '0')
+  if reserve then rlock_reserve(pub, tonumber(window)) end
   return 0
 end
-
--- rlockOpenWindow is how long, in ms, after a semaphore's open release rlock
--- callers that would wait leave the free permit to Redisson's woken threads
--- (semacquire.lua answers them busy). The mutex reserves instead
--- (rlock_reserve).
-local rlockOpenWindow = 1
 
 -- The semaphore's hand-off. Its keys: KEYS[1] the count of free permits
 -- (Redisson's RPermitExpirableSemaphore: an integer string), KEYS[2]
@@ -353,50 +384,75 @@ local rlockOpenWindow = 1
 -- the waiter table, KEYS[5] the permits taken: a sorted set, member the
 -- holder's field, score its expiry in the server's ms; KEYS[7] the hand-off
 -- channels' prefix. The count of hand-offs in a row lives in the waiter
--- table ("rlock:handoffs"), which goes with the queue.
+-- table ("rlock:handoffs"), which goes with the queue, but for the claim
+-- window of the hold that emptied it.
+--
+-- Beside Redisson's waiters a semaphore reserves one permit as the mutex
+-- reserves its lock (rlock_reserve): the permit goes back to the count, and
+-- rlock callers that would wait leave the count's last permit alone until a
+-- permit was taken by someone who is not an rlock client (rlock_reservation)
+-- or until the window passes. Other free permits, and permits given back
+-- while it is on, go on as usual.
 
 -- rlockNoLease is the score of a Redisson permit taken without a lease: it
 -- never expires.
 local rlockNoLease = 922337203685477
 
--- rlock_sem_handoff gives a permit that prev gave back to the first live
--- waiter in the queue: the waiter's field gets a permit that expires after
--- its claim window, and only its client is told. As for the mutex, after
--- rlockFairTurns hand-offs in a row while Redisson waiters wait, the permit
--- goes back to the count instead, and for rlockOpenWindow ms rlock callers
--- that would wait leave it to Redisson's woken threads. Returns 1 when
--- handed over, else 0 (the caller gives the permit back: rlock_sem_giveback).
-local function rlock_sem_handoff(pub, prev)
-  local turns = 0
-  local f, ttl = rlock_next_waiter(function()
-    turns = tonumber(redis.call('hget', KEYS[4], 'rlock:handoffs') or '0') + 1
-    if turns > rlockFairTurns and rlock_others_wait(pub) then
-      redis.call('hset', KEYS[4], 'rlock:open', string.format('%d', rlock_now() + rlockOpenWindow), 'rlock:handoffs', '0')
-      return false
-    end
-    return true
-  end)
-  if not f then
-    return 0
-  end
-  redis.call('zadd', KEYS[5], string.format('%d', rlock_now() + tonumber(ttl)), f)
-  if redis.call('exists', KEYS[4]) == 1 then -- more are queued: count this one
-    redis.call('hset', KEYS[4], 'rlock:handoffs', string.format('%d', turns))
-  end
-  rlock_tell(pub, f, 0, prev, '')
-  return 1
+-- rlock_sem_took keeps a semaphore's reservation in step with a permit that
+-- an rlock caller took from the count while it is on (rlock_reservation).
+local function rlock_sem_took()
+  redis.call('hincrby', KEYS[4], 'rlock:openbase', '-1')
 end
 
 -- rlock_sem_giveback puts n permits back in the count and publishes the
 -- count on Redisson's channel (its waiters take as many permits as the
 -- message says; rlock clients wake as many waiters). When no permit is out
 -- any more, the count expires after idle ms (a name unused for that long
--- leaves nothing behind; Redisson never expires it).
+-- leaves nothing behind; Redisson never expires it). A reservation's base
+-- moves with it (rlock_reservation): n permits, one message.
 local function rlock_sem_giveback(pub, n, idle)
   local count = redis.call('incrby', KEYS[1], n)
   redis.call(pub, KEYS[2], count)
   if redis.call('exists', KEYS[5]) == 0 then
     redis.call('pexpire', KEYS[1], idle)
   end
+  if tonumber(n) > 1 and redis.call('hexists', KEYS[4], 'rlock:openbase') == 1 then
+    redis.call('hincrby', KEYS[4], 'rlock:openbase', string.format('%d', n - 1))
+  end
   return count
 end
+
+-- rlock_sem_handoff gives a permit that prev gave back to the first live
+-- waiter in the queue: the waiter's field gets a permit that expires after
+-- its claim window, and only its client is told. Otherwise it goes back to
+-- the count (rlock_sem_giveback, with idle): when nobody live is queued;
+-- while Redisson waiters wait, after rlockFairTurns hand-offs in a row or
+-- with nobody queued, when it is reserved for them (for window ms at most);
+-- and while a reservation is on whose permit a caller that does not wait
+-- took (the count is 0), to take its place. Returns 1 when handed over,
+-- else 0.
+local function rlock_sem_handoff(pub, prev, window, idle)
+  local count = tonumber(redis.call('get', KEYS[1]) or '0')
+  local turns, reserve, on = 0, false, false
+  local f, ttl = rlock_next_waiter(function()
+    turns = tonumber(redis.call('hget', KEYS[4], 'rlock:handoffs') or '0') + 1
+    reserve, on = rlock_reserve_due(pub, turns > rlockFairTurns, count)
+    if on then turns = 0 end -- hand-offs beside a reservation do not count
+    return not reserve and not (on and count < 1)
+  end)
+  if f then
+    redis.call('zadd', KEYS[5], string.format('%d', rlock_now() + tonumber(ttl)), f)
+    -- Count this one. When it emptied the queue, which dropped the table,
+    -- the count outlives it for the new hold's claim window.
+    local kept = redis.call('exists', KEYS[4]) == 1
+    redis.call('hset', KEYS[4], 'rlock:handoffs', string.format('%d', turns))
+    if not kept then redis.call('pexpire', KEYS[4], ttl) end
+    rlock_tell(pub, f, 0, prev, '')
+    return 1
+  end
+  if not reserve and not on then reserve = rlock_reserve_due(pub, true, count) end
+  count = rlock_sem_giveback(pub, '1', idle)
+  if reserve then rlock_reserve(pub, tonumber(window), count) end
+  return 0
+end
+

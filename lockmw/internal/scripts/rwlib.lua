@@ -152,11 +152,8 @@ local function rw_handoff(pub, prev, tokenTTL, window, msg)
   end
   if not freed then redis.call('del', KEYS[1]) end
   if not reserve and window ~= nil then reserve = rlock_reserve_due(pub, true) end
-  if reserve then
-    rlock_reserve(pub, tonumber(window), msg)
-  else
-    redis.call(pub, KEYS[2], msg)
-  end
+  redis.call(pub, KEYS[2], msg)
+  if reserve then rlock_reserve(pub, tonumber(window)) end
   return 0
 end
 

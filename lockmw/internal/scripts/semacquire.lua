@@ -12,14 +12,26 @@
 -- when the semaphore does not exist yet: the first setting wins, as
 -- Redisson's trySetPermits), ARGV[6] "1" when an earlier attempt may have
 -- queued this owner, ARGV[7] its claim window in ms, ARGV[8] 'publish' or
--- 'spublish', ARGV[9] how long in ms the count outlives its last permit.
+-- 'spublish', ARGV[9] how long in ms the count outlives its last permit,
+-- ARGV[10] optional: "<generation>|<n>", the client saw n counts published
+-- after a reservation's generation (lib.lua's rlock_reservation).
 --
 -- Returns {1, 0} when we hold a permit (this request set its expiry),
 --         {0, pttl, holder, '', now µs} when none is free: pttl the earliest
 --         permit's time left (-1: none expires), holder its field when an rlock
---         one, now the server's time in µs (as acquire.lua's busy reply).
+--         one, now the server's time in µs (as acquire.lua's busy reply);
+--         while a reservation for Redisson's waiters keeps the last free
+--         permit from a caller that would wait, pttl is what is left of its
+--         window and there is no holder.
 local now = rlock_now()
 local count = redis.call('get', KEYS[1])
+
+-- The reservation for Redisson's waiters, read against the count before
+-- anything here changes it: yield > 0 while it is on.
+local yield = 0
+if count then
+  yield = rlock_reservation(ARGV[10], tonumber(count) >= 1, tonumber(count))
+end
 
 -- Permits whose expiry passed (a crashed holder's, a lease's end) come back.
 local expired = redis.call('zrangebyscore', KEYS[5], '0', string.format('%d', now), 'LIMIT', '0', '100')
@@ -47,14 +59,11 @@ if redis.call('zscore', KEYS[5], ARGV[2]) then
   return won()
 end
 
--- Just after an open release a caller that would wait leaves the free
--- permit to Redisson's woken threads for the window it set.
-local yield = 0
-if count >= 1 and (ARGV[3] == '1' or ARGV[6] == '1') then
-  local open = redis.call('hget', KEYS[4], 'rlock:open')
-  if open then yield = tonumber(open) - now end
-end
-if count >= 1 and yield <= 0 then
+-- While a reservation is on, a caller that would wait leaves the last free
+-- permit to Redisson's threads; a permit taken is counted in it.
+local waits = ARGV[3] == '1' or ARGV[6] == '1'
+if count >= 1 and (yield <= 0 or count >= 2 or not waits) then
+  if yield > 0 then rlock_sem_took() end
   redis.call('decr', KEYS[1])
   redis.call('persist', KEYS[1])
   redis.call('zadd', KEYS[5], expiry, ARGV[2])
@@ -69,7 +78,7 @@ if first[1] then
   local score = tonumber(first[2])
   if score < rlockNoLease then pttl = math.max(score - now, 0) end
 end
-if yield > 0 then pttl = yield end
+if yield > 0 and count >= 1 then pttl, holder = yield, '' end
 if ARGV[3] == '1' then
   rlock_enqueue(ARGV[2], pttl, ARGV[4], ARGV[1], '0', ARGV[7], ARGV[6])
 end

@@ -19,7 +19,5 @@ if ARGV[3] == '1' then
   return {1, 0}
 end
 redis.call('zrem', KEYS[5], ARGV[1])
-if rlock_sem_handoff(ARGV[2], ARGV[1]) == 0 then
-  rlock_sem_giveback(ARGV[2], '1', ARGV[5])
-end
+rlock_sem_handoff(ARGV[2], ARGV[1], rlockReserveWindow, ARGV[5])
 return {2}
