@@ -410,3 +410,26 @@ func TestRWMutexUnlockAt(t *testing.T) {
 		require.NoError(t, c.RWMutex("rw-unlockat").Unlock(w))
 	}
 }
+
+// A MultiLock takes an RWMutex's sides as members: the write side (the
+// RWMutex) and the read side (RLocker), beside a mutex.
+func TestRWMutexInMultiLock(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
+	ml := a.MultiLock(a.RWMutex("rw-multi-r").RLocker(), a.RWMutex("rw-multi-w"), a.Mutex("rw-multi-m"))
+	require.NoError(t, ml.Err())
+	h, err := ml.Lock(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "read", rwHash(t, srv, "rw-multi-r")["mode"])
+	assert.Equal(t, "write", rwHash(t, srv, "rw-multi-w")["mode"])
+	r, err := b.RWMutex("rw-multi-r").TryRLock(ctx, 0, 0)
+	require.NoError(t, err, "another reader shares the multi-lock's read side")
+	_, err = b.RWMutex("rw-multi-w").TryRLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "its write side excludes readers")
+	require.NoError(t, b.RWMutex("rw-multi-r").RUnlock(r))
+	require.NoError(t, ml.Unlock(h))
+	assert.Empty(t, rwHash(t, srv, "rw-multi-r"))
+	assert.Empty(t, rwHash(t, srv, "rw-multi-w"))
+}
