@@ -247,7 +247,7 @@ func TestRWMutexRenewalAndLoss(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
 	renewed := make(chan lockmw.RenewalEvent, 16)
-	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(1500*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
 		Renewal: func(e lockmw.RenewalEvent) {
 			select {
 			case renewed <- e:
