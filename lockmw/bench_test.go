@@ -2,7 +2,11 @@ package lockmw_test
 
 import (
 	"context"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,4 +162,143 @@ func BenchmarkContended8(b *testing.B) {
 		}()
 	}
 	wg.Wait()
+}
+
+// BenchmarkLockUnlockParallel is the parallel scenario of examples/bench in
+// small: 64 goroutines (32 per P on 2 cores) share one Client, each locking
+// and unlocking a name of its own. Besides ns/op (per lock+unlock, all
+// goroutines together) it reports the redis-server's CPU time per
+// lock+unlock (INFO cpu, during the loop: the latches' expiry comes later)
+// and its commands per lock+unlock (INFO commandstats).
+func BenchmarkLockUnlockParallel(b *testing.B) { benchParallel(b) }
+
+// BenchmarkLockUnlockParallelWithoutBatching is BenchmarkLockUnlockParallel
+// with WithoutBatching: each round trip on a connection of its own.
+func BenchmarkLockUnlockParallelWithoutBatching(b *testing.B) {
+	benchParallel(b, lockmw.WithoutBatching())
+}
+
+// BenchmarkLockUnlockWithoutBatching is BenchmarkLockUnlock with
+// WithoutBatching: a lone caller's latency is the same with batching on.
+func BenchmarkLockUnlockWithoutBatching(b *testing.B) {
+	srv := redistest.Start(b)
+	benchLockUnlock(b, locktest.NewOn(b, srv, lockmw.WithoutBatching()).Mutex("bench"), context.Background())
+}
+
+// BenchmarkLockUnlockDeadline is BenchmarkLockUnlock as an HTTP handler
+// calls it: with a context that has a deadline, on a go-redis client that
+// honours it (ContextTimeoutEnabled, as the test helpers set it).
+func BenchmarkLockUnlockDeadline(b *testing.B) {
+	srv := redistest.Start(b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	benchLockUnlock(b, locktest.NewOn(b, srv).Mutex("bench"), ctx)
+}
+
+// benchParallel runs BenchmarkLockUnlockParallel on a Client with opts.
+func benchParallel(b *testing.B, opts ...lockmw.Option) {
+	srv := redistest.Start(b)
+	c := locktest.NewOn(b, srv, opts...)
+	ctx := context.Background()
+	var names atomic.Int64
+	cpu0, calls0 := serverCPU(b, srv), serverCalls(b, srv)
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		m := c.Mutex("bench-par-" + strconv.FormatInt(names.Add(1), 10))
+		for pb.Next() {
+			h, err := m.Lock(ctx)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := m.Unlock(h); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(serverCPU(b, srv)-cpu0)/1e3/float64(b.N), "redis-µs/op")
+	b.ReportMetric(float64(serverCalls(b, srv)-calls0)/float64(b.N), "redis-cmds/op")
+}
+
+// serverCPU is the redis-server's CPU time so far (INFO cpu, system + user).
+func serverCPU(b *testing.B, srv *redistest.Server) time.Duration {
+	info, err := srv.Client().Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum float64
+	for line := range strings.Lines(info) {
+		for _, k := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), k); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				sum += f
+			}
+		}
+	}
+	return time.Duration(sum * float64(time.Second))
+}
+
+// serverCalls is the commands the redis-server ran so far, those inside
+// scripts too, but for INFO.
+func serverCalls(b *testing.B, srv *redistest.Server) int {
+	calls, err := srv.CommandCalls(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for name, k := range calls {
+		if name != "info" {
+			n += k
+		}
+	}
+	return n
+}
+
+// BenchmarkLoneCallerBatchingOnOff times a lone caller's Lock+Unlock on two
+// Clients of one server, one batching (the default) and one WithoutBatching,
+// taking turns every 100 pairs so that both see the same machine, and
+// reports each one's p50 and their ratio (on/off): batching adds no latency
+// to a caller that has no company.
+func BenchmarkLoneCallerBatchingOnOff(b *testing.B) {
+	srv := redistest.Start(b)
+	on := locktest.NewOn(b, srv).Mutex("lone-on")
+	off := locktest.NewOn(b, srv, lockmw.WithoutBatching()).Mutex("lone-off")
+	ctx := context.Background()
+	var lat [2][]time.Duration
+	pair := func(m *lockmw.Mutex) time.Duration {
+		start := time.Now()
+		h, err := m.Lock(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Unlock(h); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	pair(on) // the RESTORE probes and the scripts loaded
+	pair(off)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		k := i / 100 % 2
+		lat[k] = append(lat[k], pair([]*lockmw.Mutex{on, off}[k]))
+	}
+	b.StopTimer()
+	p50 := func(d []time.Duration) float64 {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds())
+	}
+	on50, off50 := p50(lat[0]), p50(lat[1])
+	b.ReportMetric(on50, "p50-on-µs")
+	b.ReportMetric(off50, "p50-off-µs")
+	if off50 > 0 {
+		b.ReportMetric(on50/off50, "on/off")
+	}
 }

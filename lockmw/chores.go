@@ -50,6 +50,7 @@ type undo struct {
 	field string
 	reqID string    // a re-entry to undo; "" for an acquisition
 	until time.Time // retried at each renewer tick until then
+	after uint64    // the batcher's round trips begun when it was queued (batch.go)
 }
 
 // undoReentry queues the undoing of a re-entry whose reply was lost.
@@ -66,6 +67,7 @@ func (r *renewer) abandon(l leaver, field string) {
 func (r *renewer) queueUndo(u undo) {
 	// As long as a late request may still run: the latch's life.
 	u.until = time.Now().Add(time.Duration(r.c.latchMS) * time.Millisecond)
+	u.after = r.c.batch.begun()
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
@@ -85,6 +87,7 @@ func (r *renewer) runUndos(stop bool) {
 	r.stopped = r.stopped || stop
 	r.mu.Unlock()
 	// Bounded by a renewal interval so that renewals are not held up.
+	us = r.deferUndos(us, stop)
 	ctx, cancel := context.WithTimeout(context.Background(), min(r.c.opts.releaseTimeout, r.c.opts.watchdog/3))
 	defer cancel()
 	var again []undo
@@ -98,6 +101,30 @@ func (r *renewer) runUndos(stop bool) {
 		r.undos = append(r.undos, again...)
 		r.mu.Unlock()
 	}
+}
+
+// deferUndos returns the undos of us that may run now, and queues again
+// those that must wait for the batcher's round trips begun before them
+// (an undo must not overtake what it undoes, batch.go): the batcher wakes
+// the renewer when they have ended.
+func (r *renewer) deferUndos(us []undo, stop bool) []undo {
+	if stop || r.c.batch == nil {
+		return us
+	}
+	now, later := us[:0:0], []undo(nil)
+	for _, u := range us {
+		if r.c.batch.settled(u.after) {
+			now = append(now, u)
+		} else {
+			later = append(later, u)
+		}
+	}
+	if len(later) > 0 {
+		r.mu.Lock()
+		r.undos = append(later, r.undos...)
+		r.mu.Unlock()
+	}
+	return now
 }
 
 // run undoes u once.

@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -54,7 +56,9 @@ type Client struct {
 	mu    sync.Mutex
 	holds map[*hold]struct{} // every hold not yet ended
 
-	store store // where the locks live: one Redis or a quorum (store.go)
+	store store             // where the locks live: one Redis or a quorum (store.go)
+	batch *batcher          // the hot path's pipelines (batch.go); nil when off
+	proc  scripts.Processor // batch, or rdb when it is nil
 	// ctxTrusted says every node's go-redis client ends reads at the
 	// context's deadline (bounded.go).
 	ctxTrusted bool
@@ -112,12 +116,21 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 	c.latchArg = c.latchMS
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	c.store = newStore(c, rdb, members)
+	c.proc = rdb
+	if members == nil {
+		if c.batch = newBatcher(rdb, o.noBatching); c.batch != nil {
+			c.proc = c.batch
+		}
+	}
 	c.ctxTrusted = true
 	for _, r := range c.store.nodes() {
 		c.ctxTrusted = c.ctxTrusted && ctxTrusted(r)
 	}
 	c.readBound = readBound(c.store.nodes())
 	c.renewer = newRenewer(c)
+	if c.batch != nil {
+		c.batch.onEnd = c.renewer.wake
+	}
 	for _, r := range c.store.nodes() {
 		c.hubs = append(c.hubs, newHub(c, r))
 	}
@@ -157,6 +170,7 @@ func (c *Client) Close() error {
 		}
 	})
 	c.wg.Wait()
+	c.batch.close()
 	return nil
 }
 
@@ -219,6 +233,15 @@ func (c *Client) sharded() bool {
 // process with WithClientID) from ever finding each other's latches.
 func (c *Client) requestID() string {
 	return c.nonce + ":" + formatUint(c.reqSeq.Add(1))
+}
+
+// latchKey is base followed by a new request ID (requestID): a release's
+// latch key, built in one allocation on the hot path of Unlock.
+func (c *Client) latchKey(base string) string {
+	var buf [128]byte
+	b := append(buf[:0], base...)
+	b = append(append(b, c.nonce...), ':')
+	return string(strconv.AppendUint(b, c.reqSeq.Add(1), 10))
 }
 
 // addHold records h until it ends, for Close.

@@ -110,8 +110,8 @@ func TestUncontendedCost(t *testing.T) {
 // TestUncontendedScriptWork counts, with INFO commandstats, the commands
 // Redis runs for uncontended lock+unlock pairs: a RESTORE of the lock hash to
 // acquire; to release, one EVALSHA of the short release, which runs HGET
-// (the count), EXISTS (the queue), PUBSUB NUMSUB (Redisson's waiters), DEL,
-// PUBLISH of "0" and the latch SET.
+// (the count), EXISTS (the queue), PUBSUB NUMSUB (Redisson's waiters), DEL
+// and the latch SET; no PUBLISH of "0", for nobody is subscribed.
 func TestUncontendedScriptWork(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -131,9 +131,41 @@ func TestUncontendedScriptWork(t *testing.T) {
 	require.NoError(t, err)
 	want := map[string]int{
 		"restore": pairs, "evalsha": pairs,
-		"hget": pairs, "exists": pairs, "pubsub|numsub": pairs, "del": pairs, "publish": pairs, "set": pairs,
+		"hget": pairs, "exists": pairs, "pubsub|numsub": pairs, "del": pairs, "set": pairs,
 	}
 	delete(calls, "config|resetstat")
 	delete(calls, "info")
 	assert.Equal(t, want, calls)
+}
+
+// TestFastReleasePublishesToListeners: the short release publishes
+// Redisson's "0" when the unlock channel has a subscriber (here one that
+// looks like an rlock client: it also listens to the roll-call channel, so
+// the short release still runs), and only then (TestUncontendedScriptWork).
+func TestFastReleasePublishesToListeners(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c := locktest.NewOn(t, srv)
+	m := c.Mutex("heard")
+	h := locktest.MustLock(t, m, ctx) // loads the scripts
+	require.NoError(t, m.Unlock(h))
+
+	sub := srv.NewClient().Subscribe(ctx, "redisson_lock__channel:{heard}", "rlock_handoff:{heard}")
+	t.Cleanup(func() { _ = sub.Close() })
+	for range 2 {
+		_, err := sub.Receive(ctx) // the confirmations
+		require.NoError(t, err)
+	}
+	require.NoError(t, srv.Client().ConfigResetStat(ctx).Err())
+	h = locktest.MustLock(t, m, ctx)
+	require.NoError(t, m.Unlock(h))
+	msg, err := sub.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "redisson_lock__channel:{heard}", msg.Channel)
+	assert.Equal(t, "0", msg.Payload)
+	calls, err := srv.CommandCalls(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls["evalsha"], "the short release, not release.lua after it")
+	assert.Equal(t, 1, calls["publish"])
 }

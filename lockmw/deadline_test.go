@@ -2,6 +2,7 @@ package lockmw_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -236,21 +237,37 @@ func (h *holdRestoreHook) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 
 // The clean-up of an abandoned acquisition may run before the acquisition
 // itself reaches Redis: the acquisition is undone again when its reply
-// arrives.
+// arrives. With batching (the default) the clean-up waits for the round
+// trips under way instead, so it runs after the late RESTORE.
 func TestAcquisitionExecutedAfterItsCleanUpIsUndone(t *testing.T) {
 	t.Parallel()
+	for _, batching := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batching %t", batching), func(t *testing.T) {
+			t.Parallel()
+			testLateAcquisitionUndone(t, batching)
+		})
+	}
+}
+
+func testLateAcquisitionUndone(t *testing.T, batching bool) {
 	srv := redistest.Start(t)
 	hook := &holdRestoreHook{release: make(chan struct{}), sent: make(chan error, 1)}
 	rdb := srv.NewClient(defaultOptions)
 	rdb.AddHook(hook)
-	m := locktest.New(t, rdb).Mutex("late-restore")
+	var opts []lockmw.Option
+	if !batching {
+		opts = append(opts, lockmw.WithoutBatching())
+	}
+	m := locktest.New(t, rdb, opts...).Mutex("late-restore")
 	h := locktest.MustLock(t, m, testsupport.Ctx(t)) // past the RESTORE probe
 	require.NoError(t, m.Unlock(h))
 
 	hook.armed.Store(true)
 	scripts := hook.scripts.Load()
 	timedCall(t, nil, "Lock", func(ctx context.Context) error { _, err := m.Lock(ctx); return err })
-	testsupport.Eventually(t, 5*time.Second, "the clean-up runs", func() bool { return hook.scripts.Load() > scripts })
+	if !batching {
+		testsupport.Eventually(t, 5*time.Second, "the clean-up runs", func() bool { return hook.scripts.Load() > scripts })
+	}
 	close(hook.release)
 	require.NoError(t, <-hook.sent, "the late RESTORE took the lock")
 	sent := time.Now()

@@ -219,4 +219,22 @@
 // A Client runs one watchdog goroutine, which renews all its locks in
 // scripts of at most 100 locks sent in one pipeline, and one goroutine per
 // subscription connection.
+//
+// # Batching
+//
+// On a single Redis (a *redis.Client, Sentinel's failover client too) the
+// round trips of a Client's Lock, TryLock and Unlock calls that overlap share
+// pipelines: a call that finds none of them under way is sent at once, on
+// its own goroutine, as without batching; the calls that come meanwhile are
+// queued and sent together, by one goroutine that lives while calls keep
+// coming, when that round trip returns. A service that takes many
+// independent locks at once pays one round trip, one connection and one
+// system call each way for many of them. Each call keeps its own deadline:
+// a queued call whose context ends is taken out unsent, and one whose
+// pipeline is under way returns then (what it did is undone as for a lost
+// reply). The go-redis hooks see a batch through ProcessPipelineHook, on a
+// context with the values of its first caller's. A round trip that hangs
+// holds up the calls queued behind it until their contexts end (or the
+// client's read timeout). [WithoutBatching] turns it off; a cluster client
+// and a quorum never batch.
 package lockmw

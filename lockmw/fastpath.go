@@ -35,8 +35,12 @@ func (m *Mutex) fastAcquire(ctx context.Context, field string, ttl time.Duration
 			return false, err
 		}
 	}
-	cmd := redis.NewStatusCmd(ctx, "restore", m.keyArgs[0], c.ttlArg(ttl), lockDump(field))
-	_ = c.rdb.Process(ctx, cmd)
+	r := new(restoreLine) // the command line and the payload in one allocation
+	r.args = [...]any{"restore", m.keyArgs[0], c.ttlArg(ttl), appendLockDump(r.dump[:0], field)}
+	cmd := redis.NewStatusCmd(ctx, r.args[:]...)
+	if err := c.proc.Process(ctx, cmd); scripts.InFlight(err) {
+		return false, err // the caller gave up: its abandon undoes a late win
+	}
 	err = cmd.Err()
 	switch {
 	case err == nil:
@@ -55,6 +59,13 @@ func (m *Mutex) fastAcquire(ctx context.Context, field string, ttl time.Duration
 	return false, err
 }
 
+// restoreLine is the command line of fastAcquire's RESTORE, with room for
+// the payload of a field of up to 64 bytes (an rlock field is about 40).
+type restoreLine struct {
+	args [4]any
+	dump [1 + 1 + 1 + 64 + 1 + 1 + 2 + 8]byte
+}
+
 // fastRelease is the first try of an uncontended last Unlock: the short
 // script fastrelease.lua, which frees the lock when Redis counts one level,
 // nobody is queued and no Redisson waiter is subscribed. done is false when it
@@ -67,7 +78,7 @@ func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool
 	args := append(make([]any, 0, 11), "evalsha", scripts.FastReleaseSHA, 5,
 		m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], lvl.latchArg, m.rollArg,
 		h.fieldArg, c.publishArg(ctx), c.latchArg)
-	n, err := scripts.Run(ctx, c.rdb, scripts.FastReleaseSrc, args).Int64()
+	n, err := scripts.Run(ctx, c.proc, scripts.FastReleaseSrc, args).Int64()
 	if err != nil {
 		return false, err
 	}

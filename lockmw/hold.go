@@ -28,6 +28,8 @@ type hold struct {
 	inRelease int         // Unlock calls under way; a renewal that finds the key gone then is no loss
 	levels    int         // levels not yet unlocked (authoritative for a quorum client)
 
+	top level // the first level: one allocation with the hold
+
 	// A write hold of an RWMutex: the read hold its owner took beside it
 	// (rwmutex_enter.go), made one at a time under readMu.
 	readMu   sync.Mutex
@@ -106,7 +108,8 @@ func (b *lockBase) levelToRelease(ctx context.Context) (*level, error) {
 		return nil, ErrLockLost
 	}
 	if lvl.reqID == "" {
-		lvl.reqID = b.c.requestID()
+		latch := b.c.latchKey(b.k.latchBase)
+		lvl.reqID, lvl.latchArg = latch[len(b.k.latchBase):], latch
 	}
 	return lvl, nil
 }
@@ -248,7 +251,8 @@ func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration
 	if lease > 0 {
 		hctx, h.stopDL = context.WithDeadline(hctx, c.expiryBound(t.base, lease))
 	}
-	hctx = context.WithValue(hctx, levelKey{}, &level{h: h, parent: topLevel(ctx)})
+	h.top = level{h: h, parent: topLevel(ctx)}
+	hctx = context.WithValue(hctx, levelKey{}, &h.top)
 	c.addHold(h)
 	if lease == 0 {
 		h.watch(t)

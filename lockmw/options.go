@@ -45,6 +45,7 @@ type options struct {
 	replicas       int
 	replicaTimeout time.Duration
 	replicaSet     bool // WithReplicaSync was given
+	noBatching     bool // WithoutBatching
 }
 
 type lockOptions struct {
@@ -75,6 +76,17 @@ func WithClientID(id string) Option {
 // their hooks in order, as [CombineHooks] does. The default is no hooks.
 func WithHooks(h Hooks) Option {
 	return func(o *options) { o.hooks = CombineHooks(o.hooks, h) }
+}
+
+// WithoutBatching turns batching off: each of the Client's round trips
+// then takes a connection of its own, as plain go-redis calls do. By
+// default, the Client's Lock, TryLock and Unlock calls that overlap share
+// pipelines on a single Redis (not on a cluster or a quorum): a call that
+// finds no round trip under way is sent at once, the others queued
+// meanwhile go out together when it returns. Each call still returns by
+// its own context's deadline. See "Batching" in the package documentation.
+func WithoutBatching() Option {
+	return func(o *options) { o.noBatching = true }
 }
 
 // WithLogger sets the logger for background events: renewal failures, lost

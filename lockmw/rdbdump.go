@@ -10,7 +10,11 @@ import (
 // the RDB version (9: Redis 5 and later read it) and Redis's CRC-64 of all
 // that.
 func lockDump(field string) []byte {
-	b := make([]byte, 0, 1+5+5+len(field)+2+2+8)
+	return appendLockDump(make([]byte, 0, 1+5+5+len(field)+2+2+8), field)
+}
+
+// appendLockDump appends lockDump(field) to b.
+func appendLockDump(b []byte, field string) []byte {
 	b = append(b, rdbTypeHash)
 	b = appendRDBLen(b, 1) // one field
 	b = appendRDBLen(b, len(field))

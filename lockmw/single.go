@@ -63,7 +63,7 @@ func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 			args = append(args, gen)
 		}
 	}
-	res, err := scripts.Run(ctx, s.rdb, scripts.AcquireSrc, args).Slice()
+	res, err := scripts.Run(ctx, c.proc, scripts.AcquireSrc, args).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 	}
@@ -112,7 +112,7 @@ func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int6
 	args = append(args, m.keyArgs...)
 	args = append(args, r.lvl.latchArg, m.rollArg, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg, s.rtt.windowMS())
 	sent := time.Now()
-	n, err := scripts.Run(ctx, s.rdb, scripts.ReleaseSrc, args).Int64()
+	n, err := scripts.Run(ctx, c.proc, scripts.ReleaseSrc, args).Int64()
 	if err == nil {
 		s.rtt.observe(time.Since(sent))
 	}

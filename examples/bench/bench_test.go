@@ -29,10 +29,12 @@ func tiny(addr string) config {
 	cfg.locks = []string{"rlock"}
 	cfg.n, cfg.runs = 40, 2
 	cfg.workers, cfg.duration = 4, 300*time.Millisecond
-	// A renewal every 500ms: a round's scripts arrive together (within
+	// A renewal every 1.5s: a round's scripts arrive together (within
 	// half an interval) and every lock is renewed long before its TTL ends,
-	// also on a loaded machine under the race detector.
-	cfg.held, cfg.watchdog, cfg.rounds = 250, 1500*time.Millisecond, 2
+	// also on a loaded machine under the race detector (with a renewal
+	// every 500ms, a 2-core machine at a load of 15 lost a hold: renewals
+	// late by more than the 1.5s TTL).
+	cfg.held, cfg.watchdog, cfg.rounds = 250, 4500*time.Millisecond, 2
 	cfg.waiters = 40
 	return cfg
 }
@@ -188,7 +190,8 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 	})
 
 	t.Run("many-waiters wakes each waiter through one subscription connection", func(t *testing.T) {
-		m := find(t, rep, "many-waiters", "rlock").Metrics
+		r := find(t, rep, "many-waiters", "rlock")
+		m := r.Metrics
 		if m["pubsub_conns_waiter"] != 1 || m["pubsub_conns_holder"] != 0 {
 			t.Errorf("pub/sub connections: waiter %v holder %v, want 1 and 0", m["pubsub_conns_waiter"], m["pubsub_conns_holder"])
 		}
@@ -196,9 +199,12 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 			t.Errorf("wake-up figures: %v", m)
 		}
 		// Hand-off: a woken waiter holds the lock; at most one command
-		// claims it (the watchdog batches claims that arrive together).
-		if v := m["waiter_cmds_per_wakeup"]; v < 0 || v > 1 {
-			t.Errorf("waiter commands per wake-up = %v, want at most 1 (the claim)", v)
+		// claims it (the watchdog batches claims that arrive together). On
+		// a loaded machine a claim may need a second try now and then (40
+		// waiters sent 41 scripts once, at a load of 15): a tenth more is
+		// allowed, where a polling waiter sends several per wake-up.
+		if v := m["waiter_cmds_per_wakeup"]; v < 0 || v > 1.1 {
+			t.Errorf("waiter commands per wake-up = %v (%v), want at most 1.1 (the claim, now and then retried)", v, r.Breakdown["waiter_cmds"])
 		}
 	})
 }

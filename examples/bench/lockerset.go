@@ -14,6 +14,10 @@ import (
 // commands of concurrent callers into pipelines.
 const autopipelineKind = "setnx-autopipeline"
 
+// unbatchedKind is rlock with lockmw.WithoutBatching, beside rlock in the
+// parallel scenario.
+const unbatchedKind = "rlock-nobatch"
+
 // newLockers returns one locker of kind per name, all on rdb, and a func
 // that closes them, as one process's locks would share one client: rlock's
 // share one Client (one lockmw.New), rueidislock's one Locker (one rueidis
@@ -21,8 +25,12 @@ const autopipelineKind = "setnx-autopipeline"
 func newLockers(kind string, rdb *redis.Client, counter *cmdCounter, names []string, cfg config) ([]locker, func() error, error) {
 	ls := make([]locker, len(names))
 	switch kind {
-	case "rlock":
-		c := lockmw.New(rdb)
+	case "rlock", unbatchedKind:
+		var opts []lockmw.Option
+		if kind == unbatchedKind {
+			opts = append(opts, lockmw.WithoutBatching())
+		}
+		c := lockmw.New(rdb, opts...)
 		for i, n := range names {
 			ls[i] = &rlockLocker{c: c, m: c.Mutex(n)}
 		}

@@ -186,7 +186,8 @@
 //     rueidislock Locker, so one rueidis client), each locking and
 //     unlocking a name of its own, with no contention, for -duration. Beside
 //     the locks of -lock (a lock's retry variants run once: nobody
-//     retries), always the two floors: setnx (SET NX PX + DEL on plain
+//     retries; rlock also as rlock-nobatch, with lockmw.WithoutBatching),
+//     always the two floors: setnx (SET NX PX + DEL on plain
 //     go-redis) and setnx-autopipeline (the same pair through go-redis's
 //     Client.AutoPipeline(), experimental, go-redis v9.22+). -rounds rounds
 //     (5), every lock once in each, the first lock of a round the second

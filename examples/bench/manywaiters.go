@@ -105,7 +105,7 @@ func runManyWaiters(ctx context.Context, e *env, cfg config) (*result, error) {
 			return nil, errors.Join(fmt.Errorf("waiters still waiting: %w", wctx.Err()), finish())
 		}
 	}
-	_, waitCmds := delta(waitCmdsBefore, counter.snapshot())
+	byName, waitCmds := delta(waitCmdsBefore, counter.snapshot())
 	if err := finish(); err != nil {
 		return nil, err
 	}
@@ -124,6 +124,7 @@ func runManyWaiters(ctx context.Context, e *env, cfg config) (*result, error) {
 	r.dur("wakeup_p99", "p99", percentile(lat, 0.99))
 	r.dur("wakeup_max", "max", lat[len(lat)-1])
 	r.num("waiter_cmds_per_wakeup", "waiter cmds/wake-up=%.2f", float64(waitCmds)/float64(n))
+	r.Breakdown["waiter_cmds"] = perOp(byName, 1)
 	r.atMost("pub/sub conns per client<=1", float64(max(conns[waiterName], conns[holderName])), 1)
 	return r, nil
 }

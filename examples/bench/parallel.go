@@ -17,7 +17,8 @@ var parallelAliases = map[string]string{"redsync-1ms": "redsync", "redislock-100
 const idleWindow = 2 * time.Second
 
 // parallelKinds are the locks of the parallel scenario, in order: those of
-// -lock, a lock's retry variants once, then the two floors, SET NX PX + DEL
+// -lock (rlock followed by rlock-nobatch), a lock's retry variants once,
+// then the two floors, SET NX PX + DEL
 // on plain go-redis (setnx) and through its AutoPipeline(), which every
 // run has.
 func parallelKinds(locks []string) []string {
@@ -28,6 +29,9 @@ func parallelKinds(locks []string) []string {
 		}
 		if !slices.Contains(out, k) {
 			out = append(out, k)
+		}
+		if k == "rlock" && !slices.Contains(out, unbatchedKind) {
+			out = append(out, unbatchedKind)
 		}
 	}
 	return out

@@ -9,7 +9,8 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 )
 
-// The parallel scenario runs every lock and both floors in each round on
+// The parallel scenario runs every lock (rlock with and without batching)
+// and both floors in each round on
 // goroutines of their own, and compares rlock with them round by round.
 // The wait for the keys to expire is cut short: rlock's unlock latches
 // (~13 s) are still there after it, and the line says so.
@@ -22,7 +23,7 @@ func TestParallelRunsEveryLockAndBothFloorsInEachRound(t *testing.T) {
 	cfg.goroutines, cfg.duration, cfg.parRounds, cfg.settle = 4, 200*time.Millisecond, 2, 300*time.Millisecond
 	rep := runJSON(t, cfg)
 
-	kinds := []string{"rlock", "rueidislock", "setnx", autopipelineKind}
+	kinds := []string{"rlock", unbatchedKind, "rueidislock", "setnx", autopipelineKind}
 	if got, want := len(rep.Results), len(kinds)+1; got != want {
 		t.Fatalf("%d results, want %d (a line per lock and the comparison): %+v", got, want, rep.Results)
 	}
@@ -106,8 +107,8 @@ func TestParallelCompareTakesTheMedianOfPerRoundRatios(t *testing.T) {
 func TestParallelKindsRunEachLockOnceThenTheFloors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ locks, want string }{
-		{strings.Join(lockKinds, ","), "rlock,redsync,redislock-1ms,rueidislock,poll,setnx,setnx-autopipeline"},
-		{"redislock-100ms,rlock", "redislock-1ms,rlock,setnx,setnx-autopipeline"},
+		{strings.Join(lockKinds, ","), "rlock,rlock-nobatch,redsync,redislock-1ms,rueidislock,poll,setnx,setnx-autopipeline"},
+		{"redislock-100ms,rlock", "redislock-1ms,rlock,rlock-nobatch,setnx,setnx-autopipeline"},
 		{"setnx", "setnx,setnx-autopipeline"},
 	} {
 		if got := strings.Join(parallelKinds(strings.Split(c.locks, ",")), ","); got != c.want {

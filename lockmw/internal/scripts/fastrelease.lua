@@ -2,7 +2,10 @@
 -- a count of 1 in Redis, nobody queued and no Redisson waiter subscribed. It
 -- does what release.lua does then (delete the lock, publish Redisson's "0",
 -- set the request's latch to 1) with fewer keys, arguments and commands, for
--- Redis charges a script for each. In any other case it changes nothing and
+-- Redis charges a script for each. The "0" is published only when the
+-- channel has a subscriber on this server: nobody else can hear it (Redisson
+-- and rlock subscribe where the lock's slot is served, the way the NUMSUB
+-- below already counts Redisson's waiters). In any other case it changes nothing and
 -- returns 3: the caller then runs release.lua with the same latch, which also
 -- answers a re-send of this script that already ran (the field is gone, the
 -- latch says 1), and reserves the lock for a Redisson waiter.
@@ -23,6 +26,8 @@ if tonumber(n[2]) > tonumber(n[4]) then
   return 3
 end
 redis.call('del', KEYS[1])
-redis.call(ARGV[2], KEYS[2], '0')
+if tonumber(n[2]) > 0 then
+  redis.call(ARGV[2], KEYS[2], '0')
+end
 redis.call('set', KEYS[4], '1', 'px', ARGV[3])
 return 1

@@ -8,6 +8,7 @@ package scripts
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -114,18 +115,43 @@ var (
 // boxed again per call, as go-redis's Script.Run would). When the server
 // answers NOSCRIPT it runs the source with EVAL. args is the command's own
 // afterwards: the caller must not change it.
-func Run(ctx context.Context, rdb redis.UniversalClient, src any, args []any) *redis.Cmd {
+func Run(ctx context.Context, rdb Processor, src any, args []any) *redis.Cmd {
 	cmd := redis.NewCmd(ctx, args...)
 	cmd.SetFirstKeyPos(3)
-	_ = rdb.Process(ctx, cmd)
+	if err := rdb.Process(ctx, cmd); InFlight(err) {
+		return gaveUp(ctx, err)
+	}
 	if IsNoScript(cmd.Err()) {
 		eval := make([]any, len(args))
 		copy(eval, args)
 		eval[0], eval[1] = "eval", src
 		cmd = redis.NewCmd(ctx, eval...)
 		cmd.SetFirstKeyPos(3)
-		_ = rdb.Process(ctx, cmd)
+		if err := rdb.Process(ctx, cmd); InFlight(err) {
+			return gaveUp(ctx, err)
+		}
 	}
+	return cmd
+}
+
+// Processor runs one command: a go-redis client, or lockmw's batcher.
+type Processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// InFlight reports whether a Processor returned err because the caller's
+// context ended while the command was on its way (lockmw's batcher): the
+// command is then not the caller's to read.
+func InFlight(err error) bool {
+	f, ok := err.(interface{ InFlight() bool }) // as returned: no allocation on the hot path
+	return ok && f.InFlight()
+}
+
+// gaveUp is a command that failed with err, the error of a call given up
+// in flight, for the caller to read instead of the one still on its way.
+func gaveUp(ctx context.Context, err error) *redis.Cmd {
+	cmd := redis.NewCmd(ctx)
+	cmd.SetErr(errors.Unwrap(err))
 	return cmd
 }
 
