@@ -263,12 +263,21 @@ func TestRWMutexRenewalAndLoss(t *testing.T) {
 	w, err := c.RWMutex("rw-renew-w").Lock(ctx)
 	require.NoError(t, err)
 
-	// Two renewals: each reader level's key and the writer's hash outlive
-	// the watchdog timeout only if renewed.
-	for range 2 {
-		e := <-renewed
-		for _, l := range e.Locks {
-			assert.Equal(t, lockmw.RenewalOK, l.Outcome, "%s %s", l.Name, l.Mode)
+	// Two renewals of each: a reader level's key and the writer's hash
+	// outlive the watchdog timeout only if renewed. A renewal that fails (a
+	// loaded machine) is retried at the next tick; none finds a hold gone.
+	ok := map[string]int{}
+	for ok["read"] < 2 || ok["write"] < 2 {
+		select {
+		case e := <-renewed:
+			for _, l := range e.Locks {
+				require.NotEqual(t, lockmw.RenewalLost, l.Outcome, "%s %s", l.Name, l.Mode)
+				if l.Outcome == lockmw.RenewalOK {
+					ok[l.Mode]++
+				}
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("renewals: %v", ok)
 		}
 	}
 	require.NoError(t, r.Err())
