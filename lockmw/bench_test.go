@@ -30,6 +30,19 @@ func BenchmarkSemaphoreLockUnlock(b *testing.B) {
 	benchLockUnlock(b, locktest.NewOn(b, srv).Semaphore("bench-sem", 4), context.Background())
 }
 
+// BenchmarkRWMutexRLockRUnlock and BenchmarkRWMutexLockUnlock are
+// BenchmarkLockUnlock for a read-write lock's sides, uncontended: no fast
+// path, and a reader's timeout key per level.
+func BenchmarkRWMutexRLockRUnlock(b *testing.B) {
+	srv := redistest.Start(b)
+	benchLockUnlock(b, locktest.NewOn(b, srv).RWMutex("bench-rw").RLocker(), context.Background())
+}
+
+func BenchmarkRWMutexLockUnlock(b *testing.B) {
+	srv := redistest.Start(b)
+	benchLockUnlock(b, locktest.NewOn(b, srv).RWMutex("bench-rw"), context.Background())
+}
+
 // benchLockUnlock times Lock and Unlock of m with ctx.
 func benchLockUnlock(b *testing.B, m lockmw.Locker, ctx context.Context) {
 	b.ReportAllocs()

@@ -35,10 +35,18 @@ type leaver interface {
 	leaveWithin(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error)
 }
 
+// reentryUndoer is what the renewer undoes a re-entry with (a Mutex, a side
+// of an RWMutex): undoReentryOnce takes back, or forbids, the re-entry of
+// reqID, bounded by ctx.
+type reentryUndoer interface {
+	base() *lockBase
+	undoReentryOnce(ctx context.Context, field, reqID string) error
+}
+
 // undo is one undo chore.
 type undo struct {
-	l     leaver // an acquisition's lock
-	m     *Mutex // a re-entry's mutex
+	l     leaver        // an acquisition's lock
+	m     reentryUndoer // a re-entry's lock
 	field string
 	reqID string    // a re-entry to undo; "" for an acquisition
 	until time.Time // retried at each renewer tick until then
@@ -46,7 +54,7 @@ type undo struct {
 }
 
 // undoReentry queues the undoing of a re-entry whose reply was lost.
-func (r *renewer) undoReentry(m *Mutex, field, reqID string) {
+func (r *renewer) undoReentry(m reentryUndoer, field, reqID string) {
 	r.queueUndo(undo{m: m, field: field, reqID: reqID})
 }
 
@@ -125,14 +133,14 @@ func (u undo) run(ctx context.Context) error {
 		_, _, err := u.l.leaveWithin(ctx, u.field, false, 0)
 		return err
 	}
-	m, c := u.m, u.m.c
+	m, c := u.m, u.m.base().c
 	ctx, cancel := context.WithTimeout(ctx, c.opts.releaseTimeout)
 	defer cancel()
 	err := withinErr(ctx, func(ctx context.Context) error {
-		return c.store.undoReenter(ctx, m, u.field, u.reqID)
+		return m.undoReentryOnce(ctx, u.field, u.reqID)
 	}, nil)
 	if err != nil {
-		c.log.Warn("lockmw: undoing a re-entry failed", "name", m.name, "err", err)
+		c.log.Warn("lockmw: undoing a re-entry failed", "name", m.base().name, "err", err)
 	}
 	return err
 }

@@ -100,6 +100,16 @@
 // overlapping sets never deadlock; its hold context ends when any member's
 // does. See docs/multilock.md.
 //
+// # Read-write locks
+//
+// [Client.RWMutex] lets many readers or one writer hold a name: Redisson's
+// RReadWriteLock on the wire, with the mutex's waiting, renewal and
+// lost-lock signal. Both sides are reentrant, the writer may take the read
+// side (and keep it after its Unlock), a reader's Lock returns [ErrUpgrade].
+// A reader waits behind a writer queued before it, and a release hands the
+// lock to a writer alone or to a batch of readers, so that among rlock
+// clients neither side starves. See docs/rwmutex.md.
+//
 // # Leadership
 //
 // [Lead] campaigns for a mutex and runs a function while the caller leads:

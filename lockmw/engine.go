@@ -65,6 +65,9 @@ func (e engine) tryLock(ctx context.Context, wait, lease time.Duration, lead boo
 	var outer *level
 	if e.reentrant() {
 		outer = e.findLevel(ctx)
+		if outer == nil && e.writer != nil { // a writer takes the read side
+			outer = e.writer.findLevel(ctx)
+		}
 	}
 	if hooks := &e.c.opts.hooks; hooks.AcquireStart != nil || hooks.AcquireEnd != nil {
 		return e.tryLockHooked(ctx, outer, wait, lease, lead)

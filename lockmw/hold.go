@@ -29,6 +29,11 @@ type hold struct {
 	levels    int         // levels not yet unlocked (authoritative for a quorum client)
 
 	top level // the first level: one allocation with the hold
+
+	// A write hold of an RWMutex: the read hold its owner took beside it
+	// (rwmutex_enter.go), made one at a time under readMu.
+	readMu   sync.Mutex
+	readHold *hold
 }
 
 // holdState is where a hold is in its life.
@@ -252,7 +257,7 @@ func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration
 	if lease == 0 {
 		h.watch(t)
 	}
-	if f := c.opts.hooks.Metadata; f != nil && b.kind == kindMutex { // a permit has no hash to keep it
+	if f := c.opts.hooks.Metadata; f != nil && b.kind == kindMutex { // a permit has no hash to keep it, an RWMutex's hash only Redisson's fields
 		if s := f(h.hookCtx, b.name); s != "" && len(s) <= MaxMetadataLen {
 			c.renewer.setMeta(h, s)
 		}

@@ -80,12 +80,15 @@ func (o Outcome) String() string {
 type LockInfo struct {
 	Name  string
 	Group string // the handle's WithGroup, a bounded label for Name; "" when none
-	// Kind is what kind of lock it is: "mutex", "semaphore", or "multilock"
-	// for a [MultiLock] (whose members report their own events).
+	// Kind is what kind of lock it is: "mutex", "semaphore", "rwmutex" for
+	// either side of an [RWMutex] (Mode says which), or "multilock" for a
+	// [MultiLock] (whose members report their own events).
 	Kind string
 	// Permits is a semaphore's permits (its limit) when the lock is a
 	// permit of a [Semaphore]; 0 for a [Mutex].
 	Permits int
+	// Mode is "read" or "write" for a side of an [RWMutex]; "" otherwise.
+	Mode string
 }
 
 // AcquireStartEvent describes an acquisition that begins.

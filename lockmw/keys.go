@@ -27,6 +27,7 @@ type keys struct {
 	latchBase string // prefix of per-request latch keys; request ID appended
 	permits   string // a semaphore's permits taken (sorted set); "" for a mutex
 	sem       bool   // the keys of a semaphore
+	timeouts  string // a read-write lock's readers' timeout keys' prefix; "" otherwise
 }
 
 // newKeys returns the keys of the lock name (internal/layout names them).
@@ -38,6 +39,11 @@ func newKeys(name string) keys {
 // RPermitExpirableSemaphore's count, permits and channel, and rlock's queue.
 func newSemKeys(name string) keys {
 	return fromLayout(layout.Semaphore(name))
+}
+
+// newRWKeys returns the keys of the read-write lock name (RWMutex).
+func newRWKeys(name string) keys {
+	return fromLayout(layout.RWMutex(name))
 }
 
 // fromLayout copies the names internal/layout gives.
@@ -52,6 +58,7 @@ func fromLayout(l layout.Keys) keys {
 		latchBase: l.LatchBase,
 		permits:   l.Permits,
 		sem:       l.Semaphore,
+		timeouts:  l.Timeouts,
 	}
 }
 
@@ -59,6 +66,9 @@ func fromLayout(l layout.Keys) keys {
 func (k *keys) all() []string {
 	if k.sem {
 		return []string{k.lock, k.channel, k.queue, k.waiters, k.permits, k.handoff}
+	}
+	if k.timeouts != "" { // a reader's timeout key: the prefix decides its slot
+		return []string{k.lock, k.channel, k.queue, k.waiters, k.token, k.handoff, k.timeouts + "x:rwlock_timeout:1"}
 	}
 	return []string{k.lock, k.channel, k.queue, k.waiters, k.token, k.handoff}
 }

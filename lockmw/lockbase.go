@@ -2,26 +2,43 @@ package lockmw
 
 import "sync/atomic"
 
-// lockKind is what kind of lock a name is: a mutex or a semaphore; or a
-// multi-lock, which is no name of its own but is reported as a kind.
+// lockKind is what kind of lock a name is: a mutex, a semaphore, or a side
+// of a read-write lock; or a multi-lock, which is no name of its own but is
+// reported as a kind.
 type lockKind uint8
 
 const (
 	kindMutex lockKind = iota
 	kindSemaphore
 	kindMultiLock
+	kindRead  // an RWMutex's read side
+	kindWrite // an RWMutex's write side
 )
 
 // String names the kind, as the hooks' events (LockInfo.Kind) and the logs
-// do.
+// do: both sides of a read-write lock are "rwmutex" (LockInfo.Mode tells
+// them apart).
 func (k lockKind) String() string {
 	switch k {
 	case kindSemaphore:
 		return "semaphore"
 	case kindMultiLock:
 		return "multilock"
+	case kindRead, kindWrite:
+		return "rwmutex"
 	}
 	return "mutex"
+}
+
+// mode is a read-write lock side's LockInfo.Mode: "read", "write", or "".
+func (k lockKind) mode() string {
+	switch k {
+	case kindRead:
+		return "read"
+	case kindWrite:
+		return "write"
+	}
+	return ""
 }
 
 // lockBase is what every lock kind shares and what a hold needs of the
@@ -36,6 +53,11 @@ type lockBase struct {
 	permits  int           // a semaphore's; 0 for a mutex (the hooks' events report it)
 	group    string        // WithGroup's, per handle (the hooks' events report it)
 	hot      *atomic.Int64 // the name's group in the Client's contention memory; nil: not kept
+	// An RWMutex's side: suffix makes a hold's field its hash field
+	// (":write" for the writer); the read side also re-enters the holds of
+	// writer, its write side (a writer takes the read side).
+	suffix string
+	writer *lockBase
 }
 
 // reentrant reports whether a caller's own hold in its context is
@@ -44,7 +66,7 @@ func (b *lockBase) reentrant() bool { return b.kind != kindSemaphore }
 
 // info is the lock as the hooks' events name it.
 func (b *lockBase) info() LockInfo {
-	return LockInfo{Name: b.name, Group: b.group, Kind: b.kind.String(), Permits: b.permits}
+	return LockInfo{Name: b.name, Group: b.group, Kind: b.kind.String(), Permits: b.permits, Mode: b.kind.mode()}
 }
 
 // base returns the lockBase of a lock of this package; every kind embeds

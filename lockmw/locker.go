@@ -7,7 +7,8 @@ import (
 )
 
 // Locker is what the decorators ([WithLock], [Do]) take: *[Mutex],
-// *[Semaphore] and *[MultiLock] implement it. Lock and TryLock return the hold context that
+// *[Semaphore], *[RWMutex] (its write side; RWMutex.RLocker is its read
+// side) and *[MultiLock] implement it. Lock and TryLock return the hold context that
 // Unlock takes, as on a Mutex.
 type Locker interface {
 	Lock(ctx context.Context) (context.Context, error)
@@ -21,6 +22,8 @@ type Locker interface {
 var (
 	_ ownLocker = (*Mutex)(nil)
 	_ ownLocker = (*Semaphore)(nil)
+	_ ownLocker = (*RWMutex)(nil)
+	_ ownLocker = (*rwSide)(nil)
 	_ ownLocker = (*MultiLock)(nil)
 )
 
@@ -47,6 +50,10 @@ func checkLocker(what string, l Locker) error {
 	case *Semaphore:
 		if v == nil {
 			return fmt.Errorf("%w: %s: nil *Semaphore", ErrInvalidArgument, what)
+		}
+	case *RWMutex:
+		if v == nil {
+			return fmt.Errorf("%w: %s: nil *RWMutex", ErrInvalidArgument, what)
 		}
 	case *MultiLock:
 		if v == nil {

@@ -474,14 +474,15 @@ func (h *hub) dispatch(channel, payload string) {
 		return
 	}
 	// Redisson's unlock channel: "0" (unlock) wakes one waiter; anything
-	// else (Redisson's read-unlock "1") wakes all.
+	// else (Redisson's read-unlock "1", a read-write lock's write release)
+	// wakes all. Either follows a reservation that was used.
+	ns.reserved.unlocked()
 	if payload != "0" {
 		for _, w := range ns.waiters {
 			wakeUp(w)
 		}
 		return
 	}
-	ns.reserved.unlocked()
 	for _, w := range ns.waiters {
 		select {
 		case w.wake <- struct{}{}:

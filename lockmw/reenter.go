@@ -38,6 +38,11 @@ func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, err
 	return context.WithValue(lctx, levelKey{}, lvl), nil
 }
 
+// undoReentryOnce makes the mutex a reentryUndoer (chores.go).
+func (m *Mutex) undoReentryOnce(ctx context.Context, field, reqID string) error {
+	return m.c.store.undoReenter(ctx, m, field, reqID)
+}
+
 // reenterWithin runs the re-entry script, bounded by ctx (bounded.go): a reply
 // that arrives after the caller gave up has the re-entry undone again.
 func (m *Mutex) reenterWithin(ctx context.Context, field, reqID string) (int64, error) {

@@ -123,19 +123,23 @@ func (r *renewer) batchesOf(hs []*hold) [][]*hold {
 	return out
 }
 
-// renewHolds renews hs: the mutexes' and the semaphores' permits apart
-// (each kind has its renewal script).
+// renewHolds renews hs: the mutexes', the semaphores' permits and the
+// read-write locks' apart (each kind has its renewal script).
 func (r *renewer) renewHolds(hs []*hold) {
-	var mutexes, permits []*hold
+	var mutexes, permits, rws []*hold
 	for _, h := range hs {
-		if h.lk.kind == kindSemaphore {
+		switch h.lk.kind {
+		case kindSemaphore:
 			permits = append(permits, h)
-		} else {
+		case kindRead, kindWrite:
+			rws = append(rws, h)
+		default:
 			mutexes = append(mutexes, h)
 		}
 	}
 	r.renewKind(scripts.Renew, mutexes)
 	r.renewKind(scripts.SemRenew, permits)
+	r.renewKind(scripts.RWRenew, rws)
 }
 
 // renewKind renews hs, holds of one kind, with its script sc: one script
@@ -154,7 +158,7 @@ func (r *renewer) renewKind(sc *redis.Script, hs []*hold) {
 		args[0] = ttl
 		for j, h := range b {
 			keys[j] = h.lk.renewKey
-			args = append(args, h.field)
+			args = append(args, h.field+h.lk.suffix)
 		}
 		calls[i] = scripts.Call{Keys: keys, Args: args}
 	}

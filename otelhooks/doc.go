@@ -13,7 +13,9 @@
 // All spans are of kind INTERNAL. A permit of a [lockmw.Semaphore] is traced
 // as a lock: its lock.wait and lock.hold spans are a mutex's, told apart by
 // lock.kind ("mutex" or "semaphore"), and a semaphore's carry lock.permits,
-// its limit (the permits its Client asked for; absent for a mutex). A
+// its limit (the permits its Client asked for; absent for a mutex). Each
+// side of a [lockmw.RWMutex] is traced as a lock of lock.kind "rwmutex" with
+// lock.mode "read" or "write". A
 // [lockmw.MultiLock] is traced as a lock of lock.kind "multilock" named
 // "multi(<members>)": its lock.wait and lock.hold spans sit beside its
 // members' own (all children of the caller's span), and work under it is a
@@ -25,7 +27,7 @@
 //   - lock.wait runs from the start of Lock or TryLock to acquired, timed out,
 //     canceled or failed, as a child of the caller's span. Attributes:
 //     lock.name, lock.group, lock.kind, lock.permits for a semaphore,
-//     lock.outcome ("acquired", "timeout", "canceled", "error"),
+//     lock.mode for a read-write lock, lock.outcome ("acquired", "timeout", "canceled", "error"),
 //     lock.reentrant, lock.lead on a campaign of [lockmw.Lead], lock.waited,
 //     lock.fencing_token when acquired on a fenced mutex, and when the lock
 //     was busy lock.holder (the holder's "<clientID>:<ownerID>", the last one
@@ -36,7 +38,8 @@
 //     lock or Client.Close, as a child of the caller's span. The hold context
 //     that Lock returns carries it, so spans started from that context (work
 //     done under the lock) are its children. Attributes: lock.name,
-//     lock.group, lock.kind, lock.permits for a semaphore, lock.lead on a term
+//     lock.group, lock.kind, lock.permits for a semaphore, lock.mode for a
+//     read-write lock, lock.lead on a term
 //     of [lockmw.Lead], lock.waited, lock.lost, lock.fencing_token when
 //     fenced, lock.lease when leased, lock.closed when abandoned by Close.
 //     When the lock is lost the status is Error and lock.lost is true.
@@ -82,10 +85,10 @@
 // # Metrics
 //
 //	name                instrument      unit        attributes
-//	lock.wait.duration  histogram       s           lock.name, lock.kind, lock.permits, lock.outcome, lock.reentrant
-//	lock.hold.duration  histogram       s           lock.name, lock.kind, lock.permits
-//	lock.renewals       counter         {renewal}   lock.name, lock.kind, lock.permits, lock.outcome
-//	lock.lost           counter         {lock}      lock.name, lock.kind, lock.permits
+//	lock.wait.duration  histogram       s           lock.name, lock.kind, lock.permits, lock.mode, lock.outcome, lock.reentrant
+//	lock.hold.duration  histogram       s           lock.name, lock.kind, lock.permits, lock.mode
+//	lock.renewals       counter         {renewal}   lock.name, lock.kind, lock.permits, lock.mode, lock.outcome
+//	lock.lost           counter         {lock}      lock.name, lock.kind, lock.permits, lock.mode
 //	lock.hold.active    up-down counter {hold}      lock.kind
 //	lock.wait.active    up-down counter {waiter}    lock.kind
 //	lock.renew.active   up-down counter {hold}      lock.kind
@@ -96,7 +99,7 @@
 // abandoned by Close). lock.renewals counts one per lock per renewal script
 // (lock.outcome "renewed", "lost", "error"), lock.lost the holds that ended
 // without their owner releasing them. lock.permits is on a semaphore's data
-// points only.
+// points only, lock.mode ("read" or "write") on a read-write lock's.
 //
 // The three up-down counters are gauges of a Client's state now:
 // lock.hold.active the holds open (+1 when a hold begins, -1 when it ends;
@@ -125,8 +128,10 @@
 // Give a per-entity lock of your own a group. A multi-lock's group is
 // "multi(<each member's group, or name>)" when any member has a group, so
 // a multi-lock over per-entity members with groups is one series too.
-// lock.kind ("mutex", "semaphore" or "multilock") is always there, and lock.permits (a semaphore's limit) on
-// a semaphore's data points only: both come from the program's code, not
+// lock.kind ("mutex", "semaphore", "rwmutex" or "multilock") is always
+// there, lock.permits (a semaphore's limit) on a semaphore's data points
+// only, and lock.mode ("read" or "write") on a read-write lock's: they come
+// from the program's code, not
 // its data, so they add a few series at most (a name is one kind, with the
 // limit its Clients set), never one per client or holder.
 //

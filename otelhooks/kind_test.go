@@ -30,7 +30,7 @@ func holdUntilRenewed(t *testing.T, tel *telemetry, l lockmw.Locker) {
 	require.NoError(t, err)
 }
 
-func TestSpansAndMetricsTellSemaphoresFromMutexes(t *testing.T) {
+func TestSpansAndMetricsTellTheKinds(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	tests := []struct {
@@ -38,12 +38,17 @@ func TestSpansAndMetricsTellSemaphoresFromMutexes(t *testing.T) {
 		lock    string
 		locker  func(c *lockmw.Client, name string) lockmw.Locker
 		kind    string
-		permits int64 // 0: no lock.permits attribute
+		permits int64  // 0: no lock.permits attribute
+		mode    string // "": no lock.mode attribute
 	}{
 		{"a semaphore's permit has lock.kind semaphore and its limit", "exports:tenant-1",
-			func(c *lockmw.Client, name string) lockmw.Locker { return c.Semaphore(name, 3) }, "semaphore", 3},
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.Semaphore(name, 3) }, "semaphore", 3, ""},
 		{"a mutex has lock.kind mutex and no lock.permits", "orders:1",
-			func(c *lockmw.Client, name string) lockmw.Locker { return c.Mutex(name) }, "mutex", 0},
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.Mutex(name) }, "mutex", 0, ""},
+		{"a read-write lock's read side has lock.kind rwmutex and lock.mode read", "prices:eu",
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.RWMutex(name).RLocker() }, "rwmutex", 0, "read"},
+		{"a read-write lock's write side has lock.kind rwmutex and lock.mode write", "prices:us",
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.RWMutex(name) }, "rwmutex", 0, "write"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,10 +64,13 @@ func TestSpansAndMetricsTellSemaphoresFromMutexes(t *testing.T) {
 				assert.Equal(t, tt.kind, kind.AsString(), "%s: lock.kind", what)
 				permits, ok := set.Value(otelhooks.LockPermitsKey)
 				if tt.permits == 0 {
-					assert.False(t, ok, "%s: a mutex has no lock.permits", what)
+					assert.False(t, ok, "%s: only a semaphore has lock.permits", what)
 				} else {
 					assert.Equal(t, tt.permits, permits.AsInt64(), "%s: lock.permits", what)
 				}
+				mode, ok := set.Value(otelhooks.LockModeKey)
+				assert.Equal(t, tt.mode != "", ok, "%s: lock.mode only on a read-write lock", what)
+				assert.Equal(t, tt.mode, mode.AsString(), "%s: lock.mode", what)
 			}
 			wait := tel.only(t, otelhooks.WaitSpanName)
 			assert.Equal(t, tt.lock, attr(t, wait, otelhooks.LockNameKey).AsString())
@@ -93,6 +101,9 @@ func TestSpansAndMetricsTellSemaphoresFromMutexes(t *testing.T) {
 			want := []attribute.KeyValue{otelhooks.LockNameKey.String(tt.lock), otelhooks.LockKindKey.String(tt.kind)}
 			if tt.permits > 0 {
 				want = append(want, otelhooks.LockPermitsKey.Int64(tt.permits))
+			}
+			if tt.mode != "" {
+				want = append(want, otelhooks.LockModeKey.String(tt.mode))
 			}
 			assert.EqualValues(t, 1, tel.histCount(t, otelhooks.WaitDurationMetric,
 				append(want, otelhooks.LockOutcomeKey.String("acquired"))...))

@@ -93,6 +93,7 @@ var (
 	mutexGauge     = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(mutexKind))}
 	semaphoreGauge = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(semaphoreKind))}
 	multilockGauge = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(multilockKind))}
+	rwmutexGauge   = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(rwmutexKind))}
 )
 
 // gaugeAttrs returns the gauges' attributes for the lock info names:
@@ -106,6 +107,8 @@ func gaugeAttrs(info lockmw.LockInfo) []metric.AddOption {
 		return mutexGauge
 	case info.Kind == "multilock":
 		return multilockGauge
+	case info.Kind == "rwmutex":
+		return rwmutexGauge
 	}
 	return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kindAttr(info)))}
 }

@@ -25,8 +25,9 @@ const (
 const (
 	LockNameKey         = attribute.Key("lock.name")          // string: the lock name on spans; on metrics its group when it has one
 	LockGroupKey        = attribute.Key("lock.group")         // string: the lock's lockmw.WithGroup, on spans; absent when none
-	LockKindKey         = attribute.Key("lock.kind")          // string: "mutex" or "semaphore"
+	LockKindKey         = attribute.Key("lock.kind")          // string: "mutex", "semaphore", "rwmutex" or "multilock"
 	LockPermitsKey      = attribute.Key("lock.permits")       // int: a semaphore's permits (its limit); absent for a mutex
+	LockModeKey         = attribute.Key("lock.mode")          // string: "read" or "write", a read-write lock's side; absent otherwise
 	LockOutcomeKey      = attribute.Key("lock.outcome")       // string: lockmw.Outcome or lockmw.RenewalOutcome
 	LockReentrantKey    = attribute.Key("lock.reentrant")     // bool: the acquisition re-entered a hold
 	LockWaitedKey       = attribute.Key("lock.waited")        // bool: the lock was busy at least once
@@ -127,6 +128,7 @@ var (
 	mutexKind     = LockKindKey.String("mutex")
 	semaphoreKind = LockKindKey.String("semaphore")
 	multilockKind = LockKindKey.String("multilock")
+	rwmutexKind   = LockKindKey.String("rwmutex")
 )
 
 // kindAttr is lock.kind of the lock info names: its Kind, or when that is
@@ -141,15 +143,21 @@ func kindAttr(info lockmw.LockInfo) attribute.KeyValue {
 		return mutexKind
 	case "multilock":
 		return multilockKind
+	case "rwmutex":
+		return rwmutexKind
 	}
 	return LockKindKey.String(info.Kind)
 }
 
 // appendKind appends to attrs what kind of lock info names: lock.kind, and
-// for a semaphore lock.permits (lockmw's Permits, its limit).
+// for a semaphore lock.permits (lockmw's Permits, its limit), for a side of
+// a read-write lock lock.mode (lockmw's Mode, "read" or "write").
 func appendKind(attrs []attribute.KeyValue, info lockmw.LockInfo) []attribute.KeyValue {
-	if info.Permits > 0 {
+	switch {
+	case info.Permits > 0:
 		return append(attrs, semaphoreKind, LockPermitsKey.Int(info.Permits))
+	case info.Mode != "":
+		return append(attrs, kindAttr(info), LockModeKey.String(info.Mode))
 	}
 	return append(attrs, kindAttr(info))
 }

@@ -41,11 +41,11 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 		case byName:
 			t.m.renewals.Add(ctx, 1, t.metricAttrs(l.LockInfo, LockOutcomeKey.String(o.String())))
 		case !t.nameAttr:
-			byKind.add(o, l.Permits)
+			byKind.add(o, l.LockInfo)
 		}
 	}
 	for _, c := range byKind {
-		t.m.renewals.Add(ctx, c.n, t.metricAttrs(lockmw.LockInfo{Permits: c.permits}, LockOutcomeKey.String(c.outcome.String())))
+		t.m.renewals.Add(ctx, c.n, t.metricAttrs(c.kind, LockOutcomeKey.String(c.outcome.String())))
 	}
 
 	outcome := lockmw.RenewalOK
@@ -73,23 +73,24 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 	span.End(trace.WithTimestamp(end))
 }
 
-// renewalCounts counts the locks of a renewal script by outcome and permits
-// (lock.kind and lock.permits), for the lock.renewals metric without
+// renewalCounts counts the locks of a renewal script by outcome and kind
+// (lock.kind, lock.permits, lock.mode), for the lock.renewals metric without
 // lock.name: a few entries, so a slice.
 type renewalCounts []renewalCount
 
 type renewalCount struct {
 	outcome lockmw.RenewalOutcome
-	permits int // 0: a mutex
+	kind    lockmw.LockInfo // Kind, Permits and Mode only
 	n       int64
 }
 
-func (rc *renewalCounts) add(o lockmw.RenewalOutcome, permits int) {
+func (rc *renewalCounts) add(o lockmw.RenewalOutcome, info lockmw.LockInfo) {
+	k := lockmw.LockInfo{Kind: info.Kind, Permits: info.Permits, Mode: info.Mode}
 	for i := range *rc {
-		if c := &(*rc)[i]; c.outcome == o && c.permits == permits {
+		if c := &(*rc)[i]; c.outcome == o && c.kind == k {
 			c.n++
 			return
 		}
 	}
-	*rc = append(*rc, renewalCount{outcome: o, permits: permits, n: 1})
+	*rc = append(*rc, renewalCount{outcome: o, kind: k, n: 1})
 }

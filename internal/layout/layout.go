@@ -40,6 +40,9 @@ type Keys struct {
 	LatchBase string // prefix of per-request latch keys; request ID appended
 	Permits   string // a semaphore's permits taken (sorted set); "" for a mutex
 	Semaphore bool   // the keys of a semaphore
+	// Timeouts, for a read-write lock, starts the timeout keys of its
+	// readers' levels: "<Timeouts><field>:rwlock_timeout:<n>"; "" otherwise.
+	Timeouts string
 }
 
 // Mutex returns the keys of the lock name.
@@ -67,6 +70,22 @@ func Semaphore(name string) Keys {
 		LatchBase: PrefixName("redisson_unlock_latch", name) + ":",
 		Permits:   SuffixName(name, "timeout"),
 		Semaphore: true,
+	}
+}
+
+// RWMutex returns the keys of the read-write lock name: Redisson's
+// RReadWriteLock's hash, channel and readers' timeout keys, and rlock's
+// queue and the writers' fencing counter.
+func RWMutex(name string) Keys {
+	return Keys{
+		Lock:      name,
+		Channel:   PrefixName("redisson_rwlock", name),
+		Queue:     OwnName("rlock_queue", name),
+		Waiters:   OwnName("rlock_waiters", name),
+		Token:     PrefixName("redisson_lock_token", name),
+		Handoff:   OwnName("rlock_handoff", name),
+		LatchBase: PrefixName("redisson_unlock_latch", name) + ":",
+		Timeouts:  SuffixName(name, ""),
 	}
 }
 

@@ -33,6 +33,16 @@ func TestKeyNamesFollowRedissonAndRlockRules(t *testing.T) {
 			Handoff: "rlock_handoff:{p}~", LatchBase: "redisson_unlock_latch:{p}:", Permits: "{p}:timeout",
 			Semaphore: true,
 		}},
+		{"a read-write lock has Redisson's channel and readers' timeout prefix", layout.RWMutex("rw"), layout.Keys{
+			Lock: "rw", Channel: "redisson_rwlock:{rw}", Queue: "rlock_queue:{rw}", Waiters: "rlock_waiters:{rw}",
+			Token: "redisson_lock_token:{rw}", Handoff: "rlock_handoff:{rw}", LatchBase: "redisson_unlock_latch:{rw}:",
+			Timeouts: "{rw}:",
+		}},
+		{"a read-write lock name with a brace keeps it in its timeout prefix", layout.RWMutex("{t}rw"), layout.Keys{
+			Lock: "{t}rw", Channel: "redisson_rwlock:{t}rw", Queue: "rlock_queue:{t}rw~", Waiters: "rlock_waiters:{t}rw~",
+			Token: "redisson_lock_token:{t}rw", Handoff: "rlock_handoff:{t}rw~", LatchBase: "redisson_unlock_latch:{t}rw:",
+			Timeouts: "{t}rw:",
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, tc.got) })

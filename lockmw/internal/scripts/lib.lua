@@ -140,10 +140,14 @@ end
 -- the way. first, called once when the queue is found not empty and before
 -- anything is taken out, may stop it: nil is then returned.
 --
+-- accept, when given, is asked about the first live waiter before it is
+-- taken: false leaves it queued and returns nil (a read-write lock's batch of
+-- readers stops at the first writer).
+--
 -- Every redis.call costs the server a command: the queue's first two entries
 -- are read at once, so that taking the last one drops the waiter table
 -- without asking ZCARD (what rlock_tidy would).
-local function rlock_next_waiter(first)
+local function rlock_next_waiter(first, accept)
   local now = nil
   local asked = false
   for _ = 1, 100 do
@@ -155,19 +159,23 @@ local function rlock_next_waiter(first)
     end
     local f = heads[1]
     local info = redis.call('hget', KEYS[4], f)
+    local deadline, ttl, fenced, claim
+    local live = false
+    if info then
+      deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
+      if now == nil then now = rlock_now() end
+      live = deadline ~= nil and tonumber(deadline) >= now
+    end
+    if live and accept and not accept(f) then return nil end
     redis.call('zrem', KEYS[3], f)
     if #heads == 1 then
       rlock_drop_table() -- the queue is empty now: its table goes too
     else
       redis.call('hdel', KEYS[4], f)
     end
-    if info then
-      local deadline, ttl, fenced, claim = string.match(info, '^(%d+)|(%d+)|(%d)|?(%d*)$')
-      if now == nil then now = rlock_now() end
-      if deadline and tonumber(deadline) >= now then
-        if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
-        return f, ttl, fenced
-      end
+    if live then
+      if claim ~= '' and tonumber(claim) < tonumber(ttl) then ttl = claim end
+      return f, ttl, fenced
     end
   end
   return nil
