@@ -39,6 +39,19 @@
 // That is correct, only less spread; a [WithKey] name without braces gets a
 // slot of its own.
 //
+// # Reads and writes
+//
+// [WithReadWrite] lets the reads of a resource run together while its writes
+// run alone: GET, HEAD, OPTIONS and TRACE take the read side of a
+// [lockmw.RWMutex], every other method its write side.
+//
+//	docs := httpmw.New(locks, httpmw.WithPathValues("id"), httpmw.WithReadWrite())
+//	mux.Handle("GET /docs/{id}", docs.Wrap(show))
+//	mux.Handle("PUT /docs/{id}", docs.Wrap(save))
+//
+// Both routes lock "http:rw:/docs/{id}#id=…": the method is left out of the
+// name so that reads and writes meet on one lock.
+//
 // # Limits
 //
 // [WithPermits] lets up to n requests with the same key run at once, across

@@ -37,6 +37,26 @@ func pathKey(r *http.Request) string {
 	return patternKey(r.Pattern)
 }
 
+// resourceKey is the default key under WithReadWrite: the pattern without
+// its method, so that a route's reads and writes share one lock.
+func resourceKey(r *http.Request) string {
+	p := r.Pattern
+	if hasMethod(p) {
+		p = strings.TrimLeft(p[strings.IndexAny(p, " \t"):], " \t")
+	}
+	return patternKey(p)
+}
+
+// safeMethod reports whether m is a safe method (RFC 9110 section 9.2.1),
+// which takes the read side of a read-write lock.
+func safeMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, "":
+		return true
+	}
+	return false
+}
+
 // hasMethod reports whether a pattern ("[METHOD ][HOST]/[PATH]") starts
 // with a method: a space or tab before its first '/'.
 func hasMethod(pattern string) bool {

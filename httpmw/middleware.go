@@ -32,8 +32,8 @@ func New(c *lockmw.Client, opts ...Option) *Middleware {
 
 // Key returns the name of the lock that a request served by [Middleware.Wrap]
 // takes: the key function's result, with the path values appended when
-// [WithPathValues] was given, and "limit:" inserted under a [WithPermits]
-// above 1; "" when the request takes no lock.
+// [WithPathValues] was given, "limit:" inserted under a [WithPermits]
+// above 1 and "rw:" under [WithReadWrite]; "" when the request takes no lock.
 func (m *Middleware) Key(r *http.Request) string {
 	name, _ := m.names(r)
 	return name
@@ -52,24 +52,41 @@ func (m *Middleware) names(r *http.Request) (name, group string) {
 }
 
 // lockName is the name of the lock of key k: k itself for a mutex, the
-// semaphore's name (see WithPermits) under a limit above 1.
+// semaphore's name (see WithPermits) under a limit above 1, the read-write
+// lock's under WithReadWrite.
 func (m *Middleware) lockName(k string) string {
-	if k == "" || m.cfg.permits == 1 {
+	infix := ""
+	switch {
+	case k == "":
+		return k
+	case m.cfg.readWrite:
+		infix = rwInfix
+	case m.cfg.permits > 1:
+		infix = limitInfix
+	default:
 		return k
 	}
 	if rest, ok := strings.CutPrefix(k, KeyPrefix); ok {
-		return KeyPrefix + limitInfix + rest
+		return KeyPrefix + infix + rest
 	}
-	return limitInfix + k
+	return infix + k
 }
 
-// locker is the lock called name in group: a Mutex, or under a limit above
-// 1 a Semaphore of that many permits.
-func (m *Middleware) locker(name, group string) lockmw.Locker {
-	if m.cfg.permits == 1 {
-		return m.c.Mutex(name, lockmw.WithGroup(group))
+// locker is the lock of r called name in group: a Mutex, under a limit
+// above 1 a Semaphore of that many permits, under WithReadWrite a side of
+// an RWMutex picked by r's method.
+func (m *Middleware) locker(r *http.Request, name, group string) lockmw.Locker {
+	switch {
+	case m.cfg.readWrite:
+		rw := m.c.RWMutex(name, lockmw.WithGroup(group))
+		if safeMethod(r.Method) {
+			return rw.RLocker()
+		}
+		return rw
+	case m.cfg.permits > 1:
+		return m.c.Semaphore(name, m.cfg.permits, lockmw.WithGroup(group))
 	}
-	return m.c.Semaphore(name, m.cfg.permits, lockmw.WithGroup(group))
+	return m.c.Mutex(name, lockmw.WithGroup(group))
 }
 
 // Wrap returns a handler that runs h one request at a time per lock key (at
@@ -180,7 +197,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handle
 		}
 		return
 	}
-	l := m.locker(name, group)
+	l := m.locker(r, name, group)
 	// WithLock releases the lock also when h panics; the panic then goes on.
 	// Once h has run, the response is written: what happened to the lock
 	// meanwhile is the Client's hooks' to report.

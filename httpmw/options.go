@@ -31,6 +31,10 @@ const (
 // permit (see WithPermits), as asynqmw's follows its prefix.
 const limitInfix = "limit:"
 
+// rwInfix follows KeyPrefix in the name of a read-write lock (see
+// WithReadWrite), so that it never shares a Redis key with a route's mutex.
+const rwInfix = "rw:"
+
 // Option configures a [Middleware]. [New] applies the options in order, then
 // checks the result once: an invalid value, or a nil Option, makes it panic
 // with one line naming the option and the value. Option constructors never
@@ -49,6 +53,7 @@ type config struct {
 	retryAfter time.Duration
 	bodyBuffer int64
 	permits    int
+	readWrite  bool // WithReadWrite
 	noNames    bool // WithPathValues was given no names
 	loggerSet  bool // WithLogger was given
 }
@@ -208,13 +213,40 @@ func WithPermits(n int) Option {
 	return func(c *config) { c.permits = n }
 }
 
+// WithReadWrite makes the key's lock a read-write lock ([lockmw.RWMutex])
+// instead of a mutex: requests with a safe method (GET, HEAD, OPTIONS and
+// TRACE, RFC 9110 section 9.2.1) share its read side and run together; the
+// others (POST, PUT, PATCH, DELETE, …) take its write side, one at a time and
+// never beside a reader. Waiting readers and writers take turns (see
+// docs/rwmutex.md): a stream of reads does not starve a write.
+//
+// Reads and writes of one resource must meet on one lock, so under the
+// default key the method is left out of the name: "GET /orders/{id}" and
+// "POST /orders/{id}" (or a method-less "/orders/{id}") both lock
+// "http:rw:/orders/{id}", per resource with [WithPathValues]. A [WithKey]
+// function names the read-write lock ("rw:" is inserted as for a limit); the
+// request's method still picks the side. A nested Wrap with the same key
+// re-enters: a write may read, but a read that reaches a write of its own
+// lock is refused with 500 Internal Server Error ([lockmw.ErrUpgrade]: it
+// would wait for itself).
+//
+// A read-write lock has no permits: WithReadWrite with [WithPermits] above 1
+// makes New panic.
+func WithReadWrite() Option {
+	return func(c *config) { c.readWrite = true }
+}
+
 // newConfig applies opts over the defaults, in order, then checks the result
 // once; it panics, with one line naming the option and the value, on a nil
 // Option or an invalid value.
 func newConfig(opts []Option) config {
 	c := defaultConfig()
 	c = construct.Apply("httpmw", "New", c, opts, (*config).invalid)
-	if c.perPath && !c.customKey {
+	switch {
+	case c.customKey:
+	case c.readWrite:
+		c.key = resourceKey
+	case c.perPath:
 		c.key = pathKey
 	}
 	if !c.loggerSet {
@@ -244,6 +276,8 @@ func (c *config) invalid() string {
 		return fmt.Sprintf("WithBodyBuffer(%d): must not be negative", c.bodyBuffer)
 	case c.permits < 1:
 		return fmt.Sprintf("WithPermits(%d): must be at least 1", c.permits)
+	case c.readWrite && c.permits > 1:
+		return fmt.Sprintf("WithReadWrite with WithPermits(%d): a read-write lock has no permits", c.permits)
 	}
 	for _, n := range c.pathValues {
 		if !isWildcardName(n) {

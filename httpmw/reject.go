@@ -16,6 +16,7 @@ const (
 	invalidKeyBody  = "bad request: cannot lock this resource"
 	badBodyBody     = "bad request: cannot read the body"
 	unavailableBody = "lock service unavailable"
+	upgradeBody     = "server error: a read of this resource cannot write it"
 	misplacedBody   = "server misconfigured: the lock middleware runs where no route is known; see the server log"
 )
 
@@ -49,6 +50,10 @@ func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, l lockmw.Loc
 	case errors.As(err, &busy):
 		w.Header().Set("Retry-After", strconv.FormatInt(seconds(m.retryAfter(r, l, busy)), 10))
 		http.Error(w, busyBody, m.cfg.busyStatus)
+	case errors.Is(err, lockmw.ErrUpgrade):
+		m.cfg.logger.Error("httpmw: a request that holds the read side of its lock reached a write of the same lock (nested Wrap); refused with 500 rather than waiting for itself",
+			"method", r.Method, "path", r.URL.Path, "lock", l.Name())
+		http.Error(w, upgradeBody, http.StatusInternalServerError)
 	case errors.Is(err, lockmw.ErrInvalidName):
 		http.Error(w, invalidKeyBody, http.StatusBadRequest)
 	default: // Redis error, lockmw.ErrClosed

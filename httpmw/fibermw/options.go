@@ -115,6 +115,15 @@ func WithPermits(n int) Option {
 	return func(c *config) { c.httpmw = append(c.httpmw, httpmw.WithPermits(n)) }
 }
 
+// WithReadWrite makes the key's lock a read-write lock instead of a mutex:
+// GET, HEAD, OPTIONS and TRACE share its read side, every other method takes
+// its write side. Under the default key the method is left out of the name
+// ("http:rw:/docs/:id"), so that a route's reads and writes meet on one
+// lock. With WithPermits above 1 New panics. See [httpmw.WithReadWrite].
+func WithReadWrite() Option {
+	return func(c *config) { c.httpmw = append(c.httpmw, httpmw.WithReadWrite()) }
+}
+
 // WithLogger sets where the handler reports that it was registered where
 // no route is known (with Use, see the package documentation), once per
 // handler. The default is [slog.Default] at the time of New. A nil l makes

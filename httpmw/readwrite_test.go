@@ -1,0 +1,136 @@
+package httpmw_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-rlock/rlock/httpmw"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+)
+
+func TestReadWriteKey(t *testing.T) {
+	t.Parallel()
+	m := httpmw.New(locktest.NewOn(t, redistest.Start(t)), httpmw.WithReadWrite())
+	mp := httpmw.New(locktest.NewOn(t, redistest.Start(t)), httpmw.WithReadWrite(), httpmw.WithPathValues("id"))
+	mk := httpmw.New(locktest.NewOn(t, redistest.Start(t)), httpmw.WithReadWrite(),
+		httpmw.WithKey(func(r *http.Request) string { return "doc" }))
+	tests := []struct {
+		name    string
+		m       *httpmw.Middleware
+		method  string
+		pattern string
+		want    string
+	}{
+		{"a read leaves the method out", m, "GET", "GET /docs/{id}", "http:rw:/docs/{id}"},
+		{"so does a write: both meet on one lock", m, "PUT", "PUT /docs/{id}", "http:rw:/docs/{id}"},
+		{"a method-less pattern", m, "DELETE", "/docs/{id}", "http:rw:/docs/{id}"},
+		{"a host stays", m, "GET", "GET example.com/docs", "http:rw:example.com/docs"},
+		{"per resource with path values", mp, "PATCH", "PATCH /docs/{id}", "http:rw:/docs/{id}#id=7"},
+		{"a WithKey name gets the infix", mk, "GET", "GET /docs/{id}", "rw:doc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(tt.method, "/docs/7", nil)
+			r.Pattern = tt.pattern
+			r.SetPathValue("id", "7")
+			assert.Equal(t, tt.want, tt.m.Key(r))
+		})
+	}
+}
+
+// Reads of one resource run together: two GETs meet inside the handler.
+func TestReadWriteReadsShare(t *testing.T) {
+	t.Parallel()
+	m := httpmw.New(locktest.NewOn(t, redistest.Start(t)), httpmw.WithReadWrite())
+	b := barrier(2)
+	mux := http.NewServeMux()
+	mux.Handle("GET /docs/{id}", m.Wrap(b))
+	mux.Handle("HEAD /docs/{id}", m.Wrap(b))
+	s := startHTTP(t, mux)
+	for _, ch := range []<-chan reply{sendAsync(t.Context(), s, "GET", "/docs/1"), sendAsync(t.Context(), s, "HEAD", "/docs/2")} {
+		r := testsupport.Recv(t, ch, patience, "reply")
+		require.NoError(t, r.err)
+		assert.Equal(t, http.StatusOK, r.status, "a read waited for a read: %s", r.body)
+	}
+}
+
+// A write waits for the reads of its resource, and reads wait for a write.
+func TestReadWriteWritesExclude(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	m := httpmw.New(locktest.NewOn(t, srv), httpmw.WithReadWrite(), httpmw.WithWait(0))
+	g := newGate(4)
+	defer g.open()
+	mux := http.NewServeMux()
+	mux.Handle("GET /docs/{id}", m.Wrap(g))
+	mux.Handle("POST /docs/{id}", m.Wrap(g))
+	s := startHTTP(t, mux)
+
+	read := sendAsync(t.Context(), s, "GET", "/docs/1")
+	testsupport.Recv(t, g.entered, patience, "the read inside")
+	r := send(t.Context(), s, "POST", "/docs/1", nil)
+	require.NoError(t, r.err)
+	assert.Equal(t, http.StatusConflict, r.status, "a write ran beside a read: %s", r.body)
+	g.open()
+	r = testsupport.Recv(t, read, patience, "the read's reply")
+	assert.Equal(t, http.StatusOK, r.status, r.body)
+
+	// A write held elsewhere (another instance, the same name) keeps reads out.
+	rw := locktest.NewOn(t, srv).RWMutex("http:rw:/docs/{id}")
+	hold, err := rw.TryLock(context.Background(), 0, 0)
+	require.NoError(t, err)
+	r = send(t.Context(), s, "GET", "/docs/1", nil)
+	assert.Equal(t, http.StatusConflict, r.status, "a read ran beside a write: %s", r.body)
+	require.NoError(t, rw.Unlock(hold))
+	r = send(t.Context(), s, "GET", "/docs/1", nil)
+	assert.Equal(t, http.StatusOK, r.status, r.body)
+}
+
+// A nested Wrap of one key: a write may read; a read that reaches a write
+// of its own lock is refused with 500 and a log line, not left waiting for
+// itself.
+func TestReadWriteNested(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	m := httpmw.New(locktest.NewOn(t, redistest.Start(t)), httpmw.WithReadWrite(),
+		httpmw.WithKey(func(*http.Request) string { return "doc" }),
+		httpmw.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	ran := 0
+	inner := m.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran++ }))
+	outer := m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The inner request is a write when the outer is a read, and the reverse.
+		method := http.MethodGet
+		if r.Method == http.MethodGet {
+			method = http.MethodPost
+		}
+		in := r.Clone(r.Context())
+		in.Method = method
+		inner.ServeHTTP(w, in)
+	}))
+	s := startHTTP(t, outer)
+
+	r := send(t.Context(), s, "POST", "/", nil)
+	assert.Equal(t, http.StatusOK, r.status, "a write could not read: %s", r.body)
+	assert.Equal(t, 1, ran)
+	r = send(t.Context(), s, "GET", "/", nil)
+	assert.Equal(t, http.StatusInternalServerError, r.status, r.body)
+	assert.Equal(t, 1, ran, "a read wrote")
+	assert.Contains(t, logs.String(), "nested Wrap")
+}
+
+func TestReadWriteWithPermitsPanics(t *testing.T) {
+	t.Parallel()
+	c := locktest.NewOn(t, redistest.Start(t))
+	assert.PanicsWithValue(t, "httpmw: WithReadWrite with WithPermits(3): a read-write lock has no permits", func() {
+		httpmw.New(c, httpmw.WithReadWrite(), httpmw.WithPermits(3))
+	})
+	assert.NotPanics(t, func() { httpmw.New(c, httpmw.WithReadWrite(), httpmw.WithPermits(1)) })
+}
