@@ -72,15 +72,19 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 	srv := redistest.Start(t)
 	cfg := tiny(srv.Addr())
 	cfg.locks = []string{"rlock", "poll"}
+	// rwmutex: half reads, so that both kinds occur in a short run even on a
+	// loaded machine, where the Mutex may do only a few dozen operations
+	// (with 90 % reads, 60 operations have no write once in 550 runs).
+	cfg.readShare = 0.5
 	rep := runJSON(t, cfg)
 
 	if rep.Machine.Redis == "" || rep.Machine.Redis == "?" || rep.Machine.OwnServer {
 		t.Errorf("machine = %+v, want the redis version and own_server false with -addr", rep.Machine)
 	}
 	// rlock in every scenario, poll in uncontended, contended and
-	// many-waiters and a skipped line in the others (semaphore: two lines of
-	// rlock), then the compare line.
-	if got, want := len(rep.Results), 16; got != want {
+	// many-waiters and a skipped line in the others (semaphore and rwmutex:
+	// two lines of rlock), then the compare line.
+	if got, want := len(rep.Results), 19; got != want {
 		t.Fatalf("%d results, want %d: %+v", got, want, rep.Results)
 	}
 
@@ -143,7 +147,7 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 	})
 
 	t.Run("the peers are skipped in the rlock-only scenarios, once each", func(t *testing.T) {
-		for _, sc := range []string{"many-held", "mixed", "trace"} {
+		for _, sc := range []string{"many-held", "mixed", "trace", "rwmutex"} {
 			if r := find(t, rep, sc, "poll"); r.Skipped == "" {
 				t.Errorf("%s with poll: not skipped: %+v", sc, r)
 			}
@@ -168,6 +172,36 @@ func TestEveryScenarioRunsAndReports(t *testing.T) {
 		}
 		if len(r.Targets) != 7 {
 			t.Errorf("targets: %+v, want 7", r.Targets)
+		}
+	})
+
+	// No throughput threshold: on a loaded 2-core machine the ratio moves.
+	t.Run("rwmutex does the same work on both kinds, readers sharing and no writer beside anyone", func(t *testing.T) {
+		for _, sc := range []string{"rwmutex", "rwmutex-on-mutex"} {
+			r := find(t, rep, sc, "rlock")
+			m := r.Metrics
+			if m["reads"] < 1 || m["writes"] < 1 || m["ops"] != m["reads"]+m["writes"] || m["ops_per_sec"] <= 0 {
+				t.Errorf("%s: reads %v writes %v ops %v ops/s %v, want both kinds done", sc, m["reads"], m["writes"], m["ops"], m["ops_per_sec"])
+			}
+			if m["read_p50_us"] <= 0 || m["read_p99_us"] < m["read_p50_us"] || m["write_p50_us"] <= 0 || m["write_p99_us"] < m["write_p50_us"] {
+				t.Errorf("%s: latencies %v", sc, m)
+			}
+			if m["violations"] != 0 || len(r.Targets) != 1 || !r.Targets[0].Met || !r.Targets[0].Hard {
+				t.Errorf("%s: %v writers beside anyone, targets %+v", sc, m["violations"], r.Targets)
+			}
+			if got := len(r.Breakdown["ops_per_sec_per_round"]); got != cfg.rounds {
+				t.Errorf("%s: %d rounds reported, want %d", sc, got, cfg.rounds)
+			}
+		}
+		if got := find(t, rep, "rwmutex-on-mutex", "rlock").Metrics["most_readers"]; got != 1 {
+			t.Errorf("most readers at once on the Mutex = %v, want 1", got)
+		}
+		rw := find(t, rep, "rwmutex", "rlock").Metrics
+		if rw["most_readers"] < 2 {
+			t.Errorf("most readers at once on the RWMutex = %v, want at least 2", rw["most_readers"])
+		}
+		if rw["ops_per_sec_over_mutex_median"] <= 0 {
+			t.Errorf("ops/s over the Mutex's = %v", rw["ops_per_sec_over_mutex_median"])
 		}
 	})
 
@@ -343,7 +377,7 @@ func TestFlags(t *testing.T) {
 			cfg.think != time.Millisecond || cfg.duration != 3*time.Second || cfg.held != 10000 ||
 			cfg.watchdog != 3*time.Second || cfg.rounds != 3 || cfg.waiters != 1000 ||
 			cfg.pollMin != time.Millisecond || cfg.pollMax != 5*time.Millisecond ||
-			len(cfg.scenarios) != 7 || cfg.permits != 4 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) ||
+			len(cfg.scenarios) != 8 || cfg.readShare != 0.9 || cfg.rwWork != 2*time.Millisecond || cfg.permits != 4 || len(cfg.mixes) != 1 || cfg.mixes[0] != (mix{4, 4}) ||
 			strings.Join(cfg.locks, ",") != "rlock,redsync,redsync-1ms,redislock-100ms,redislock-1ms,rueidislock,poll,setnx" || cfg.addr != "" || cfg.json ||
 			cfg.latency != 0 {
 			t.Errorf("defaults = %+v, want %+v", cfg, want)
@@ -393,6 +427,12 @@ func TestFlags(t *testing.T) {
 			t.Errorf("scenarios %v, rounds %d and %d, goroutines %d, settle %v, err %v", cfg.scenarios, cfg.rounds, cfg.parRounds, cfg.goroutines, cfg.settle, err)
 		}
 	})
+	t.Run("-scenario rwmutex with its read share and work", func(t *testing.T) {
+		cfg, _, err := parseFlags([]string{"-scenario", "rwmutex", "-read-share", "0.5", "-work", "5ms", "-rounds", "4"}, io.Discard)
+		if err != nil || strings.Join(cfg.scenarios, ",") != "rwmutex" || cfg.readShare != 0.5 || cfg.rwWork != 5*time.Millisecond || cfg.rounds != 4 {
+			t.Errorf("scenarios %v, read share %v, work %v, rounds %d, err %v", cfg.scenarios, cfg.readShare, cfg.rwWork, cfg.rounds, err)
+		}
+	})
 	t.Run("-h asks for help", func(t *testing.T) {
 		var out bytes.Buffer
 		if _, _, err := parseFlags([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
@@ -420,6 +460,9 @@ func TestFlags(t *testing.T) {
 		{"-goroutines", "0"},
 		{"-rounds", "-1"},
 		{"-settle", "-1s"},
+		{"-read-share", "1.1"},
+		{"-read-share", "-0.1"},
+		{"-work", "-1ms"},
 		{"extra"},
 	} {
 		t.Run("rejects "+strings.Join(args, " "), func(t *testing.T) {

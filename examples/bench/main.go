@@ -179,6 +179,21 @@
 //     taking turns as uncontended does (-n, -runs, -block): p50/p99,
 //     commands and redis-server CPU of each, and the median over runs of
 //     p50(semaphore)/p50(mutex).
+//   - rwmutex (rlock only): what sharing buys on read-mostly work.
+//     -workers workers (16), each with its own go-redis client and
+//     lockmw.Client, do the same work on one name, once on an RWMutex and
+//     once on a Mutex, taking turns for -rounds rounds (3) of -duration
+//     each (the first kind of a round the second of the previous one): each
+//     operation reads with probability -read-share (0.9; RLock on the
+//     RWMutex) or writes (Lock), and holds the lock -work (2ms, a sleep:
+//     the work), the Mutex taken for both. Two lines, rwmutex-on-mutex and
+//     rwmutex: operations/s, reads and writes, read and write p50/p99 (from
+//     the Lock call to its return), the most readers the tool saw hold at
+//     once and writers seen beside anyone (atomic counters, up after Lock
+//     returns and down before Unlock is called: an overlap they see
+//     happened); on the rwmutex line the median over rounds of its
+//     operations/s over the Mutex's. Target: no writer beside anyone
+//     (hard: missed, the tool exits 1).
 //   - parallel (not part of -scenario all: it runs for about 4 minutes):
 //     many independent locks from one service. -goroutines goroutines (64)
 //     share one client per lock (one go-redis client with default options
@@ -208,15 +223,15 @@
 //     ≥ 0.5 × setnx-autopipeline's; redis-server CPU per acquisition ≤
 //     setnx's and ≤ 3 × setnx-autopipeline's; p99 ≤ setnx's.
 //
-// The other locks have no line of their own in many-held, mixed, trace and
-// semaphore: one line per scenario names them and says why.
+// The other locks have no line of their own in many-held, mixed, trace,
+// semaphore and rwmutex: one line per scenario names them and says why.
 //
 // # Flags
 //
 //	-addr host:port   use this Redis instead of starting one
 //	-latency d        a faultproxy between every client and the server, delaying each direction by d
 //	-scenario s       all (every scenario but parallel), uncontended, contended, many-held, many-waiters,
-//	                  mixed, trace, semaphore or parallel (default all)
+//	                  mixed, trace, semaphore, rwmutex or parallel (default all)
 //	-lock l           all (default), both (rlock,poll), or NAME[,NAME] of the locks above
 //	-json             print one JSON document instead of text lines
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
@@ -235,6 +250,9 @@
 //	                  mixed: rlock and Redisson workers (4:4); all: each of 1, 2, 4 against each
 //	-mixed-permits n  mixed: 0 (default) a mutex; n > 0 a semaphore of n permits (lockmw.Semaphore
 //	                  beside Redisson's RPermitExpirableSemaphore); -slow-wake applies to both
+//	-read-share, -work
+//	                  rwmutex: the share of reads (0.9), each operation's hold (2ms); -workers, -duration
+//	                  and -rounds (3 rounds of 3s per kind) apply
 //	-poll-min, -poll-max
 //	                  the polling lock's retry interval range (1ms, 5ms)
 //	-cpuprofile, -memprofile file
@@ -380,6 +398,9 @@ type config struct {
 
 	pollMin, pollMax time.Duration
 
+	readShare float64       // rwmutex: the share of operations that read
+	rwWork    time.Duration // rwmutex: how long each operation holds the lock (its work)
+
 	latency time.Duration // one-way delay each direction through a faultproxy; 0: none
 
 	goroutines int           // parallel: goroutines sharing one client, each on a name of its own
@@ -389,7 +410,7 @@ type config struct {
 
 type profiles struct{ cpu, mem string }
 
-var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore"}
+var allScenarios = []string{"uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore", "rwmutex"}
 
 // parallelScenario is not among allScenarios: with five rounds, each
 // waiting for rlock's unlock latches to expire, it runs for about three
@@ -416,6 +437,8 @@ func defaultConfig() config {
 		mixes:     []mix{{4, 4}},
 		pollMin:   time.Millisecond,
 		pollMax:   5 * time.Millisecond,
+		readShare: 0.9,
+		rwWork:    2 * time.Millisecond,
 
 		goroutines: 64,
 		parRounds:  5,
@@ -432,7 +455,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		fmt.Fprintln(stderr, "usage: go run . [flags]   (in examples/bench; from the root: go run -C examples/bench . [flags])\n\nMeasures rlock beside redsync, bsm/redislock, rueidislock, a polling lock and a SET NX floor against one redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	scenario := fs.String("scenario", "all", "all (every scenario but parallel), uncontended, contended, many-held, many-waiters, mixed, trace, semaphore or parallel")
+	scenario := fs.String("scenario", "all", "all (every scenario but parallel), uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex or parallel")
 	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(lockKinds, ", "))
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
 	fs.DurationVar(&cfg.latency, "latency", 0, "put a faultproxy between every client and the server that delays each direction by this much (e.g. 500us: a round trip 1ms longer); 0: none")
@@ -447,13 +470,15 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	fs.IntVar(&cfg.permits, "permits", cfg.permits, "semaphore: permits of the semaphore the workers share")
 	fs.IntVar(&cfg.held, "held", cfg.held, "many-held: locks held at once")
 	fs.DurationVar(&cfg.watchdog, "watchdog", cfg.watchdog, "many-held: watchdog timeout (renewal every third of it)")
-	rounds := fs.Int("rounds", 0, "many-held: renewal intervals to hold the locks for (0: 3); parallel: rounds, the locks taking turns in each (0: 5)")
+	rounds := fs.Int("rounds", 0, "many-held: renewal intervals to hold the locks for (0: 3); rwmutex: rounds (0: 3); parallel: rounds, the locks taking turns in each (0: 5)")
 	fs.IntVar(&cfg.waiters, "waiters", cfg.waiters, "many-waiters: names, each with one waiting goroutine")
 	mixFlag := fs.String("mix", "4:4", "mixed: N:M, N rlock workers and M Redisson workers, or all (each of 1, 2, 4 against each)")
 	fs.IntVar(&cfg.mixedPermits, "mixed-permits", 0, "mixed: 0, the workers share a mutex; n > 0, a semaphore of n permits (Redisson's RPermitExpirableSemaphore on the Redisson side)")
 	fs.BoolVar(&cfg.slowWake, "slow-wake", false, "mixed: Redisson workers that need two round trips, not one, from the unlock message to their acquire (like node-redisson)")
 	fs.IntVar(&cfg.goroutines, "goroutines", cfg.goroutines, "parallel: goroutines sharing one client per lock, each locking and unlocking a name of its own")
 	fs.DurationVar(&cfg.settle, "settle", cfg.settle, "parallel: after each lock's run, the longest wait for the keys it wrote to expire (the server's CPU time is measured until then)")
+	fs.Float64Var(&cfg.readShare, "read-share", cfg.readShare, "rwmutex: the share of operations that read (the others write)")
+	fs.DurationVar(&cfg.rwWork, "work", cfg.rwWork, "rwmutex: how long each operation holds the lock, reading or writing (its work)")
 	fs.DurationVar(&cfg.pollMin, "poll-min", cfg.pollMin, "polling lock: shortest retry interval")
 	fs.DurationVar(&cfg.pollMax, "poll-max", cfg.pollMax, "polling lock: longest retry interval")
 	fs.StringVar(&prof.cpu, "cpuprofile", "", "write a CPU profile to this file")
@@ -467,10 +492,10 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	switch *scenario {
 	case "all":
 		cfg.scenarios = allScenarios
-	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore", parallelScenario:
+	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore", "rwmutex", parallelScenario:
 		cfg.scenarios = []string{*scenario}
 	default:
-		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace, semaphore or parallel", *scenario)
+		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex or parallel", *scenario)
 	}
 	if *rounds != 0 {
 		cfg.rounds, cfg.parRounds = *rounds, *rounds
@@ -522,6 +547,8 @@ func (c config) validate() error {
 		{"-goroutines must be positive", c.goroutines > 0},
 		{"-rounds must be positive", c.parRounds > 0},
 		{"-settle must not be negative", c.settle >= 0},
+		{"-read-share must be from 0 to 1", c.readShare >= 0 && c.readShare <= 1},
+		{"-work must not be negative", c.rwWork >= 0},
 	} {
 		if !v.ok {
 			return errors.New(v.name)

@@ -188,6 +188,7 @@ var rlockOnly = map[string]string{
 	"mixed":     "rlock only: the others do not speak Redisson's protocol",
 	"trace":     "rlock only: it traces rlock's hand-off message",
 	"semaphore": "rlock only: no other lock offers a semaphore",
+	"rwmutex":   "rlock only: no other lock offers a read-write lock",
 }
 
 // jobs lists the runs cfg asks for, in order.
@@ -224,10 +225,14 @@ func jobs(cfg config) []job {
 }
 
 // runJob runs one job: one line, or for parallel, whose locks take turns
-// in each round, a line per lock and the comparison.
+// in each round, a line per lock and the comparison, and for rwmutex the
+// Mutex's line and the RWMutex's.
 func runJob(ctx context.Context, e *env, cfg config, j job) ([]*result, error) {
-	if j.scenario == parallelScenario {
+	switch {
+	case j.scenario == parallelScenario:
 		return runParallel(ctx, e, cfg)
+	case j.scenario == "rwmutex" && j.skip == "":
+		return runRWBench(ctx, e, cfg)
 	}
 	r, err := runScenario(ctx, e, cfg, j)
 	if err != nil {
