@@ -101,7 +101,9 @@ func (v *showView) printLock(p *printer) {
 		}
 	}
 	p.textf("  ttl: %s", msDur(*v.TTLMS))
-	p.textf("  fencing token: %s", orDash(v.Token))
+	if v.Kind == kindLock { // a read-write lock's hash holds no token
+		p.textf("  fencing token: %s", orDash(v.Token))
+	}
 	switch {
 	case v.TraceID != "":
 		p.textf("  metadata: %s (trace id %s)", v.Metadata, v.TraceID)
