@@ -47,3 +47,31 @@ func TestIsUUID(t *testing.T) {
 	assert.False(t, isUUID("billing-worker-1"))
 	assert.False(t, isUUID("5a1ad1f0-0000-4000-8000-0000000000a"))
 }
+
+func TestWhatCountsAsAReadWriteLock(t *testing.T) {
+	cases := []struct {
+		name   string
+		fields map[string]string
+		rw     bool
+		sides  []string // the holders' sides, the writer first
+	}{
+		{"readers", map[string]string{"mode": "read", "c:2": "1", "c:1": "2"}, true, []string{"read", "read"}},
+		{"a writer that reads", map[string]string{"mode": "write", "c:1": "1", "c:1:write": "2"}, true, []string{"write", "read"}},
+		{"a mode other than read or write", map[string]string{"mode": "other", "c:1": "1"}, false, nil},
+		{"no holder", map[string]string{"mode": "read"}, false, nil},
+		{"rlock's own field (never in a read-write lock)", map[string]string{"mode": "write", "c:1:write": "1", "rlock:token": "3"}, false, nil},
+		{"a count that is not an integer", map[string]string{"mode": "read", "c:1": "x"}, false, nil},
+		{"a field that is not <id>:<n>[:write]", map[string]string{"mode": "read", "c:1:read": "1"}, false, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l, ok := parseRWLock(tc.fields)
+			assert.Equal(t, tc.rw, ok)
+			var sides []string
+			for _, h := range l.holders {
+				sides = append(sides, h.Side)
+			}
+			assert.Equal(t, tc.sides, sides)
+		})
+	}
+}

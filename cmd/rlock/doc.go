@@ -13,7 +13,7 @@
 //	rlock [connection flags] [-json] watch [-interval D] NAME
 //	rlock [connection flags] unlock [-y] NAME
 //
-// ls lists the locks and semaphores whose name matches PATTERN (a Redis glob,
+// ls lists the locks, read-write locks and semaphores whose name matches PATTERN (a Redis glob,
 // default "*"), with SCAN and COUNT (never KEYS) on the server or on every
 // master of a cluster; it stops after -limit entries (default 1000) and then
 // says so on stderr.
@@ -21,8 +21,10 @@
 // show prints a lock's holder field(s) with their hold count and whether the
 // holder looks like an rlock client, the TTL, the fencing token, the metadata
 // (the trace id of a W3C traceparent stored by otelhooks) and the waiter
-// queue in order with each waiter's client and deadline; or a semaphore's
-// free permits and each permit's holder and expiry.
+// queue in order with each waiter's client and deadline; a read-write lock's
+// mode, writer and readers (each reader level's remaining TTL) and its queue
+// of readers and writers; or a semaphore's free permits and each permit's
+// holder and expiry.
 //
 // watch prints one line per change until interrupted: acquired, released,
 // handed over (from → to), lost (the TTL ran out), waiter joined, waiter
@@ -42,7 +44,7 @@
 //
 // unlock force-unlocks a lock, whoever holds it: the lock goes to the first
 // queued waiter, as at a release, and the holder learns it lost the lock at
-// its next renewal. Without -y it asks for confirmation on a terminal and
+// its next renewal. It refuses semaphores and read-write locks. Without -y it asks for confirmation on a terminal and
 // refuses when standard input is not one. It is the only command that
 // writes.
 //

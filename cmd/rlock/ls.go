@@ -16,6 +16,7 @@ import (
 type lsEntry struct {
 	Name    string   `json:"name"`
 	Kind    string   `json:"kind"`
+	Mode    string   `json:"mode,omitempty"`   // a read-write lock's: "read" or "write"
 	Holders []string `json:"holders"`          // a lock's holder fields; a semaphore's rlock permits
 	TTLMS   *int64   `json:"ttl_ms,omitempty"` // a lock's: -1 no expiry
 	Taken   *int64   `json:"taken,omitempty"`  // a semaphore's permits taken
@@ -135,6 +136,9 @@ func (l *lister) print(e lsEntry) {
 	} else {
 		ttl = msDur(*e.TTLMS)
 	}
+	if e.Mode != "" {
+		held = e.Mode + ": " + held
+	}
 	fmt.Fprintf(l.tw, "%s\t%s\t%s\t%s\t%d\n", e.Kind, e.Name, held, ttl, e.Waiters)
 }
 
@@ -207,13 +211,13 @@ func newCandidate(ctx context.Context, p redis.Pipeliner, key string, probe [3]r
 func (c candidate) entry() (lsEntry, bool) {
 	e := lsEntry{Name: c.name, Waiters: c.queue.Val(), Holders: []string{}}
 	if c.hash != nil {
-		l, ok := parseLock(c.hash.Val())
+		holders, ok := c.lockHolders(&e)
 		if !ok {
 			return e, false
 		}
 		ttl := pttlMS(c.pttl.Val())
-		e.Kind, e.TTLMS = kindLock, &ttl
-		for _, h := range l.holders {
+		e.TTLMS = &ttl
+		for _, h := range holders {
 			e.Holders = append(e.Holders, h.Field)
 		}
 		return e, true
@@ -230,4 +234,16 @@ func (c candidate) entry() (lsEntry, bool) {
 		e.Holders = append(e.Holders, shown)
 	}
 	return e, true
+}
+
+// lockHolders reads the candidate's hash as a lock or a read-write lock,
+// setting e's kind (and mode).
+func (c candidate) lockHolders(e *lsEntry) ([]holder, bool) {
+	if l, ok := parseLock(c.hash.Val()); ok {
+		e.Kind = kindLock
+		return l.holders, true
+	}
+	l, ok := parseRWLock(c.hash.Val())
+	e.Kind, e.Mode = kindRWLock, l.mode
+	return l.holders, ok
 }

@@ -121,11 +121,12 @@ const usage = `Usage:
   rlock [connection flags] [-json] watch [-interval D] NAME
   rlock [connection flags] unlock [-y] NAME
 
-  ls      locks and semaphores whose name matches PATTERN (SCAN; every master of a cluster)
-  show    holder(s), hold count, TTL, fencing token, metadata (trace id), the waiter queue
+  ls      locks, read-write locks and semaphores whose name matches PATTERN (SCAN; every master of a cluster)
+  show    holder(s), hold count, TTL, fencing token, metadata (trace id), the waiter queue;
+          a read-write lock's mode, writer and readers
   watch   one line per change until interrupted: acquired, released, handed over, lost,
           waiter joined, waiter gave up
-  unlock  force unlock; asks for confirmation unless -y (refuses without a terminal)
+  unlock  force unlock of a lock; asks for confirmation unless -y (refuses without a terminal)
 
 Connection flags:
   -addr host:port   server (default localhost:6379); with -cluster seed nodes, with

@@ -8,6 +8,7 @@ import (
 type showView struct {
 	Name            string       `json:"name"`
 	Kind            string       `json:"kind"`
+	Mode            string       `json:"mode,omitempty"` // a read-write lock's: "read" or "write"
 	ServerTime      string       `json:"server_time"`
 	TTLMS           *int64       `json:"ttl_ms,omitempty"` // a lock's: -1 no expiry
 	Token           string       `json:"token,omitempty"`
@@ -31,6 +32,11 @@ type holderView struct {
 	Evidence    string `json:"evidence,omitempty"`
 	Expires     string `json:"expires,omitempty"` // a permit's; "" never
 	RemainingMS int64  `json:"remaining_ms"`      // -1 never
+	Side        string `json:"side,omitempty"`    // a read-write lock's holder: "read" or "write"
+	// LevelsMS is a reader's remaining TTL of each level's timeout key (-2
+	// missing, -1 no expiry); absent when not read (the readers changed
+	// meanwhile).
+	LevelsMS []int64 `json:"levels_ms,omitempty"`
 }
 
 // waiterView is one queued waiter.
@@ -42,6 +48,7 @@ type waiterView struct {
 	RemainingMS int64  `json:"remaining_ms"`
 	TTLMS       int64  `json:"ttl_ms"`
 	Fenced      bool   `json:"fenced"`
+	Side        string `json:"side,omitempty"` // a read-write lock's waiter: "read" or "write"
 }
 
 // runShow is "rlock show NAME".

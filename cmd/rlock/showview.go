@@ -8,7 +8,7 @@ import (
 // newShowView builds what show prints from s.
 func newShowView(s *state, subs subscribers) showView {
 	v := showView{
-		Name: s.name, Kind: s.kind, ServerTime: msTime(s.nowMS),
+		Name: s.name, Kind: s.kind, Mode: s.mode, ServerTime: msTime(s.nowMS),
 		Holders: holderViews(s, s.holders, subs), Waiters: waiterViews(s),
 		RedissonWaiting: subs.othersWaiting(s),
 	}
@@ -32,7 +32,10 @@ func holderViews(s *state, hs []holder, subs subscribers) []holderView {
 	out := make([]holderView, 0, len(hs))
 	for _, h := range hs {
 		ev := rlockEvidence(s, h, subs)
-		hv := holderView{Field: h.Field, Client: h.Client, Count: h.Count, Rlock: ev != "", Evidence: ev, RemainingMS: -1}
+		hv := holderView{
+			Field: h.Field, Client: h.Client, Count: h.Count, Rlock: ev != "", Evidence: ev, RemainingMS: -1,
+			Side: h.Side, LevelsMS: h.LevelsMS,
+		}
 		if h.ExpiresMS >= 0 {
 			hv.RemainingMS = max(h.ExpiresMS-s.nowMS, 0)
 			if s.kind == kindSemaphore {
@@ -50,7 +53,7 @@ func waiterViews(s *state) []waiterView {
 	for i, w := range s.waiters {
 		out = append(out, waiterView{
 			Position: i + 1, Field: w.Field, Client: w.Client, Deadline: msTime(w.DeadlineMS),
-			RemainingMS: w.DeadlineMS - s.nowMS, TTLMS: w.TTLMS, Fenced: w.Fenced,
+			RemainingMS: w.DeadlineMS - s.nowMS, TTLMS: w.TTLMS, Fenced: w.Fenced, Side: w.Side,
 		})
 	}
 	return out
@@ -81,13 +84,26 @@ func (v *showView) print(p *printer) {
 	}
 }
 
-// printLock writes a lock's holders, TTL, token and metadata.
+// printLock writes a lock's holders, TTL, token and metadata; a read-write
+// lock's mode, writer and readers.
 func (v *showView) printLock(p *printer) {
+	if v.Mode != "" {
+		p.textf("  mode: %s", v.Mode)
+	}
 	for _, h := range v.Holders {
-		p.textf("  holder: %s  count %d  %s", h.Field, h.Count, rlockNote(h))
+		switch h.Side {
+		case "write":
+			p.textf("  writer: %s  count %d  %s", h.Field, h.Count, rlockNote(h))
+		case "read":
+			p.textf("  reader: %s  count %d%s  %s", h.Field, h.Count, levelsNote(h.LevelsMS), rlockNote(h))
+		default:
+			p.textf("  holder: %s  count %d  %s", h.Field, h.Count, rlockNote(h))
+		}
 	}
 	p.textf("  ttl: %s", msDur(*v.TTLMS))
-	p.textf("  fencing token: %s", orDash(v.Token))
+	if v.Kind == kindLock { // a read-write lock's hash holds no token
+		p.textf("  fencing token: %s", orDash(v.Token))
+	}
 	switch {
 	case v.TraceID != "":
 		p.textf("  metadata: %s (trace id %s)", v.Metadata, v.TraceID)
@@ -124,12 +140,30 @@ func (v *showView) printWaiters(p *printer) {
 	p.textf("  waiters (%d, in order):", len(v.Waiters))
 	for _, w := range v.Waiters {
 		var extra []string
+		if w.Side != "" {
+			extra = append(extra, w.Side)
+		}
 		if w.Fenced {
 			extra = append(extra, "fenced")
 		}
 		p.textf("    %d. %s  client %s  deadline %s (in %s)%s", w.Position, w.Field, w.Client,
 			w.Deadline, msDur(max(w.RemainingMS, 0)), strings.Join(append([]string{""}, extra...), "  "))
 	}
+}
+
+// levelsNote lists a reader's levels' remaining TTLs; "" when unknown.
+func levelsNote(levels []int64) string {
+	if levels == nil {
+		return ""
+	}
+	out := make([]string, len(levels))
+	for i, ms := range levels {
+		out[i] = msDur(ms)
+		if ms == -2 {
+			out[i] = "gone"
+		}
+	}
+	return "  levels " + strings.Join(out, ", ")
 }
 
 // rlockNote says whether a holder is an rlock client, and how it is known.

@@ -17,17 +17,19 @@ import (
 const (
 	kindLock      = "lock"
 	kindSemaphore = "semaphore"
+	kindRWLock    = "rwlock" // a read-write lock (Redisson's RReadWriteLock, lockmw's RWMutex)
 )
 
 // state is what Redis holds for one name, read at one instant (MULTI).
 type state struct {
 	name    string
-	kind    string // kindLock, kindSemaphore, or "" for neither
+	kind    string // kindLock, kindSemaphore, kindRWLock, or "" for none
 	why     string // with kind "": what the key is instead ("" when absent)
 	nowMS   int64  // the server's clock, in ms
 	ttlMS   int64  // the lock key's PTTL: -1 no expiry, -2 no key
 	lock    lockHash
-	holders []holder // a lock's holder fields, or a semaphore's permits not expired
+	mode    string   // a read-write lock's: "read" or "write"
+	holders []holder // a lock's holder fields (a read-write lock's writer first), or a semaphore's permits not expired
 	expired []holder // a semaphore's permits past their expiry, not yet reclaimed
 	free    int64    // a semaphore's free permits
 	waiters []waiter // rlock's queue, in order
@@ -40,16 +42,22 @@ type holder struct {
 	Client    string // the client ID part of an "<id>:<n>" field
 	Count     int64  // a lock's hold count (reentrancy)
 	ExpiresMS int64  // a permit's expiry in server ms; -1 never (for a lock: the key's TTL)
+	Side      string // a read-write lock's: "read" or "write"
+	// LevelsMS, for a reader of a read-write lock, is the PTTL of the
+	// timeout key of each of its levels (1 to Count; -2 missing, -1 no
+	// expiry); nil when not read.
+	LevelsMS []int64
 }
 
 // waiter is one entry of rlock's waiter queue.
 type waiter struct {
 	Field      string
 	Client     string
-	DeadlineMS int64 // until when the entry lives (server ms); 0 when unknown
-	TTLMS      int64 // the TTL its hold gets
-	ClaimMS    int64 // how long a hand-off waits for it to claim the lock
-	Fenced     bool  // it takes a fencing token
+	Side       string // a read-write lock's waiter: "read" or "write"
+	DeadlineMS int64  // until when the entry lives (server ms); 0 when unknown
+	TTLMS      int64  // the TTL its hold gets
+	ClaimMS    int64  // how long a hand-off waits for it to claim the lock
+	Fenced     bool   // it takes a fencing token
 }
 
 // nodeFor returns the client of the node that serves name: on a cluster its
@@ -154,6 +162,11 @@ func readAs(ctx context.Context, node redis.UniversalClient, name, typ string, s
 	s := &state{name: name, nowMS: r.now.Val().UnixMilli(), ttlMS: pttlMS(r.pttl.Val())}
 	s.classify(typ, size, &r)
 	s.readQueue(r.queue.Val(), r.table.Val())
+	if s.kind == kindRWLock {
+		if err := s.readLevels(ctx, node, r.hash.Val()); err != nil {
+			return nil, false, err
+		}
+	}
 	return s, true, nil
 }
 
@@ -174,7 +187,7 @@ func (s *state) classify(typ string, size int64, r *reads) {
 	case typ == "hash":
 		l, ok := parseLock(r.hash.Val())
 		if !ok {
-			s.why = "a hash that is not a lock"
+			s.classifyRW(r.hash.Val())
 			return
 		}
 		s.kind, s.lock, s.holders = kindLock, l, l.holders
@@ -233,7 +246,10 @@ func (s *state) readQueue(zs []redis.Z, table map[string]string) {
 	for _, z := range zs {
 		f, _ := z.Member.(string)
 		w := waiter{Field: f}
-		w.Client, _, _ = splitField(f)
+		if s.kind == kindRWLock {
+			w.Side = sideOf(f)
+		}
+		w.Client, _, _ = splitField(strings.TrimSuffix(f, writeSuffix))
 		if p := strings.Split(table[f], "|"); len(p) >= 3 {
 			w.DeadlineMS, _ = strconv.ParseInt(p[0], 10, 64)
 			w.TTLMS, _ = strconv.ParseInt(p[1], 10, 64)

@@ -47,6 +47,9 @@ func runUnlock(ctx context.Context, c *cli, args []string) error {
 		return err
 	case s.kind == kindSemaphore:
 		return usageError{"unlock " + name + ": a semaphore; force unlock is for locks"}
+	case s.kind == kindRWLock:
+		return usageError{"unlock " + name + ": a read-write lock (mode " + s.mode + "); force unlock is for locks: " +
+			"lockmw has no force unlock for read-write locks, and deleting the hash would not hand it to rlock's queued waiters"}
 	case s.kind == "":
 		return notLockedError{name: name, why: s.why}
 	}

@@ -52,8 +52,11 @@ func countSubscribers(ctx context.Context, node redis.UniversalClient, s *state)
 
 // keysOf returns the keys of s's name for its kind.
 func keysOf(s *state) layout.Keys {
-	if s.kind == kindSemaphore {
+	switch s.kind {
+	case kindSemaphore:
 		return layout.Semaphore(s.name)
+	case kindRWLock:
+		return layout.RWMutex(s.name)
 	}
 	return layout.Mutex(s.name)
 }
