@@ -66,6 +66,7 @@ type crashReport struct {
 	Phantoms       int             // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
 	UnlockTimeouts int             // Unlocks that timed out while a reply on their name was lost
 	MinSlack       time.Duration   // next acquisition - earliest expiry of a killed hold
+	SharedOverlaps int             // shared holds that began while another shared hold of the name lasted
 	Handoffs       []time.Duration // end of a released hold -> start of the next, when it was waiting then (Lock called before the release), sorted
 	SlowHandoffs   int             // of them, longer than half the timeout
 	SlowAfterKill  time.Duration   // the longest time from a kill to a slow hand-off's release
@@ -451,6 +452,16 @@ func (r *run) judgeFails(obs observed, timeout time.Duration) int {
 // run stopped (no recovery is expected after it); obs is what the driver
 // observed besides (nil: no lost replies, no stalls).
 func check(recs []reliability.Record, kills []kill, timeout time.Duration, end time.Time, obs observed) crashReport {
+	return checkShared(recs, kills, timeout, end, obs, nil)
+}
+
+// checkShared is check where the holds shared reports true for may overlap
+// each other (a read-write lock's reads, rwchecker_test.go); every other
+// hold overlaps none. shared nil: every hold is exclusive (a mutex's).
+func checkShared(recs []reliability.Record, kills []kill, timeout time.Duration, end time.Time, obs observed, shared func(*hold) bool) crashReport {
+	if shared == nil {
+		shared = func(*hold) bool { return false }
+	}
 	r := assemble(recs, kills, timeout)
 	phantoms := r.addPhantoms(obs, kills, timeout)
 	excused := r.judgeFails(obs, timeout)
@@ -478,11 +489,21 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 			}
 			lastFenced = h
 		}
-		// Mutual exclusion: no two holds that were not lost overlap.
-		var prev *hold
+		// Mutual exclusion: no two holds that were not lost overlap, but
+		// two shared ones. prev is the hold h is judged against: of the
+		// earlier holds, the one that ended last, or for a shared h the
+		// exclusive one that ended last.
+		var lastAny, lastExcl *hold
 		for _, h := range hs {
 			if h.isLost() || h.phantom {
 				continue
+			}
+			prev := lastAny
+			if shared(h) {
+				prev = lastExcl
+				if lastAny != nil && lastAny != lastExcl && h.start.Before(lastAny.end) {
+					rep.SharedOverlaps++
+				}
 			}
 			if prev != nil {
 				if h.start.Before(prev.end) {
@@ -510,8 +531,11 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 					}
 				}
 			}
-			if prev == nil || h.end.After(prev.end) {
-				prev = h
+			if lastAny == nil || h.end.After(lastAny.end) {
+				lastAny = h
+			}
+			if !shared(h) && (lastExcl == nil || h.end.After(lastExcl.end)) {
+				lastExcl = h
 			}
 		}
 		// A lost hold's loss should be noticed before the next holder
@@ -531,7 +555,7 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 		}
 	}
 
-	r.recoveries(&rep, kills, timeout, end, obs)
+	r.recoveries(&rep, kills, timeout, end, obs, shared)
 	slowestFirst(rep.recovered)
 	slices.Sort(rep.Violations)
 	slices.Sort(rep.Handoffs)
@@ -540,8 +564,10 @@ func check(recs []reliability.Record, kills []kill, timeout time.Duration, end t
 
 // recoveries measures, for every name a killed process held, the time from
 // the kill to the name's next acquisition, judged against recoveryBound,
-// and reports a name never acquired again.
-func (r *run) recoveries(rep *crashReport, kills []kill, timeout time.Duration, end time.Time, obs observed) {
+// and reports a name never acquired again. The recovery from a shared hold
+// (a killed reader's) is measured, not judged: the next hold of its name may
+// be a writer that waits for live readers too (rwchecker_test.go).
+func (r *run) recoveries(rep *crashReport, kills []kill, timeout time.Duration, end time.Time, obs observed, shared func(*hold) bool) {
 	violate := func(format string, a ...any) {
 		rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))
 	}
@@ -558,12 +584,15 @@ func (r *run) recoveries(rep *crashReport, kills []kill, timeout time.Duration, 
 				}
 			}
 			if next == nil {
+				if shared(h) {
+					continue
+				}
 				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), stalledIn(obs, k.at, end))+2*time.Second {
 					violate("%q: held by pid %d when it was killed at %s, never acquired again", h.name, h.pid, k.at.Format("15:04:05.000"))
 				}
 				continue
 			}
-			if bound, ok := rep.measure(k, h, next, timeout, obs); !ok {
+			if bound, ok := rep.measure(k, h, next, timeout, obs); !ok && !shared(h) {
 				violate("%q: held by pid %d when it was killed, acquired again only %v later (bound %v)", h.name, h.pid, next.start.Sub(k.at), bound)
 			}
 		}

@@ -31,6 +31,12 @@
 // names, given in a random order: a Call, Start and End line for each member,
 // named by its fencing token (multilock.go).
 //
+//	worker crash-rw -addr A -log FILE -names a,b,c -goroutines 4 -until UNIXNANO [-watchdog 1s] [-default-options]
+//
+// does the same with the fenced lockmw.RWMutex of each name, its read side
+// four times in five and its write side otherwise (rwmutex.go): a write hold
+// is named by its fencing token, a read hold by a negative number.
+//
 //	worker hold -addr A -name N -resource KEY [-watchdog 1s]
 //
 // takes one lock and talks on stdin/stdout, one line each way: it prints
@@ -61,12 +67,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: worker crash|crash-sem|crash-multi|hold [flags]")
+		fmt.Fprintln(os.Stderr, "usage: worker crash|crash-sem|crash-multi|crash-rw|hold [flags]")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
-	case "crash", "crash-multi":
+	case "crash", "crash-multi", "crash-rw":
 		err = crash(os.Args[2:], os.Args[1], 0)
 	case "crash-sem":
 		err = crash(os.Args[2:], os.Args[1], -1)
@@ -102,7 +108,7 @@ func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks, defaults
 
 // crash runs the crash workload of mode: mutexes when permits is 0,
 // semaphores (with a -permits flag) otherwise; multi-locks of two mutexes in
-// mode crash-multi.
+// mode crash-multi, read-write locks in mode crash-rw.
 func crash(args []string, mode string, permits int) error {
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
 	addr := fs.String("addr", "", "redis-server address")
@@ -175,7 +181,10 @@ func crash(args []string, mode string, permits int) error {
 			continue
 		}
 		locker := func(name string) lockmw.Locker { return c.Semaphore(name, permits) }
-		if permits == 0 {
+		switch {
+		case mode == "crash-rw":
+			locker = rwLocker(c)
+		case permits == 0:
 			// Every other goroutine locks without fencing: those take the
 			// uncontended fast path (RESTORE) when they find a name free.
 			var opts []lockmw.LockOption
