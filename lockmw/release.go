@@ -49,15 +49,23 @@ func (m *Mutex) release(ctx context.Context, expireMS int64) error {
 // cannot count twice.
 func (m *Mutex) releaseOnce(ctx context.Context, lvl *level, expireMS int64, last bool) (released, error) {
 	n, err := m.c.store.release(ctx, m, releaseReq{h: lvl.h, lvl: lvl, expireMS: expireMS, last: last})
-	switch {
-	case err != nil:
+	if err != nil {
 		return 0, err
-	case n == scripts.ReleaseLevelsLeft:
-		return releasedLevel, nil
-	case n == scripts.ReleaseReleased, n == scripts.ReleaseToExpire:
-		return releasedHold, nil
 	}
-	return releasedGone, nil
+	return releasedOf(n), nil
+}
+
+// releasedOf decodes the reply of a release script (release.lua,
+// rwrelease.lua, the quorum's): levels left, the hold released or left to
+// expire, or the field gone.
+func releasedOf(n int64) released {
+	switch n {
+	case scripts.ReleaseLevelsLeft:
+		return releasedLevel
+	case scripts.ReleaseReleased, scripts.ReleaseToExpire:
+		return releasedHold
+	}
+	return releasedGone
 }
 
 // cancelLevel cancels a re-entry's own context with cause.

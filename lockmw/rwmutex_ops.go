@@ -69,16 +69,14 @@ func (s *rwSide) releaseOnce(ctx context.Context, lvl *level, expireMS int64, la
 	sent := time.Now()
 	n, err := scripts.RWRelease.Run(ctx, s.rdb, s.fullKeys(latch), s.hf(lvl.h.field), c.publishCmd(ctx), c.latchArg,
 		expireArg(expireMS), flag(last), c.tokenTTLArg, s.single.rtt.windowMS()).Int64()
-	switch {
-	case err != nil:
+	if err != nil {
 		return 0, err
-	case n == scripts.ReleaseLevelsLeft:
-		return releasedLevel, nil
-	case n == scripts.ReleaseReleased, n == scripts.ReleaseToExpire:
-		s.single.rtt.observe(time.Since(sent))
-		return releasedHold, nil
 	}
-	return releasedGone, nil
+	r := releasedOf(n)
+	if r == releasedHold {
+		s.single.rtt.observe(time.Since(sent))
+	}
+	return r, nil
 }
 
 // fullKeys are the keys of the scripts that may hand the lock over, with the

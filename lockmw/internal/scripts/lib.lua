@@ -325,6 +325,18 @@ local function rlock_reserve_due(pub, due, count)
   return rlock_others_wait(pub), false
 end
 
+-- rlock_latched is the answer a re-sent release (release.lua, rwrelease.lua)
+-- already got, read from its latch KEYS[6]; nil when there is none to read.
+-- A last level (ARGV[5]) released now (ARGV[4] '0') that finds its field
+-- (n > 0) can only be a first run: running it removes the field, and a field
+-- is never given out again. Anything else may be a re-send that already ran.
+local function rlock_latched(n)
+  if n > 0 and ARGV[5] == '1' and ARGV[4] == '0' then return nil end
+  local done = redis.call('get', KEYS[6])
+  if done then return tonumber(done) end
+  return nil
+end
+
 -- rlock_handoff frees the lock KEYS[1] (it deletes it) and gives it to the
 -- first live waiter in the queue, telling only that waiter's client, on
 -- KEYS[7] .. ':' .. <its client ID>, with the previous holder's field and

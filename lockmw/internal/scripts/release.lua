@@ -17,13 +17,8 @@
 local h = redis.call('hmget', KEYS[1], ARGV[1], 'rlock:meta', 'rlock:handoffs')
 local n = tonumber(h[1] or '0')
 local last = ARGV[5] == '1'
--- A last level that finds its field can only be a first run: running it
--- removes the field, and a field is never given out again. Anything else may
--- be a re-send that already ran; its latch then has the answer.
-if n <= 0 or not last or ARGV[4] ~= '0' then
-  local done = redis.call('get', KEYS[6])
-  if done then return tonumber(done) end
-end
+local done = rlock_latched(n)
+if done then return done end
 local r
 if n <= 0 then
   r = '-1'

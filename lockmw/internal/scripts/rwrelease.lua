@@ -12,10 +12,8 @@
 local hf = ARGV[1]
 local n = tonumber(redis.call('hget', KEYS[1], hf) or '0')
 local last = ARGV[5] == '1'
-if n <= 0 or not last or ARGV[4] ~= '0' then
-  local done = redis.call('get', KEYS[6])
-  if done then return tonumber(done) end
-end
+local done = rlock_latched(n)
+if done then return done end
 local r
 if n <= 0 then
   r = '-1'
