@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redisson"
@@ -99,15 +98,7 @@ func mixedName(cfg config, mx mix) string {
 // overHolders counts holds that began while permits others were held (not
 // yet at their Unlock call): more holders than permits at once.
 func overHolders(turns [][]turn, end time.Duration, permits int) int {
-	var all []turn
-	for _, ts := range turns {
-		for _, t := range ts {
-			if t.acquired >= 0 && t.acquired < end {
-				all = append(all, t)
-			}
-		}
-	}
-	slices.SortFunc(all, func(a, b turn) int { return int(a.acquired - b.acquired) })
+	all := acquiredBy(turns, end)
 	n := 0
 	for i, t := range all {
 		held := 0

@@ -49,9 +49,8 @@ func sideOf(side string, workers []mixedWorker, turns [][]turn, end time.Duratio
 	return st
 }
 
-// overlaps counts holds that began before the previous holder called
-// Unlock: two owners held the lock at once.
-func overlaps(turns [][]turn, end time.Duration) int {
+// acquiredBy is every turn acquired before end, in the order acquired.
+func acquiredBy(turns [][]turn, end time.Duration) []turn {
 	var all []turn
 	for _, ts := range turns {
 		for _, t := range ts {
@@ -61,6 +60,13 @@ func overlaps(turns [][]turn, end time.Duration) int {
 		}
 	}
 	slices.SortFunc(all, func(a, b turn) int { return int(a.acquired - b.acquired) })
+	return all
+}
+
+// overlaps counts holds that began before the previous holder called
+// Unlock: two owners held the lock at once.
+func overlaps(turns [][]turn, end time.Duration) int {
+	all := acquiredBy(turns, end)
 	n := 0
 	for i := 1; i < len(all); i++ {
 		if all[i].acquired < all[i-1].unlockCall {
