@@ -75,18 +75,13 @@ func Semaphore(name string) Keys {
 
 // RWMutex returns the keys of the read-write lock name: Redisson's
 // RReadWriteLock's hash, channel and readers' timeout keys, and rlock's
-// queue and the writers' fencing counter.
+// queue and the writers' fencing counter: a mutex's keys but the channel,
+// and the timeout keys.
 func RWMutex(name string) Keys {
-	return Keys{
-		Lock:      name,
-		Channel:   PrefixName("redisson_rwlock", name),
-		Queue:     OwnName("rlock_queue", name),
-		Waiters:   OwnName("rlock_waiters", name),
-		Token:     PrefixName("redisson_lock_token", name),
-		Handoff:   OwnName("rlock_handoff", name),
-		LatchBase: PrefixName("redisson_unlock_latch", name) + ":",
-		Timeouts:  SuffixName(name, ""),
-	}
+	k := Mutex(name)
+	k.Channel = PrefixName("redisson_rwlock", name)
+	k.Timeouts = SuffixName(name, "")
+	return k
 }
 
 // PrefixName is Redisson's rule for a key derived from a lock name: the name
