@@ -182,11 +182,17 @@ func (q *quorumStore) runIDOrder() []int {
 // ranks from all the answers), it waits for them a while: twice the round's time
 // (a master that answers is that close behind the others; one that does not
 // costs no more). Then, while the attempt ranks first of a split and keeps
-// what it won, it asks the masters held by others again: after about the
-// first round's time (their holders' undo is on its way), or as an
-// expiring key ends, doubling, until it wins a majority, ranks first no
-// more, its context ends or the keeping grace from start has passed. Late
-// answers count as they come.
+// what it won, it asks the masters held by others again: every first
+// round's time (their holders' undo is on its way), or as an expiring key
+// ends, at a steady pace, until it wins a majority, ranks first no more, its
+// context ends or the keeping grace from start has passed. Late answers
+// count as they come. The pace does not slow: a master freed by a rival's
+// undo is free only until the next Lock call of another goroutine takes it
+// (a first attempt knows no ranking; it then undoes and waits), so the first
+// asks again within a round of each undo rather than at doubling intervals,
+// which let such calls take the master it waited for for a second (issue 30,
+// the faulted soak's slow recovery). At most grace/poll asks, of the busy
+// masters only.
 func (q *quorumStore) settle(ctx context.Context, t *acquireTally, call scripts.Call, start time.Time) {
 	end := start.Add(t.grace)
 	took := time.Since(start)
@@ -213,7 +219,6 @@ func (q *quorumStore) settle(ctx context.Context, t *acquireTally, call scripts.
 			return
 		}
 		q.askAcquire(ctx, t, call, t.busyMembers(), end)
-		poll *= 2
 	}
 }
 
