@@ -23,8 +23,11 @@ import (
 //     error.
 //
 // It returns at once on ErrClosed, ErrInvalidName or ErrInvalidArgument (a
-// nil m or fn, as WithLock); other errors while campaigning (Redis down, a
-// fail-over) are retried with back-off until ctx ends. A standby takes over
+// nil m or fn, as WithLock) and on a server reply that trying again cannot
+// fix (WRONGTYPE: the name's key holds something else; NOPERM, NOAUTH, a
+// script's error), as a waiting Lock does; transient errors while
+// campaigning (Redis down, a reset connection, a fail-over's READONLY or
+// LOADING) are retried with back-off until ctx ends. A standby takes over
 // within the watchdog timeout plus one renewal interval after a leader
 // process dies, and at once when a leader steps down. A leader paused past
 // its TTL learns it at its next renewal or before, as any holder does; with
@@ -70,8 +73,9 @@ func Lead(ctx context.Context, m *Mutex, fn func(lead context.Context) error, op
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
-			if errors.Is(err, ErrClosed) || errors.Is(err, ErrInvalidName) || errors.Is(err, ErrInvalidArgument) {
-				return err
+			if errors.Is(err, ErrClosed) || errors.Is(err, ErrInvalidName) || errors.Is(err, ErrInvalidArgument) ||
+				failureKind(err) == refused {
+				return err // retrying cannot fix it: never campaign on in silence
 			}
 			backoff = min(max(2*backoff, 50*time.Millisecond), 5*time.Second)
 			m.c.log.Debug("lockmw: campaign failed, retrying", "name", m.name, "err", err, "backoff", backoff)

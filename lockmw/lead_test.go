@@ -12,6 +12,7 @@ import (
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -124,8 +125,8 @@ func TestLeadEndsWithItsContext(t *testing.T) {
 	assert.False(t, locked, "released")
 }
 
-// Bad input returns at once; Redis errors while campaigning are retried
-// until Redis answers.
+// Bad input and what retrying cannot fix return at once; transient Redis
+// errors while campaigning are retried until Redis answers.
 func TestLeadBadInputAndRedisErrors(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -160,6 +161,18 @@ func TestLeadBadInputAndRedisErrors(t *testing.T) {
 	fail.On.Store(false)
 	testsupport.Recv(t, led, 20*time.Second, "it leads once Redis answers")
 	require.NoError(t, testsupport.Recv(t, done, 10*time.Second, "Lead"))
+
+	// What trying again cannot fix ends the campaign with the error, as it
+	// ends a waiting Lock: a key of another type under the lock's name.
+	require.NoError(t, srv.Client().Set(ctx, "lead-wrongtype", "not a lock", 0).Err())
+	go func() {
+		done <- lockmw.Lead(ctx, c.Mutex("lead-wrongtype"), func(context.Context) error {
+			t.Error("led on a string key")
+			return nil
+		})
+	}()
+	err := testsupport.Recv(t, done, 20*time.Second, "Lead returns on WRONGTYPE")
+	assert.True(t, redis.HasErrorPrefix(err, "WRONGTYPE"), "%v", err)
 }
 
 // A leader cut off from Redis (a pause, as far as Redis can tell) learns it
