@@ -140,8 +140,10 @@ func WithMinHold(d time.Duration) CallOption {
 // Redis error. The call returns that error as it would without this option
 // (see [HoldError]); then a goroutine releases again after first, then after
 // twice the previous delay up to max, at most tries times (0: no limit),
-// until a release succeeds, one finds the lock lost or no longer held, or the
-// Client is closed ([Client.Done]). Without it a lock whose release failed is
+// until a release succeeds, one finds the lock lost or no longer held, one
+// fails on a server reply that trying again cannot fix (WRONGTYPE, NOPERM, a
+// script's error: as a waiting Lock ends on it), or the Client is closed
+// ([Client.Done]). Without it a lock whose release failed is
 // no longer renewed and expires within its TTL; the retries give it back
 // sooner, so that the next holder does not wait for that. [WithOnRelease] gets
 // the first release's error only.

@@ -16,10 +16,11 @@ type releaseRetry struct {
 // retryable reports whether a release of the hold behind hctx that failed
 // with err leaves a hold in Redis that a retry can give back sooner than its
 // TTL: not when the hold was lost or is no longer held, the name is invalid,
-// or the Client closed.
+// the server refused in a way trying again cannot fix (failureKind, as a
+// wait ends on it), or the Client closed.
 func retryable(hctx context.Context, err error) bool {
 	return err != nil && !errors.Is(err, ErrLockLost) && !errors.Is(err, ErrNotHeld) &&
-		!errors.Is(err, ErrInvalidName) && !errors.Is(context.Cause(hctx), ErrClosed)
+		!errors.Is(err, ErrInvalidName) && failureKind(err) != refused && !errors.Is(context.Cause(hctx), ErrClosed)
 }
 
 // start calls release on a goroutine of its own, with the back-off of r,

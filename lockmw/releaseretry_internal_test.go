@@ -56,6 +56,14 @@ func TestReleaseRetryStart(t *testing.T) {
 		t.Parallel()
 		assert.Equal(t, 1, startRetry(t, bg, fastRetry, nil, ErrNotHeld, errDown))
 	})
+	t.Run("not after a reply retrying cannot fix", func(t *testing.T) {
+		t.Parallel()
+		assert.Equal(t, 2, startRetry(t, bg, fastRetry, nil, errDown, reply("WRONGTYPE Operation against a key holding the wrong kind of value"), errDown))
+	})
+	t.Run("after a transient reply", func(t *testing.T) {
+		t.Parallel()
+		assert.Equal(t, 2, startRetry(t, bg, fastRetry, nil, reply("LOADING Redis is loading the dataset in memory")))
+	})
 	t.Run("not after the Client closed", func(t *testing.T) {
 		t.Parallel()
 		hctx, cancel := context.WithCancelCause(bg)
