@@ -46,6 +46,7 @@ type Client struct {
 	contention  *contention // where contention was seen lately (fastpath.go)
 	fastOff     atomic.Bool // the server refused RESTORE: acquire with scripts only
 	fastChecked atomic.Bool // a lock made by RESTORE was seen to be a hash
+	probing     atomic.Bool // a probeRestore is under way: the others use the scripts meanwhile
 
 	bgCtx    context.Context // cancelled by Close; parent of background calls
 	bgCancel context.CancelFunc

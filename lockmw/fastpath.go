@@ -94,7 +94,20 @@ func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool
 // deletes it, in one pipeline. A server that refuses RESTORE, or stores the
 // payload as something else (miniredis keeps it as a string), turns the fast
 // acquisition off. ok is false when the fast path must not be taken now.
+//
+// One probe runs at a time: the key is the Client's, and concurrent probes
+// interleave (one's DEL before another's TYPE reads "none", and the fast
+// path was turned off for the Client's life when a service started with
+// many callers at once). A caller that finds a probe under way takes the
+// scripts this once.
 func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
+	if !c.probing.CompareAndSwap(false, true) {
+		return false, nil
+	}
+	defer c.probing.Store(false)
+	if c.fastChecked.Load() { // a probe that ended meanwhile settled it
+		return !c.fastOff.Load(), nil
+	}
 	key := "rlock_probe:{" + c.nonce + "}"
 	var typ *redis.StatusCmd
 	_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
