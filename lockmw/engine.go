@@ -279,21 +279,20 @@ func (e engine) release(hold context.Context, expireMS int64) error {
 		lvl.latchArg = e.k.latchBase + lvl.reqID
 	}
 	h, c := lvl.h, e.c
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(hold), c.opts.releaseTimeout)
-	defer cancel()
 	h.beginRelease()
 	defer h.endRelease()
 	last := h.addLevels(0) == 1
 	// Bounded (bounded.go) without a closure, on the hot path: on the
 	// caller's goroutine when go-redis honours the deadline, or when the
-	// read timeout bounds the round trip (inlineBound).
+	// read timeout bounds the round trip (inlineBound, here the clock's
+	// shortened deadline: releasectx.go).
 	var res released
-	if !c.mustBound(rctx) {
+	var rctx context.Context
+	if c.ctxTrusted || c.releases.inline > 0 {
+		rctx = c.releaseContext(lvl, hold, !c.ctxTrusted)
 		res, err = e.ops.releaseOnce(rctx, lvl, expireMS, last)
-	} else if ictx, icancel, inline := c.inlineBound(rctx); inline {
-		res, err = e.ops.releaseOnce(ictx, lvl, expireMS, last)
-		icancel()
 	} else {
+		rctx = c.releaseContext(lvl, hold, false)
 		res, err = within(rctx, func(ctx context.Context) (released, error) {
 			return e.ops.releaseOnce(ctx, lvl, expireMS, last)
 		}, nil)

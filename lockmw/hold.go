@@ -65,6 +65,8 @@ type level struct {
 	latchArg any                     // the latch key of reqID, boxed
 	mu       sync.Mutex
 	released bool
+	rctx     releaseCtx // the context of the level's first release (releasectx.go)
+	rctxUsed bool
 }
 
 // levelKey is the context key of the innermost level a context carries.
