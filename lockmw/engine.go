@@ -130,8 +130,8 @@ func (e engine) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		return ctx, errors.Join(ErrNotAcquired, err)
 	}
 	c := e.c
-	a := attempt{field: c.id + ":" + formatUint(c.ownerSeq.Add(1)), ttl: lease, enqueue: wait > 0, lead: lead}
-	a.fieldArg = a.field
+	h := e.newHold()
+	a := attempt{field: h.field, fieldArg: argOf(&h.field), h: h, ttl: lease, enqueue: wait > 0, lead: lead}
 	if a.ttl == 0 {
 		a.ttl = c.opts.watchdog
 	}
@@ -275,9 +275,6 @@ func (e engine) release(hold context.Context, expireMS int64) error {
 		return err
 	}
 	defer lvl.mu.Unlock()
-	if lvl.latchArg == nil { // before the first try: a retry reuses it
-		lvl.latchArg = e.k.latchBase + lvl.reqID
-	}
 	h, c := lvl.h, e.c
 	h.beginRelease()
 	defer h.endRelease()

@@ -68,7 +68,7 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 	if expireMS > 0 {
 		n, err = scripts.SemUnlockAt.Run(ctx, s.rdb, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
 	} else {
-		latch, _ := lvl.latchArg.(string) // the engine's: k.latchBase + reqID
+		latch := lvl.latch // the engine's: k.latchBase + reqID
 		sent := time.Now()
 		n, err = scripts.SemRelease.Run(ctx, s.rdb, s.fullKeys(latch), lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL), s.rtt.windowMS()).Int64()
 		if err == nil {
