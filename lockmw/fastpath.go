@@ -90,7 +90,7 @@ func (r *restoreLine) String() string { return string(r.dump) }
 // script.
 func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool, err error) {
 	c := m.c
-	args := append(make([]any, 0, 11), "evalsha", scripts.FastReleaseSHA, 5,
+	args := append(lvl.releaseLine(11), "evalsha", scripts.FastReleaseSHA, 5,
 		m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], lvl.latchArg, m.rollArg,
 		h.fieldArg, c.publishArg(ctx), c.latchArg)
 	n, err := scripts.Run(ctx, c.proc, scripts.FastReleaseSrc, args).Int64()

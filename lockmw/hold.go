@@ -74,6 +74,25 @@ type level struct {
 	released bool
 	rctx     releaseCtx // the context of the level's first release (releasectx.go)
 	rctxUsed bool
+	line     [lineLen]any // the command line of the level's first release script (releaseLine)
+	lineUsed bool
+}
+
+// lineLen is the room for a release's command line in a level: "evalsha",
+// the hash, the key count, the keys and the arguments of the longest
+// release on the hot path (a semaphore's: 7 keys, 5 arguments).
+const lineLen = 15
+
+// releaseLine returns an empty command line of capacity n for a release of
+// l: the level's own for the first one (no allocation), a new one for a
+// retry, for the first may still be read by a round trip its caller gave up
+// on. l.mu is held.
+func (l *level) releaseLine(n int) []any {
+	if l.lineUsed || n > lineLen {
+		return make([]any, 0, n)
+	}
+	l.lineUsed = true
+	return l.line[:0:n]
 }
 
 // levelKey is the context key of the innermost level a context carries.
