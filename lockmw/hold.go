@@ -35,6 +35,10 @@ type hold struct {
 	// The fast path's RESTORE of the acquisition that made the hold
 	// (fastpath.go), in the hold's allocation; read only once sent.
 	restore restoreLine
+	// The command line of the first release of top (releaseLine); used
+	// under top's mu.
+	line     [lineLen]any
+	lineUsed bool
 
 	// A write hold of an RWMutex: the read hold its owner took beside it
 	// (rwmutex_enter.go), made one at a time under readMu.
@@ -74,25 +78,24 @@ type level struct {
 	released bool
 	rctx     releaseCtx // the context of the level's first release (releasectx.go)
 	rctxUsed bool
-	line     [lineLen]any // the command line of the level's first release script (releaseLine)
-	lineUsed bool
 }
 
-// lineLen is the room for a release's command line in a level: "evalsha",
+// lineLen is the room for a release's command line in a hold: "evalsha",
 // the hash, the key count, the keys and the arguments of the longest
 // release on the hot path (a semaphore's: 7 keys, 5 arguments).
 const lineLen = 15
 
 // releaseLine returns an empty command line of capacity n for a release of
-// l: the level's own for the first one (no allocation), a new one for a
-// retry, for the first may still be read by a round trip its caller gave up
-// on. l.mu is held.
+// l: for the first release of a hold's first level the hold's own (no
+// allocation), else a new one (a retry's: the first may still be read by a
+// round trip its caller gave up on). l.mu is held.
 func (l *level) releaseLine(n int) []any {
-	if l.lineUsed || n > lineLen {
+	h := l.h
+	if l != &h.top || h.lineUsed || n > lineLen {
 		return make([]any, 0, n)
 	}
-	l.lineUsed = true
-	return l.line[:0:n]
+	h.lineUsed = true
+	return h.line[:0:n]
 }
 
 // levelKey is the context key of the innermost level a context carries.
