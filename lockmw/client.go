@@ -63,7 +63,7 @@ type Client struct {
 	// context's deadline (bounded.go).
 	ctxTrusted bool
 	// readBound is the longest socket read timeout of the nodes' clients,
-	// 0 when one of them has none or is of unknown type (see inlineBound).
+	// 0 when one of them has none or is of unknown type (an inline release: releasectx.go).
 	readBound time.Duration
 	releases  *releaseClock // the releases' shared deadlines (releasectx.go)
 	renewer   *renewer      // renews the holds and runs the background chores

@@ -281,8 +281,8 @@ func (e engine) release(hold context.Context, expireMS int64) error {
 	last := h.addLevels(0) == 1
 	// Bounded (bounded.go) without a closure, on the hot path: on the
 	// caller's goroutine when go-redis honours the deadline, or when the
-	// read timeout bounds the round trip (inlineBound, here the clock's
-	// shortened deadline: releasectx.go).
+	// read timeout bounds the round trip (an inline release, on the
+	// clock's shortened deadline: releasectx.go).
 	var res released
 	var rctx context.Context
 	if c.ctxTrusted || c.releases.inline > 0 {

@@ -18,6 +18,18 @@ import (
 //
 // A tick is a hundredth of the release timeout, at most 10 ms: a release
 // gets the release timeout, and at most one tick more.
+//
+// On a client that does not honour a context's deadline (bounded.go), a
+// release still runs on the caller's goroutine when the client's read
+// timeout bounds it (an inline release): its deadline is shortened by the
+// read timeout, and go-redis checks the context before each attempt (and
+// while it waits for a pooled connection or dials), so the last attempt
+// starts before the shortened deadline and its read ends within one read
+// timeout after it. (A write does not wait: one request at a time leaves the
+// socket's send buffer empty.) This spares Unlock a goroutine per call,
+// which costs a thread wake-up on a machine whose cores idle. When the
+// release timeout is not longer than the read timeout, or the read timeout
+// is unknown, only a goroutine (within) bounds a release.
 
 // maxReleaseTick is the longest tick of a releaseClock.
 const maxReleaseTick = 10 * time.Millisecond
@@ -27,7 +39,7 @@ type releaseClock struct {
 	timeout time.Duration
 	tick    time.Duration
 	base    time.Time     // ticks count from here (monotonic)
-	inline  time.Duration // > 0: the deadline of an inline release is shortened by it (see inlineBound)
+	inline  time.Duration // > 0: an inline release's deadline is shortened by it
 
 	cur atomic.Pointer[releaseTick]
 	mu  sync.Mutex // makes a new tick's contexts, one caller at a time
@@ -93,6 +105,12 @@ func (r *releaseCtx) Value(key any) any {
 	return r.values.Value(key)
 }
 
+// AfterFunc lets a context derived from r (WithCancel, WithDeadline)
+// follow r's end without a goroutine of its own.
+func (r *releaseCtx) AfterFunc(f func()) (stop func() bool) {
+	return context.AfterFunc(r.Context, f)
+}
+
 // cancelKey is the key under which package context looks up the
 // cancellable context that a chain of contexts carries (context.Cause,
 // and WithCancel's search for its parent's): learned once by asking
@@ -118,19 +136,13 @@ func (s *keySpy) Value(key any) any {
 	return nil
 }
 
-// AfterFunc lets a context derived from r (WithCancel, WithDeadline)
-// follow r's end without a goroutine of its own.
-func (r *releaseCtx) AfterFunc(f func()) (stop func() bool) {
-	return context.AfterFunc(r.Context, f)
-}
-
 // releaseContext returns the context of a release of lvl, whose hold
 // context is hold: the level's own for its first release (no allocation
 // but the detached values), a new one for a retry, for the first may still
 // be read by a round trip its caller gave up on. inline says the release
 // runs on the caller's goroutine on a client that does not honour context
-// deadlines (inlineBound): the deadline is then shortened by the read
-// timeout. lvl.mu is held.
+// deadlines (an inline release): the deadline is then shortened by the
+// read timeout. lvl.mu is held.
 func (c *Client) releaseContext(lvl *level, hold context.Context, inline bool) context.Context {
 	t := c.releases.now()
 	dl := t.ctx
