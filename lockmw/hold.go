@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,10 +36,9 @@ type hold struct {
 	// The fast path's RESTORE of the acquisition that made the hold
 	// (fastpath.go), in the hold's allocation; read only once sent.
 	restore restoreLine
-	// The command line of the first release of top (releaseLine); used
-	// under top's mu.
+	// The command line of the first release of top (releaseLine).
 	line     [lineLen]any
-	lineUsed bool
+	lineUsed atomic.Bool
 
 	// A write hold of an RWMutex: the read hold its owner took beside it
 	// (rwmutex_enter.go), made one at a time under readMu.
@@ -88,13 +88,12 @@ const lineLen = 15
 // releaseLine returns an empty command line of capacity n for a release of
 // l: for the first release of a hold's first level the hold's own (no
 // allocation), else a new one (a retry's: the first may still be read by a
-// round trip its caller gave up on). l.mu is held.
+// round trip its caller gave up on, even be built, on within's goroutine).
 func (l *level) releaseLine(n int) []any {
 	h := l.h
-	if l != &h.top || h.lineUsed || n > lineLen {
+	if l != &h.top || n > lineLen || !h.lineUsed.CompareAndSwap(false, true) {
 		return make([]any, 0, n)
 	}
-	h.lineUsed = true
 	return h.line[:0:n]
 }
 
