@@ -10,6 +10,7 @@ import (
 type attempt struct {
 	field    string
 	fieldArg any           // field, boxed once for the scripts
+	h        *hold         // the hold a new acquisition makes when it wins (it keeps field); nil: startHold makes one
 	ttl      time.Duration // the lease, or the watchdog timeout
 	enqueue  bool          // join the waiter queue when busy
 	queued   bool          // an earlier attempt may have joined it

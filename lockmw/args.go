@@ -1,6 +1,9 @@
 package lockmw
 
-import "time"
+import (
+	"time"
+	"unsafe"
+)
 
 // Script arguments boxed once: a flag or a number passed as an interface
 // value would otherwise allocate on every call.
@@ -46,3 +49,22 @@ func asInt(v any) int64 {
 	n, _ := v.(int64)
 	return n
 }
+
+// strArg is a string script argument kept elsewhere (a hold's field, a
+// level's latch key), passed by pointer: an interface value holding a
+// pointer costs no allocation, where one holding a string copies the
+// string's header to the heap. go-redis writes it with MarshalBinary (the
+// string's bytes, not copied); hooks that print a command see the string
+// (String).
+type strArg string
+
+// MarshalBinary returns the string's bytes, which go-redis only reads.
+func (s *strArg) MarshalBinary() ([]byte, error) {
+	return unsafe.Slice(unsafe.StringData(string(*s)), len(*s)), nil
+}
+
+func (s *strArg) String() string { return string(*s) }
+
+// argOf is *s as a script argument, without an allocation: *s must not
+// change once a command holds it.
+func argOf(s *string) any { return (*strArg)(s) }

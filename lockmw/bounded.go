@@ -69,27 +69,6 @@ func readBound(nodes []redis.UniversalClient) time.Duration {
 	return longest
 }
 
-// inlineBound returns ctx shortened by the client's read timeout, so that a
-// round trip run on the caller's goroutine still returns by ctx's deadline
-// on a client that does not honour it: go-redis checks the context before
-// each attempt (and while it waits for a pooled connection or dials), so
-// the last attempt starts before the shortened deadline and its read ends
-// within one read timeout after it. (A write does not wait: one request at
-// a time leaves the socket's send buffer empty.) ok is false when ctx's
-// deadline is not further off than the read timeout, or the timeout is
-// unknown: then only a goroutine (within) bounds the call.
-//
-// It spares the hot path of Unlock a goroutine per call, which costs a
-// thread wake-up on a machine whose cores idle.
-func (c *Client) inlineBound(ctx context.Context) (context.Context, context.CancelFunc, bool) {
-	dl, ok := ctx.Deadline()
-	if !ok || c.readBound <= 0 || time.Until(dl) <= c.readBound {
-		return ctx, nil, false
-	}
-	ictx, cancel := context.WithDeadline(ctx, dl.Add(-c.readBound))
-	return ictx, cancel, true
-}
-
 // mustBound reports whether a round trip on ctx must run through within to
 // return at ctx's deadline: ctx has one and the client does not honour it.
 // A context that can only be cancelled is left to go-redis, whatever the

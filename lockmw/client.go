@@ -64,10 +64,11 @@ type Client struct {
 	// context's deadline (bounded.go).
 	ctxTrusted bool
 	// readBound is the longest socket read timeout of the nodes' clients,
-	// 0 when one of them has none or is of unknown type (see inlineBound).
+	// 0 when one of them has none or is of unknown type (an inline release: releasectx.go).
 	readBound time.Duration
-	renewer   *renewer // renews the holds and runs the background chores
-	hubs      []*hub   // one per node of the store: the pub/sub side
+	releases  *releaseClock // the releases' shared deadlines (releasectx.go)
+	renewer   *renewer      // renews the holds and runs the background chores
+	hubs      []*hub        // one per node of the store: the pub/sub side
 
 	replicas       int           // WithReplicaSync: replicas that must acknowledge an acquisition
 	replicaTimeout time.Duration // and how long WAIT waits for them
@@ -128,6 +129,11 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		c.ctxTrusted = c.ctxTrusted && ctxTrusted(r)
 	}
 	c.readBound = readBound(c.store.nodes())
+	inline := c.readBound
+	if c.ctxTrusted {
+		inline = 0
+	}
+	c.releases = newReleaseClock(o.releaseTimeout, inline)
 	c.renewer = newRenewer(c)
 	if c.batch != nil {
 		c.batch.onEnd = c.renewer.wake

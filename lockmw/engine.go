@@ -130,8 +130,8 @@ func (e engine) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 		return ctx, errors.Join(ErrNotAcquired, err)
 	}
 	c := e.c
-	a := attempt{field: c.id + ":" + formatUint(c.ownerSeq.Add(1)), ttl: lease, enqueue: wait > 0, lead: lead}
-	a.fieldArg = a.field
+	h := e.newHold()
+	a := attempt{field: h.field, fieldArg: argOf(&h.field), h: h, ttl: lease, enqueue: wait > 0, lead: lead}
 	if a.ttl == 0 {
 		a.ttl = c.opts.watchdog
 	}
@@ -275,25 +275,21 @@ func (e engine) release(hold context.Context, expireMS int64) error {
 		return err
 	}
 	defer lvl.mu.Unlock()
-	if lvl.latchArg == nil { // before the first try: a retry reuses it
-		lvl.latchArg = e.k.latchBase + lvl.reqID
-	}
 	h, c := lvl.h, e.c
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(hold), c.opts.releaseTimeout)
-	defer cancel()
 	h.beginRelease()
 	defer h.endRelease()
 	last := h.addLevels(0) == 1
 	// Bounded (bounded.go) without a closure, on the hot path: on the
 	// caller's goroutine when go-redis honours the deadline, or when the
-	// read timeout bounds the round trip (inlineBound).
+	// read timeout bounds the round trip (an inline release, on the
+	// clock's shortened deadline: releasectx.go).
 	var res released
-	if !c.mustBound(rctx) {
+	var rctx context.Context
+	if c.ctxTrusted || c.releases.inline > 0 {
+		rctx = c.releaseContext(lvl, hold, !c.ctxTrusted)
 		res, err = e.ops.releaseOnce(rctx, lvl, expireMS, last)
-	} else if ictx, icancel, inline := c.inlineBound(rctx); inline {
-		res, err = e.ops.releaseOnce(ictx, lvl, expireMS, last)
-		icancel()
 	} else {
+		rctx = c.releaseContext(lvl, hold, false)
 		res, err = within(rctx, func(ctx context.Context) (released, error) {
 			return e.ops.releaseOnce(ctx, lvl, expireMS, last)
 		}, nil)

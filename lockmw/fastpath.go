@@ -28,15 +28,21 @@ import (
 // exists (or the fast path is off): the caller then runs the acquire script,
 // which tells who holds it, queues the waiter, or finds that an earlier,
 // re-sent RESTORE of this very field won.
-func (m *Mutex) fastAcquire(ctx context.Context, field string, ttl time.Duration) (won bool, err error) {
+func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error) {
 	c := m.c
 	if !c.fastChecked.Load() {
 		if ok, err := c.probeRestore(ctx); !ok {
 			return false, err
 		}
 	}
-	r := new(restoreLine) // the command line and the payload in one allocation
-	r.args = [...]any{"restore", m.keyArgs[0], c.ttlArg(ttl), appendLockDump(r.dump[:0], field)}
+	var r *restoreLine
+	if a.h != nil {
+		r = &a.h.restore // in the hold-to-be: no allocation of its own
+	} else {
+		r = new(restoreLine)
+	}
+	r.dump = appendLockDump(r.buf[:0], a.field)
+	r.args = [...]any{"restore", m.keyArgs[0], c.ttlArg(a.ttl), r}
 	cmd := redis.NewStatusCmd(ctx, r.args[:]...)
 	if err := c.proc.Process(ctx, cmd); scripts.InFlight(err) {
 		return false, err // the caller gave up: its abandon undoes a late win
@@ -60,11 +66,20 @@ func (m *Mutex) fastAcquire(ctx context.Context, field string, ttl time.Duration
 }
 
 // restoreLine is the command line of fastAcquire's RESTORE, with room for
-// the payload of a field of up to 64 bytes (an rlock field is about 40).
+// the payload of a field of up to 64 bytes (an rlock field is about 40). It
+// is its own payload argument: a pointer in an interface value costs no
+// allocation, where a []byte would.
 type restoreLine struct {
 	args [4]any
-	dump [1 + 1 + 1 + 64 + 1 + 1 + 2 + 8]byte
+	dump []byte // the payload, in buf when it fits
+	buf  [1 + 1 + 1 + 64 + 1 + 1 + 2 + 8]byte
 }
+
+// MarshalBinary is the payload, as go-redis writes the argument.
+func (r *restoreLine) MarshalBinary() ([]byte, error) { return r.dump, nil }
+
+// String is the payload, as hooks that print a command show it.
+func (r *restoreLine) String() string { return string(r.dump) }
 
 // fastRelease is the first try of an uncontended last Unlock: the short
 // script fastrelease.lua, which frees the lock when Redis counts one level,
@@ -75,7 +90,7 @@ type restoreLine struct {
 // script.
 func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool, err error) {
 	c := m.c
-	args := append(make([]any, 0, 11), "evalsha", scripts.FastReleaseSHA, 5,
+	args := append(lvl.releaseLine(11), "evalsha", scripts.FastReleaseSHA, 5,
 		m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], lvl.latchArg, m.rollArg,
 		h.fieldArg, c.publishArg(ctx), c.latchArg)
 	n, err := scripts.Run(ctx, c.proc, scripts.FastReleaseSrc, args).Int64()

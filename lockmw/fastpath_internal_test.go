@@ -41,10 +41,10 @@ func TestResentRestoreWins(t *testing.T) {
 	defer c.Close()
 	m := c.Mutex("resent-restore")
 	field := c.id + ":1000"
-	won, err := m.fastAcquire(ctx, field, time.Minute)
+	won, err := m.fastAcquire(ctx, attempt{field: field, ttl: time.Minute})
 	require.NoError(t, err)
 	require.True(t, won)
-	won, err = m.fastAcquire(ctx, field, time.Minute)
+	won, err = m.fastAcquire(ctx, attempt{field: field, ttl: time.Minute})
 	require.NoError(t, err)
 	require.False(t, won, "the re-send finds the lock")
 	r, err := m.try(ctx, attempt{field: field, fieldArg: field, ttl: time.Minute})

@@ -3,7 +3,9 @@ package lockmw
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,7 +30,15 @@ type hold struct {
 	inRelease int         // Unlock calls under way; a renewal that finds the key gone then is no loss
 	levels    int         // levels not yet unlocked (authoritative for a quorum client)
 
-	top level // the first level: one allocation with the hold
+	top level   // the first level: one allocation with the hold
+	ctx holdCtx // the hold context of top, returned by Lock
+
+	// The fast path's RESTORE of the acquisition that made the hold
+	// (fastpath.go), in the hold's allocation; read only once sent.
+	restore restoreLine
+	// The command line of the first release of top (releaseLine).
+	line     [lineLen]any
+	lineUsed atomic.Bool
 
 	// A write hold of an RWMutex: the read hold its owner took beside it
 	// (rwmutex_enter.go), made one at a time under readMu.
@@ -62,9 +72,29 @@ type level struct {
 	parent   *level                  // the next level out in the context chain (any lock)
 	cancel   context.CancelCauseFunc // a re-entry's own; nil for the first level, whose context is the hold's
 	reqID    string                  // latch of this level's release; fixed so a retried Unlock is idempotent
-	latchArg any                     // the latch key of reqID, boxed
+	latch    string                  // the latch key of reqID (k.latchBase + reqID)
+	latchArg any                     // latch, boxed (argOf)
 	mu       sync.Mutex
 	released bool
+	rctx     releaseCtx // the context of the level's first release (releasectx.go)
+	rctxUsed bool
+}
+
+// lineLen is the room for a release's command line in a hold: "evalsha",
+// the hash, the key count, the keys and the arguments of the longest
+// release on the hot path (a semaphore's: 7 keys, 5 arguments).
+const lineLen = 15
+
+// releaseLine returns an empty command line of capacity n for a release of
+// l: for the first release of a hold's first level the hold's own (no
+// allocation), else a new one (a retry's: the first may still be read by a
+// round trip its caller gave up on, even be built, on within's goroutine).
+func (l *level) releaseLine(n int) []any {
+	h := l.h
+	if l != &h.top || n > lineLen || !h.lineUsed.CompareAndSwap(false, true) {
+		return make([]any, 0, n)
+	}
+	return h.line[:0:n]
 }
 
 // levelKey is the context key of the innermost level a context carries.
@@ -108,8 +138,8 @@ func (b *lockBase) levelToRelease(ctx context.Context) (*level, error) {
 		return nil, ErrLockLost
 	}
 	if lvl.reqID == "" {
-		latch := b.c.latchKey(b.k.latchBase)
-		lvl.reqID, lvl.latchArg = latch[len(b.k.latchBase):], latch
+		lvl.latch = b.c.latchKey(b.k.latchBase)
+		lvl.reqID, lvl.latchArg = lvl.latch[len(b.k.latchBase):], argOf(&lvl.latch)
 	}
 	return lvl, nil
 }
@@ -233,13 +263,35 @@ func (h *hold) renewed(sent time.Time) {
 	}
 }
 
+// newHold returns the hold-to-be of a new acquisition, made before its
+// first attempt so that the owner field and that attempt's command line live
+// in it: one allocation whether it wins or not. Its field and its first
+// level's latch key (a new request ID) are one string.
+func (b *lockBase) newHold() *hold {
+	c := b.c
+	var buf [192]byte
+	s := append(append(buf[:0], c.id...), ':')
+	s = strconv.AppendUint(s, c.ownerSeq.Add(1), 10)
+	n := len(s)
+	s = append(append(append(s, b.k.latchBase...), c.nonce...), ':')
+	both := string(strconv.AppendUint(s, c.reqSeq.Add(1), 10))
+	h := &hold{field: both[:n]}
+	h.top.latch = both[n:]
+	h.top.reqID = h.top.latch[len(b.k.latchBase):]
+	return h
+}
+
 // startHold creates the hold of a new acquisition a, won with t (waited
 // says after a wait). A non-zero t.claimBy says the hold was handed over and
 // not claimed yet: it is lost then unless the renewer's claim succeeds
 // first.
 func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration, t turn, waited bool) context.Context {
 	c := b.c
-	h := &hold{lk: b, field: a.field, fieldArg: a.fieldArg, token: t.token, lease: lease, start: time.Now(), levels: 1}
+	h := a.h
+	if h == nil {
+		h = &hold{field: a.field}
+	}
+	h.lk, h.fieldArg, h.token, h.lease, h.start, h.levels = b, argOf(&h.field), t.token, lease, time.Now(), 1
 	h.hookCtx = ctx
 	if f := c.opts.hooks.HoldStart; f != nil {
 		if x := f(ctx, HoldStartEvent{LockInfo: b.info(), Field: a.field, Token: t.token, Lease: lease, Waited: waited, Lead: a.lead}); x != nil {
@@ -251,8 +303,11 @@ func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration
 	if lease > 0 {
 		hctx, h.stopDL = context.WithDeadline(hctx, c.expiryBound(t.base, lease))
 	}
-	h.top = level{h: h, parent: topLevel(ctx)}
-	hctx = context.WithValue(hctx, levelKey{}, &h.top)
+	h.top.h, h.top.parent = h, topLevel(ctx) // its latch is newHold's, when it made h
+	if h.top.latch != "" {
+		h.top.latchArg = argOf(&h.top.latch)
+	}
+	h.ctx = holdCtx{Context: hctx, top: &h.top}
 	c.addHold(h)
 	if lease == 0 {
 		h.watch(t)
@@ -265,7 +320,22 @@ func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration
 	if c.isClosed() { // Close ran while we acquired
 		h.end(endClosed, ErrClosed)
 	}
-	return hctx
+	return &h.ctx
+}
+
+// holdCtx is the context a new hold's Lock returns: the hold's cancellable
+// context, carrying the hold's first level (levelKey). It lives in the hold,
+// so it costs no allocation of its own (context.WithValue would).
+type holdCtx struct {
+	context.Context // WithCancelCause(hookCtx), or the lease's WithDeadline of that
+	top             *level
+}
+
+func (c *holdCtx) Value(key any) any {
+	if key == (levelKey{}) {
+		return c.top
+	}
+	return c.Context.Value(key)
 }
 
 // watch hands a watchdog hold won with t to the renewer, with a timer that

@@ -99,7 +99,8 @@ func WithLogger(l *slog.Logger) Option {
 // WithReleaseTimeout bounds Unlock, UnlockAt and a waiter's clean-up, which
 // run detached from the caller's context so that a cancelled context still
 // releases. The default is [DefaultReleaseTimeout] (10s). It must be positive
-// (New panics otherwise).
+// (New panics otherwise). Releases begun together share a deadline, so one
+// may run up to a hundredth of d (at most 10ms) longer.
 func WithReleaseTimeout(d time.Duration) Option {
 	return func(o *options) { o.releaseTimeout = d }
 }

@@ -65,7 +65,7 @@ func (s *rwSide) leaveOnce(ctx context.Context, field string, keep bool, ttl tim
 // releaseOnce runs rwrelease.lua under the level's latch.
 func (s *rwSide) releaseOnce(ctx context.Context, lvl *level, expireMS int64, last bool) (released, error) {
 	c := s.c
-	latch, _ := lvl.latchArg.(string) // the engine's: k.latchBase + reqID
+	latch := lvl.latch // the engine's: k.latchBase + reqID
 	sent := time.Now()
 	n, err := scripts.RWRelease.Run(ctx, s.rdb, s.fullKeys(latch), s.hf(lvl.h.field), c.publishCmd(ctx), c.latchArg,
 		expireArg(expireMS), flag(last), c.tokenTTLArg, s.single.rtt.windowMS()).Int64()

@@ -22,12 +22,14 @@ func (s *Semaphore) firstTry(ctx context.Context, a attempt) (acquireReply, erro
 // name's reservation for Redisson's waiters (reserve.go).
 func (s *Semaphore) try(ctx context.Context, a attempt) (acquireReply, error) {
 	c := s.c
-	args := []any{c.ttlArg(a.ttl), a.field, flag(a.enqueue), c.graceArg, s.permits, flag(a.queued),
-		c.claimArg(a.ttl), c.publishCmd(ctx), msCeil(semIdleTTL)}
+	args := append(make([]any, 0, 3+len(s.keyArgs)+10), "evalsha", scripts.SemAcquireSHA, len(s.keyArgs))
+	args = append(args, s.keyArgs...)
+	args = append(args, c.ttlArg(a.ttl), a.fieldArg, flag(a.enqueue), c.graceArg, s.permitsArg, flag(a.queued),
+		c.claimArg(a.ttl), c.publishArg(ctx), semIdleArg)
 	if word := c.usedReservation(&s.k); word != "" {
 		args = append(args, word)
 	}
-	res, err := scripts.SemAcquire.Run(ctx, s.rdb, s.akeys, args...).Slice()
+	res, err := scripts.Run(ctx, s.rdb, scripts.SemAcquireSrc, args).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire a permit of %q: %w", s.name, err)
 	}
@@ -68,9 +70,12 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 	if expireMS > 0 {
 		n, err = scripts.SemUnlockAt.Run(ctx, s.rdb, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
 	} else {
-		latch, _ := lvl.latchArg.(string) // the engine's: k.latchBase + reqID
+		// fullKeys with the level's latch, and the arguments, boxed once
+		args := append(lvl.releaseLine(3+7+5), "evalsha", scripts.SemReleaseSHA, 7)
+		args = append(args, s.keyArgs...)
+		args = append(args, lvl.latchArg, s.handoffArg, lvl.h.fieldArg, s.c.publishArg(ctx), s.c.latchArg, semIdleArg, s.rtt.windowMS())
 		sent := time.Now()
-		n, err = scripts.SemRelease.Run(ctx, s.rdb, s.fullKeys(latch), lvl.h.field, s.c.publishCmd(ctx), s.c.latchArg, msCeil(semIdleTTL), s.rtt.windowMS()).Int64()
+		n, err = scripts.Run(ctx, s.rdb, scripts.SemReleaseSrc, args).Int64()
 		if err == nil {
 			s.rtt.observe(time.Since(sent))
 		}
@@ -83,6 +88,9 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 	}
 	return releasedHold, nil
 }
+
+// semIdleArg is semIdleTTL in ms, boxed once.
+var semIdleArg any = msCeil(semIdleTTL)
 
 // fullKeys are the keys of the scripts that may hand a permit over, with
 // the latch key latch (lib.lua's semaphore layout).

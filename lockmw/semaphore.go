@@ -36,6 +36,11 @@ type Semaphore struct {
 	rdb   redis.UniversalClient
 	rtt   *rttGauge // the Client's round trips: the window of a reservation (reserve.go)
 	akeys []string  // the acquire script's keys
+	// Boxed once for the command lines of the hot path: akeys (the
+	// release's first five keys too), the hand-off key, permits.
+	keyArgs    []any
+	handoffArg any
+	permitsArg any
 }
 
 // Semaphore returns the semaphore called name with permits permits, with
@@ -68,6 +73,8 @@ func (c *Client) Semaphore(name string, permits int, opts ...LockOption) *Semaph
 	s.k = newSemKeys(name)
 	s.renewKey = s.k.permits
 	s.akeys = []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits}
+	s.keyArgs = []any{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits}
+	s.handoffArg, s.permitsArg = s.k.handoff, permits
 	return s
 }
 

@@ -31,7 +31,7 @@ func (s *singleStore) majority() int { return 1 }
 // RESTORE has no token: fenced mutexes never take the fast path.
 func (s *singleStore) acquireFirst(ctx context.Context, m *Mutex, a attempt) (acquireReply, error) {
 	if m.useFastAcquire() {
-		won, err := m.fastAcquire(ctx, a.field, a.ttl)
+		won, err := m.fastAcquire(ctx, a)
 		if err != nil {
 			return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 		}

@@ -107,6 +107,11 @@ var (
 
 	FastReleaseSHA any = FastRelease.Hash()
 	FastReleaseSrc any = fastReleaseLua
+
+	SemAcquireSHA any = SemAcquire.Hash()
+	SemAcquireSrc any = libLua + semAcquireLua
+	SemReleaseSHA any = SemRelease.Hash()
+	SemReleaseSrc any = libLua + semReleaseLua
 )
 
 // Run runs a script on the hot path from a command line built by the
