@@ -51,6 +51,7 @@ func BenchmarkTasksPerSecond(b *testing.B) {
 			rdb, queueRdb := srv.NewClient(defaults), srv.NewClient(defaults)
 			b.Cleanup(func() { _ = rdb.Close(); _ = queueRdb.Close() })
 			locks := locktest.New(b, rdb)
+			locktest.Warm(b, locks)
 			for _, lock := range []string{"none", "per-task"} {
 				b.Run("lock="+lock, func(b *testing.B) {
 					var mw asynq.MiddlewareFunc

@@ -51,6 +51,7 @@ func BenchmarkPerResourceRequests(b *testing.B) {
 			rdb := srv.NewClient(func(o *redis.Options) { o.Addr, o.ContextTimeoutEnabled = addr, false })
 			b.Cleanup(func() { _ = rdb.Close() })
 			locks := locktest.New(b, rdb)
+			locktest.Warm(b, locks)
 			for _, serve := range []string{"direct", "tcp"} {
 				for _, lock := range []string{"none", "per-resource"} {
 					b.Run("serve="+serve+"/lock="+lock, func(b *testing.B) {
