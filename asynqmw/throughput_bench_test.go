@@ -24,24 +24,31 @@ const benchQueue = "bench"
 // 64 goroutines of examples/bench's parallel scenario.
 const benchConcurrency = 64
 
+// benchTurn is how long each variant of BenchmarkTasksPerSecond runs the
+// tasks before the other takes its turn.
+const benchTurn = 250 * time.Millisecond
+
 // BenchmarkTasksPerSecond is what the lock costs a task: tasks processed
-// per second by a real asynq.Server (Concurrency 64) with and without
-// asynqmw.New's lock, each task with a payload of its own, so a key (and a
-// lock) of its own: none contended. The task does what a task that updates
-// a record does: one Redis round trip (INCR) on the go-redis client the
-// lockmw.Client uses; the asynq server has a client of its own; both have
-// go-redis' default options, as a service builds them.
+// per second by a real asynq.Server (Concurrency 64) without asynqmw
+// ("none") and with asynqmw.New's lock ("lock"), each task with a payload of
+// its own, so a key (and a lock) of its own: none contended. The two take
+// turns every 250 ms on one server: a task that starts in a turn runs as
+// that turn's variant, and a turn ends when its tasks have (see
+// benchmeter.Turns, also for the metrics; ns/op is both together). The task
+// does what a task that updates a record does: one Redis round trip (INCR)
+// on the go-redis client the lockmw.Client uses; the asynq server has a
+// client of its own; both have go-redis' default options, as a service
+// builds them.
 //
 // Each round enqueues b.N tasks into a paused queue and starts the server
 // (untimed), then times from unpausing the queue until the last task has
 // returned through the middleware (its lock released). asynq dequeues one
-// task per round trip, one at a time per server, so its dequeue bounds the
-// rate, with or without the lock. p50-µs and p99-µs are the middleware and
-// the task, not the wait in the queue. Sub-benchmarks: the ground
-// (loopback; through a faultproxy, 500 µs each way, for asynq, the lock and
-// the task alike) and lock=none or lock=per-task. Run with
+// task per round trip, one at a time per server. p50-µs and p99-µs are the
+// middleware and the task, not the wait in the queue. Sub-benchmarks: the
+// ground (loopback; through a faultproxy, 500 µs each way, for asynq, the
+// lock and the task alike). Run with
 //
-//	go test -run '^$' -bench TasksPerSecond -count 3 ./asynqmw
+//	go test -run '^$' -bench TasksPerSecond -benchtime 10s ./asynqmw
 func BenchmarkTasksPerSecond(b *testing.B) {
 	srv := redistest.Start(b)
 	for _, g := range benchmeter.Grounds {
@@ -52,15 +59,10 @@ func BenchmarkTasksPerSecond(b *testing.B) {
 			b.Cleanup(func() { _ = rdb.Close(); _ = queueRdb.Close() })
 			locks := locktest.New(b, rdb)
 			locktest.Warm(b, locks)
-			for _, lock := range []string{"none", "per-task"} {
-				b.Run("lock="+lock, func(b *testing.B) {
-					var mw asynq.MiddlewareFunc
-					if lock == "per-task" {
-						mw = asynqmw.New(locks)
-					}
-					benchTasks(b, srv, queueRdb, rdb, mw)
-				})
-			}
+			task := asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+				return rdb.Incr(ctx, "task:"+string(t.Payload())).Err()
+			})
+			benchTasks(b, srv, queueRdb, [2]asynq.Handler{task, asynqmw.New(locks)(task)})
 		})
 	}
 }
@@ -69,28 +71,23 @@ func BenchmarkTasksPerSecond(b *testing.B) {
 var taskRuns atomic.Int64
 
 // benchTasks runs one round of BenchmarkTasksPerSecond: b.N tasks through
-// a server on queueRdb, the task incrementing a counter on rdb, under mw
-// when it is not nil.
-func benchTasks(b *testing.B, srv *redistest.Server, queueRdb, rdb *redis.Client, mw asynq.MiddlewareFunc) {
+// a server on queueRdb, each handled by variants[v] for the v whose turn it
+// is when the task starts.
+func benchTasks(b *testing.B, srv *redistest.Server, queueRdb *redis.Client, variants [2]asynq.Handler) {
 	insp := asynq.NewInspectorFromRedisClient(srv.Client()) // on a shared client: nothing to close
 	if err := insp.PauseQueue(benchQueue); err != nil {
 		b.Fatal(err)
 	}
 	enqueueTasks(b, srv.Client(), b.N)
 
-	m := benchmeter.New(srv)
-	var h asynq.Handler = asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		return rdb.Incr(ctx, "task:"+string(t.Payload())).Err()
-	})
-	if mw != nil {
-		h = mw(h)
-	}
+	turns := benchmeter.NewTurns(srv, "none", "lock")
 	var finished atomic.Int64
 	all := make(chan struct{})
-	count := asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+	h := asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		v := turns.Begin()
 		start := time.Now()
-		err := h.ProcessTask(ctx, t)
-		m.Record([]time.Duration{time.Since(start)})
+		err := variants[v].ProcessTask(ctx, t)
+		turns.End(v, time.Since(start))
 		if err != nil {
 			b.Errorf("task %s: %v", t.Payload(), err)
 		}
@@ -106,12 +103,14 @@ func benchTasks(b *testing.B, srv *redistest.Server, queueRdb, rdb *redis.Client
 		ShutdownTimeout:   5 * time.Second,
 		Logger:            nopLogger{},
 	})
-	if err := s.Start(count); err != nil {
+	if err := s.Start(h); err != nil {
 		b.Fatal(err)
 	}
 	defer s.Shutdown()
 
-	m.Start(b)
+	turns.Start(b)
+	stop := turns.PassEvery(b, benchTurn)
+	defer stop() // before Shutdown, after the Report below
 	b.ResetTimer()
 	if err := insp.UnpauseQueue(benchQueue); err != nil {
 		b.Fatal(err)
@@ -124,7 +123,8 @@ func benchTasks(b *testing.B, srv *redistest.Server, queueRdb, rdb *redis.Client
 		b.Fatalf("%d of %d tasks finished after 5 minutes", finished.Load(), b.N)
 	}
 	b.StopTimer()
-	m.Report(b, "tasks")
+	stop()
+	turns.Report(b, "tasks")
 }
 
 // enqueueTasks puts n tasks of their own payloads into the bench queue,

@@ -26,23 +26,33 @@ import (
 // on 2 cores, as examples/bench's parallel scenario.
 const benchParallelism = 32
 
+// benchTurn is how long each variant of BenchmarkPerResourceRequests
+// sends before the other takes its turn.
+const benchTurn = 250 * time.Millisecond
+
+// benchVariants are the routes of BenchmarkPerResourceRequests' turns:
+// the handler alone, and the handler under a per-order lock.
+var benchVariants = [2]string{"/plain", "/locked"}
+
 // BenchmarkPerResourceRequests is what the lock costs a handler: requests
 // per second, and their latency, of POST /orders/{id} with a new id each
-// request, from 64 goroutines (32 per P), without the middleware and with
-// httpmw.WithPathValues("id") wrapping the route (a lock per order, none of
-// them contended). The handler does what a handler that updates an order
-// does: one Redis round trip (INCR) on the service's go-redis client, which
-// the lockmw.Client shares; the client has go-redis' default options, as a
+// request, from 64 goroutines (32 per P), without the middleware ("none")
+// and with httpmw.WithPathValues("id") wrapping the route ("lock": a lock
+// per order, none of them contended). The two take turns every 250 ms on
+// one mux (the routes /plain/orders/{id} and /locked/orders/{id}), so that
+// both see the same machine; a turn ends when its requests have (see
+// benchmeter.Turns, also for the metrics; ns/op is both together). The handler does what a handler that updates an order does:
+// one Redis round trip (INCR) on the service's go-redis client, which the
+// lockmw.Client shares; the client has go-redis' default options, as a
 // service builds it.
 //
 // Sub-benchmarks: the ground (loopback; through a faultproxy, 500 µs each
-// way, for the lock and the handler's Redis alike), how the request is
+// way, for the lock and the handler's Redis alike) and how a request is
 // served (serve=direct: mux.ServeHTTP with a recorder, no transport, the
 // lock's cost alone; serve=tcp: an httptest.Server and a keep-alive client,
-// what a user's client feels) and lock=none or lock=per-resource. Metrics
-// beside ns/op: see package benchmeter. Run with
+// what a user's client feels). Run with
 //
-//	go test -run '^$' -bench PerResourceRequests -count 3 ./httpmw
+//	go test -run '^$' -bench PerResourceRequests -benchtime 10s ./httpmw
 func BenchmarkPerResourceRequests(b *testing.B) {
 	srv := redistest.Start(b)
 	for _, g := range benchmeter.Grounds {
@@ -52,41 +62,42 @@ func BenchmarkPerResourceRequests(b *testing.B) {
 			b.Cleanup(func() { _ = rdb.Close() })
 			locks := locktest.New(b, rdb)
 			locktest.Warm(b, locks)
+			mux := orderMux(rdb, locks)
 			for _, serve := range []string{"direct", "tcp"} {
-				for _, lock := range []string{"none", "per-resource"} {
-					b.Run("serve="+serve+"/lock="+lock, func(b *testing.B) {
-						benchRequests(b, srv, orderMux(rdb, locks, lock == "per-resource"), serve == "tcp")
-					})
-				}
+				b.Run("serve="+serve, func(b *testing.B) { benchRequests(b, srv, mux, serve == "tcp") })
 			}
 		})
 	}
 }
 
-// orderMux serves POST /orders/{id} with a handler that increments the
-// order's counter, wrapped with a per-order lock when locked.
-func orderMux(rdb *redis.Client, locks *lockmw.Client, locked bool) *http.ServeMux {
-	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// orderMux serves POST /plain/orders/{id} with a handler that increments
+// the order's counter, and POST /locked/orders/{id} with the same handler
+// under a per-order lock.
+func orderMux(rdb *redis.Client, locks *lockmw.Client) *http.ServeMux {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := rdb.Incr(r.Context(), "order:"+r.PathValue("id")).Err(); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		_, _ = io.WriteString(w, "ok")
 	})
-	if locked {
-		h = httpmw.New(locks, httpmw.WithPathValues("id")).Wrap(h)
-	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /orders/{id}", h)
+	mux.Handle("POST "+benchVariants[0]+"/orders/{id}", h)
+	mux.Handle("POST "+benchVariants[1]+"/orders/{id}", httpmw.New(locks, httpmw.WithPathValues("id")).Wrap(h))
 	return mux
 }
 
 // orderIDs numbers the requests of every benchmark: each one a new order.
 var orderIDs atomic.Int64
 
+// orderPath is the path of a new order's request to variant v.
+func orderPath(v int) string {
+	return benchVariants[v] + "/orders/" + strconv.FormatInt(orderIDs.Add(1), 10)
+}
+
 // benchRequests sends b.N requests to mux from benchParallelism goroutines
-// per P, directly or over TCP, after one untimed request per goroutine (the
-// connections dialled, the lock's scripts loaded).
+// per P, directly or over TCP, the variants taking turns, after a few
+// untimed requests of each (the connections dialled).
 func benchRequests(b *testing.B, srv *redistest.Server, mux *http.ServeMux, overTCP bool) {
 	send := func(path string) (int, error) {
 		w := httptest.NewRecorder()
@@ -99,39 +110,41 @@ func benchRequests(b *testing.B, srv *redistest.Server, mux *http.ServeMux, over
 		ts.Start()
 		defer ts.Close()
 		client := ts.Client()
-		client.Transport.(*http.Transport).MaxIdleConnsPerHost = benchParallelism * 8
+		client.Transport.(*http.Transport).MaxIdleConnsPerHost = benchParallelism * runtime.GOMAXPROCS(0)
 		send = func(path string) (int, error) { return post(client, ts.URL+path) }
 	}
 	b.SetParallelism(benchParallelism)
 	warm(b, send)
-	m := benchmeter.New(srv)
-	m.Start(b)
+	turns := benchmeter.NewTurns(srv, "none", "lock")
+	turns.Start(b)
+	stop := turns.PassEvery(b, benchTurn)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		lat := make([]time.Duration, 0, 1024)
 		for pb.Next() {
+			v := turns.Begin()
 			start := time.Now()
-			code, err := send("/orders/" + strconv.FormatInt(orderIDs.Add(1), 10))
-			lat = append(lat, time.Since(start))
+			code, err := send(orderPath(v))
+			turns.End(v, time.Since(start))
 			if err != nil || code != http.StatusOK {
-				b.Errorf("POST /orders/{id}: %d %v", code, err)
+				b.Errorf("POST %s/orders/{id}: %d %v", benchVariants[v], code, err)
 				return
 			}
 		}
-		m.Record(lat)
 	})
 	b.StopTimer()
-	m.Report(b, "req")
+	stop()
+	turns.Report(b, "req")
 }
 
-// warm sends as many requests at once as the benchmark runs goroutines.
+// warm sends, to each variant, as many requests at once as the benchmark
+// runs goroutines.
 func warm(b *testing.B, send func(path string) (int, error)) {
 	b.Helper()
 	var wg sync.WaitGroup
-	for range benchParallelism * runtime.GOMAXPROCS(0) {
+	for i := range 2 * benchParallelism * runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			if code, err := send("/orders/" + strconv.FormatInt(orderIDs.Add(1), 10)); err != nil || code != http.StatusOK {
-				b.Errorf("warm-up POST /orders/{id}: %d %v", code, err)
+			if code, err := send(orderPath(i % 2)); err != nil || code != http.StatusOK {
+				b.Errorf("warm-up POST %s/orders/{id}: %d %v", benchVariants[i%2], code, err)
 			}
 		})
 	}
