@@ -28,7 +28,7 @@ const benchParallelism = 32
 
 // benchTurn is how long each variant of BenchmarkPerResourceRequests
 // sends before the other takes its turn.
-const benchTurn = 250 * time.Millisecond
+const benchTurn = 2 * time.Second
 
 // benchVariants are the routes of BenchmarkPerResourceRequests' turns:
 // the handler alone, and the handler under a per-order lock.
@@ -38,7 +38,7 @@ var benchVariants = [2]string{"/plain", "/locked"}
 // per second, and their latency, of POST /orders/{id} with a new id each
 // request, from 64 goroutines (32 per P), without the middleware ("none")
 // and with httpmw.WithPathValues("id") wrapping the route ("lock": a lock
-// per order, none of them contended). The two take turns every 250 ms on
+// per order, none of them contended). The two take turns every 2 s on
 // one mux (the routes /plain/orders/{id} and /locked/orders/{id}), so that
 // both see the same machine; a turn ends when its requests have (see
 // benchmeter.Turns, also for the metrics; ns/op is both together). The handler does what a handler that updates an order does:
@@ -52,7 +52,7 @@ var benchVariants = [2]string{"/plain", "/locked"}
 // lock's cost alone; serve=tcp: an httptest.Server and a keep-alive client,
 // what a user's client feels). Run with
 //
-//	go test -run '^$' -bench PerResourceRequests -benchtime 10s ./httpmw
+//	go test -run '^$' -bench PerResourceRequests -benchtime 30s ./httpmw
 func BenchmarkPerResourceRequests(b *testing.B) {
 	srv := redistest.Start(b)
 	for _, g := range benchmeter.Grounds {
