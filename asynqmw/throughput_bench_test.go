@@ -24,16 +24,13 @@ const benchQueue = "bench"
 // 64 goroutines of examples/bench's parallel scenario.
 const benchConcurrency = 64
 
-// benchTurn is how long each variant of BenchmarkTasksPerSecond runs the
-// tasks before the other takes its turn.
-const benchTurn = 2 * time.Second
-
 // BenchmarkTasksPerSecond is what the lock costs a task: tasks processed
 // per second by a real asynq.Server (Concurrency 64) without asynqmw
 // ("none") and with asynqmw.New's lock ("lock"), each task with a payload of
 // its own, so a key (and a lock) of its own: none contended. The two take
-// turns every 2 s on one server: a task that starts in a turn runs as
-// that turn's variant, and a turn ends when its tasks have (see
+// turns on one server, every 2 s with -benchtime 30s
+// (benchmeter.TurnLength): a task that starts in a turn runs as that
+// turn's variant, and a turn ends when its tasks have (see
 // benchmeter.Turns, also for the metrics; ns/op is both together). The task
 // does what a task that updates a record does: one Redis round trip (INCR)
 // on the go-redis client the lockmw.Client uses; the asynq server has a
@@ -109,7 +106,7 @@ func benchTasks(b *testing.B, srv *redistest.Server, queueRdb *redis.Client, var
 	defer s.Shutdown()
 
 	turns.Start(b)
-	stop := turns.PassEvery(b, benchTurn)
+	stop := turns.PassEvery(b, benchmeter.TurnLength())
 	defer stop() // before Shutdown, after the Report below
 	b.ResetTimer()
 	if err := insp.UnpauseQueue(benchQueue); err != nil {

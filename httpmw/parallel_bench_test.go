@@ -26,10 +26,6 @@ import (
 // on 2 cores, as examples/bench's parallel scenario.
 const benchParallelism = 32
 
-// benchTurn is how long each variant of BenchmarkPerResourceRequests
-// sends before the other takes its turn.
-const benchTurn = 2 * time.Second
-
 // benchVariants are the routes of BenchmarkPerResourceRequests' turns:
 // the handler alone, and the handler under a per-order lock.
 var benchVariants = [2]string{"/plain", "/locked"}
@@ -38,13 +34,14 @@ var benchVariants = [2]string{"/plain", "/locked"}
 // per second, and their latency, of POST /orders/{id} with a new id each
 // request, from 64 goroutines (32 per P), without the middleware ("none")
 // and with httpmw.WithPathValues("id") wrapping the route ("lock": a lock
-// per order, none of them contended). The two take turns every 2 s on
-// one mux (the routes /plain/orders/{id} and /locked/orders/{id}), so that
-// both see the same machine; a turn ends when its requests have (see
-// benchmeter.Turns, also for the metrics; ns/op is both together). The handler does what a handler that updates an order does:
-// one Redis round trip (INCR) on the service's go-redis client, which the
-// lockmw.Client shares; the client has go-redis' default options, as a
-// service builds it.
+// per order, none of them contended). The two take turns on one mux (the
+// routes /plain/orders/{id} and /locked/orders/{id}), every 2 s with
+// -benchtime 30s (benchmeter.TurnLength), so that both see the same
+// machine; a turn ends when its requests have (see benchmeter.Turns, also
+// for the metrics; ns/op is both together). The handler does what a
+// handler that updates an order does: one Redis round trip (INCR) on the
+// service's go-redis client, which the lockmw.Client shares; the client
+// has go-redis' default options, as a service builds it.
 //
 // Sub-benchmarks: the ground (loopback; through a faultproxy, 500 µs each
 // way, for the lock and the handler's Redis alike) and how a request is
@@ -117,7 +114,7 @@ func benchRequests(b *testing.B, srv *redistest.Server, mux *http.ServeMux, over
 	warm(b, send)
 	turns := benchmeter.NewTurns(srv, "none", "lock")
 	turns.Start(b)
-	stop := turns.PassEvery(b, benchTurn)
+	stop := turns.PassEvery(b, benchmeter.TurnLength())
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -1,6 +1,7 @@
 package benchmeter
 
 import (
+	"flag"
 	"sync"
 	"testing"
 	"time"
@@ -110,6 +111,21 @@ func (t *Turns) closeTurn(b *testing.B, v int) {
 	if c != v {
 		t.switches++
 	}
+}
+
+// TurnLength is how long a turn lasts for the -test.benchtime the
+// benchmark runs with: a fifteenth of it, between 100 ms and 2 s (2 s from
+// -benchtime 30s up); 250 ms for a count of iterations ("1000x").
+func TurnLength() time.Duration {
+	f := flag.Lookup("test.benchtime")
+	if f == nil {
+		return 2 * time.Second
+	}
+	d, err := time.ParseDuration(f.Value.String())
+	if err != nil {
+		return 250 * time.Millisecond
+	}
+	return min(max(d/15, 100*time.Millisecond), 2*time.Second)
 }
 
 // PassEvery passes the turn to the other variant every d, on a goroutine
