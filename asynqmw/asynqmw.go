@@ -148,8 +148,9 @@ var unlockRetry = lockmw.WithReleaseRetry(100*time.Millisecond, 5*time.Second, 1
 func (r *run) work(hctx context.Context) error {
 	r.locked = true
 	t, o := r.t, r.mw.o
-	doneKey := o.prefix + "done:" + r.key
+	var doneKey string // built only with a dedup window: an allocation per task saved without
 	if o.dedup > 0 {
+		doneKey = o.prefix + "done:" + r.key
 		n, err := r.mw.c.Redis().Exists(hctx, doneKey).Result()
 		if err != nil {
 			return fmt.Errorf("asynqmw: task %q: checking dedup mark %q: %w", t.Type(), doneKey, err)

@@ -141,7 +141,12 @@ func writeHex(b *strings.Builder, c byte) {
 // suffix cannot be confused with another, nor with a pattern escaped by
 // escapePattern.
 func appendPathValues(key string, r *http.Request, names []string) string {
+	size := len(key)
+	for _, n := range names {
+		size += len(n) + 2 + len(r.PathValue(n)) // exact unless a value needs escaping
+	}
 	var b strings.Builder
+	b.Grow(size)
 	b.WriteString(key)
 	for i, n := range names {
 		if i == 0 {
