@@ -33,8 +33,8 @@ const (
 )
 
 // Three processes run RunScheduler with the same "@every 1s" task: it is
-// enqueued about once per second in all, consecutive enqueues at least 0.5s
-// apart, each by the process whose term began last (one at a time); when the
+// enqueued about once per second in all, each by the process whose term
+// began last (one at a time; enqueues of two processes at least 0.5 s apart); when the
 // leader is SIGKILLed, another process wins a term within the watchdog
 // timeout plus one renewal interval, and its first enqueue follows within a
 // tick.
@@ -82,9 +82,13 @@ func TestRunSchedulerCrash(t *testing.T) {
 	checkOneAtATime(t, events)
 	enq = log.enqueues()
 	for i := 1; i < len(enq); i++ {
+		// One leader at a time is checkOneAtATime's, from the terms; a gap
+		// under half a tick between one process's enqueues is a tick the
+		// loaded machine ran late, not a second leader.
 		gap := enq[i].at.Sub(enq[i-1].at)
-		assert.GreaterOrEqual(t, gap, tick/2, "enqueue %d came %v after the one before: two leaders", i, gap)
-		if enq[i].pid == enq[i-1].pid {
+		if enq[i].pid != enq[i-1].pid {
+			assert.GreaterOrEqual(t, gap, tick/2, "enqueue %d came %v after another process's: two leaders", i, gap)
+		} else {
 			assert.LessOrEqual(t, gap, tick+crashSlack, "enqueue %d came %v after the one before, under one leader", i, gap)
 		}
 	}
