@@ -152,7 +152,7 @@ func (e engine) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 	}
 	t := turn{token: r.token, base: sent}
 	if !r.won {
-		if e.hot != nil {
+		if e.hot != nil && err == nil { // busy; a failed attempt tells nothing
 			c.contention.seen(e.hot)
 		}
 		if ev != nil && err == nil {

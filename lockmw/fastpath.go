@@ -52,7 +52,9 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 	case err == nil:
 		return true, nil
 	case redis.HasErrorPrefix(err, "BUSYKEY"):
-		c.contention.seen(m.hot)
+		// Not contention yet: a RESTORE that go-redis sent again after a
+		// lost reply finds the lock its first copy made. The acquire script
+		// tells, and the engine remembers a busy reply.
 		return false, nil
 	case refusesRestore(err):
 		// Refused for good (ACL, an old server, a proxy that does not
@@ -81,13 +83,22 @@ func (r *restoreLine) MarshalBinary() ([]byte, error) { return r.dump, nil }
 // String is the payload, as hooks that print a command show it.
 func (r *restoreLine) String() string { return string(r.dump) }
 
+// fastrelease.lua's replies.
+const (
+	fastReleased       = 1 // the lock is free
+	fastReleaseWaiters = 3 // waiters are queued or subscribed: contention
+	fastReleaseNotAsIs = 4 // the hold is not as the caller thinks (a re-send that already ran, a loss, a count above 1)
+)
+
 // fastRelease is the first try of an uncontended last Unlock: the short
 // script fastrelease.lua, which frees the lock when Redis counts one level,
 // nobody is queued and no Redisson waiter is subscribed. done is false when it
 // changed nothing (waiters are queued or subscribed, or the hold is not as the
-// caller thinks): release.lua then decides, with the same latch. Waiters mean contention: the name's group
-// releases with release.lua at once for a while, as it acquires with the
-// script.
+// caller thinks): release.lua then decides, with the same latch. Waiters
+// mean contention: the name's group releases with release.lua at once for a
+// while, as it acquires with the script. A hold not as the caller thinks is
+// not: it is a re-send of this script whose first copy freed the lock (the
+// latch answers it), or a loss.
 func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool, err error) {
 	c := m.c
 	args := append(lvl.releaseLine(11), "evalsha", scripts.FastReleaseSHA, 5,
@@ -97,11 +108,16 @@ func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool
 	if err != nil {
 		return false, err
 	}
-	if n != 1 {
+	switch n {
+	case fastReleased:
+		return true, nil
+	case fastReleaseWaiters:
 		c.contention.seen(m.hot)
-		return false, nil
+	case fastReleaseNotAsIs:
+		// No contention: release.lua answers a re-send from the latch, or
+		// reports the loss.
 	}
-	return true, nil
+	return false, nil
 }
 
 // probeRestore checks, once per Client, that the server makes a hash of

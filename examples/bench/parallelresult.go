@@ -31,9 +31,9 @@ func (pr *parRound) p99() float64 { return float64(percentile(pr.pairs, 0.99)) }
 func parallelResult(cfg config, kind string, rounds []*parRound) *result {
 	var all []time.Duration
 	var runCPU, expiryCPU, clientCPU, longestTail time.Duration
-	var acqs, client, srv, alive, stalled int64
+	var acqs, client, srv, reads, alive, stalled int64
 	var mallocs uint64
-	calls := map[string]int64{}
+	calls, usec := map[string]int64{}, map[string]int64{}
 	rates := make([]float64, len(rounds))
 	r := newResult(parallelScenario, kind)
 	for i, pr := range rounds {
@@ -44,8 +44,10 @@ func parallelResult(cfg config, kind string, rounds []*parRound) *result {
 		alive = max(alive, pr.alive)
 		stalled += int64(pr.stalled)
 		mallocs += pr.mallocs
+		reads += pr.reads
 		for k, n := range pr.srv.calls {
 			calls[k] += n
+			usec[k] += pr.srv.usec[k]
 		}
 		rates[i] = pr.perSec()
 		r.addRound(i, pr)
@@ -64,6 +66,7 @@ func parallelResult(cfg config, kind string, rounds []*parRound) *result {
 	r.num("redis_cpu_expiry_us_per_acq", "+ its keys' expiry %.2fµs)", perAcq(float64(expiryCPU)/1e3))
 	r.num("server_cmds_per_acq", "commandstats/acq=%.2f", perAcq(float64(srv)))
 	r.num("client_cmds_per_acq", "client cmds/acq=%.2f", perAcq(float64(client)))
+	r.num("server_reads_per_acq", "server reads/acq=%.3f", perAcq(float64(reads)))
 	r.num("client_cpu_us_per_acq", "| this process CPU/acq=%.1fµs", perAcq(float64(clientCPU)/1e3))
 	r.num("allocs_per_acq", "allocs/acq=%.1f", perAcq(float64(mallocs)))
 	r.dur("expiry_wait_max", "| keys expired within", longestTail)
@@ -71,6 +74,7 @@ func parallelResult(cfg config, kind string, rounds []*parRound) *result {
 	r.num("stalled_lock_calls", "| stalled Lock calls=%.0f", float64(stalled))
 	r.Metrics["acquisitions"] = float64(acqs)
 	r.Breakdown["commandstats_per_acq"] = perOp(calls, int(acqs))
+	r.Breakdown["commandstats_usec_per_acq"] = perOp(usec, int(acqs))
 	return r
 }
 

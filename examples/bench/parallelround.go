@@ -20,6 +20,7 @@ type parRound struct {
 	tailIdle  time.Duration // what the idle server spends in as long: not the run's
 	alive     int64         // keys the run wrote still there when the wait ended
 	srv       serverCounts  // INFO commandstats over the run and the tail
+	reads     int64         // the server's reads from client connections during the run
 	client    int64         // commands the lock's client sent during the run
 	clientCPU time.Duration // this process's CPU time during the run
 	mallocs   uint64        // this process's heap allocations during the run
@@ -92,7 +93,11 @@ func measureRun(ctx context.Context, e *env, cfg config, lockers []locker, count
 	if err != nil {
 		return nil, before, err
 	}
-	pr.runCPU = end - before.cpu
+	reads, err := serverReads(ctx, e.admin)
+	if err != nil {
+		return nil, before, err
+	}
+	pr.runCPU, pr.reads = end-before.cpu, reads-before.reads
 	return pr, before, nil
 }
 

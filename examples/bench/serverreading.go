@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// serverReading is one reading of the server's counters: INFO commandstats
-// and the redis-server process's CPU time (INFO cpu).
+// serverReading is one reading of the server's counters: INFO commandstats,
+// the redis-server process's CPU time (INFO cpu) and its reads from client
+// connections (INFO stats).
 type serverReading struct {
 	stats map[string]cmdStat
 	cpu   time.Duration
+	reads int64
 }
 
 func readServer(ctx context.Context, admin *redis.Client) (serverReading, error) {
@@ -23,5 +27,25 @@ func readServer(ctx context.Context, admin *redis.Client) (serverReading, error)
 	if err != nil {
 		return serverReading{}, err
 	}
-	return serverReading{stats: stats, cpu: cpu}, nil
+	reads, err := serverReads(ctx, admin)
+	if err != nil {
+		return serverReading{}, err
+	}
+	return serverReading{stats: stats, cpu: cpu, reads: reads}, nil
+}
+
+// serverReads is INFO stats' total_reads_processed: the read system calls
+// the server made on client connections so far. Commands per read is how
+// deep the clients' pipelines are.
+func serverReads(ctx context.Context, admin *redis.Client) (int64, error) {
+	info, err := admin.Info(ctx, "stats").Result()
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_reads_processed:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, nil
 }
