@@ -62,7 +62,7 @@ func TestHooks(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
 	var ra, rb recorder
-	a := locktest.NewOn(t, srv, lockmw.WithHooks(ra.hooks("a")), lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	a := locktest.NewOn(t, srv, lockmw.WithHooks(ra.hooks("a")), lockmw.WithWatchdogTimeout(3*time.Second))
 	b := locktest.NewOn(t, srv, lockmw.WithHooks(rb.hooks("b")))
 	ma, mb := a.Mutex("hooked", lockmw.WithFencing()), b.Mutex("hooked", lockmw.WithFencing())
 
