@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -226,34 +225,19 @@ func benchParallel(b *testing.B, opts ...lockmw.Option) {
 
 // serverCPU is the redis-server's CPU time so far (INFO cpu, system + user).
 func serverCPU(b *testing.B, srv *redistest.Server) time.Duration {
-	info, err := srv.Client().Info(context.Background(), "cpu").Result()
+	d, err := srv.CPUTime(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sum float64
-	for line := range strings.Lines(info) {
-		for _, k := range []string{"used_cpu_sys:", "used_cpu_user:"} {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), k); ok {
-				f, _ := strconv.ParseFloat(v, 64)
-				sum += f
-			}
-		}
-	}
-	return time.Duration(sum * float64(time.Second))
+	return d
 }
 
 // serverCalls is the commands the redis-server ran so far, those inside
 // scripts too, but for INFO.
 func serverCalls(b *testing.B, srv *redistest.Server) int {
-	calls, err := srv.CommandCalls(context.Background())
+	n, err := srv.CommandsRun(context.Background())
 	if err != nil {
 		b.Fatal(err)
-	}
-	n := 0
-	for name, k := range calls {
-		if name != "info" {
-			n += k
-		}
 	}
 	return n
 }

@@ -29,3 +29,20 @@ func (s *Server) CommandCalls(ctx context.Context) (map[string]int, error) {
 	}
 	return out, nil
 }
+
+// CommandsRun returns how many commands the server ran so far, those inside
+// scripts too, but for INFO (which reading it runs): what a benchmark counts
+// per operation.
+func (s *Server) CommandsRun(ctx context.Context) (int, error) {
+	calls, err := s.CommandCalls(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for name, k := range calls {
+		if name != "info" {
+			n += k
+		}
+	}
+	return n, nil
+}
