@@ -89,51 +89,21 @@ func (k *releaseClock) now() *releaseTick {
 
 // releaseCtx is a release's context: the deadline, Done and Err of a
 // releaseClock's tick, and the values of the hold context it releases,
-// detached from its cancellation.
+// detached from its cancellation (context.WithoutCancel: package context
+// then finds no cancellable parent through the values, so neither
+// context.Cause nor a context derived from it follows the hold context).
 type releaseCtx struct {
 	context.Context                 // the tick's deadline context
-	values          context.Context // the hold context (context.WithoutCancel of it when cancelKey is unknown)
+	values          context.Context // context.WithoutCancel of the hold context
 }
 
-// Value is the hold context's value of key, but for the hold context's
-// cancellation, which package context asks for with cancelKey: as
-// context.WithoutCancel's does, without its allocation.
-func (r *releaseCtx) Value(key any) any {
-	if key == cancelKey {
-		return nil
-	}
-	return r.values.Value(key)
-}
+// Value is the hold context's value of key.
+func (r *releaseCtx) Value(key any) any { return r.values.Value(key) }
 
 // AfterFunc lets a context derived from r (WithCancel, WithDeadline)
 // follow r's end without a goroutine of its own.
 func (r *releaseCtx) AfterFunc(f func()) (stop func() bool) {
 	return context.AfterFunc(r.Context, f)
-}
-
-// cancelKey is the key under which package context looks up the
-// cancellable context that a chain of contexts carries (context.Cause,
-// and WithCancel's search for its parent's): learned once by asking
-// context.Cause of a context that records the key it is asked for. nil if
-// it asked for none: the release contexts then detach with
-// context.WithoutCancel.
-var cancelKey = func() any {
-	ended, cancel := context.WithCancel(context.Background())
-	cancel() // Cause looks no further on a context that has not ended
-	spy := keySpy{Context: ended}
-	_ = context.Cause(&spy)
-	return spy.key
-}()
-
-// keySpy records the last key its Value was asked for (cancelKey).
-type keySpy struct {
-	context.Context
-	key any
-}
-
-func (s *keySpy) Value(key any) any {
-	s.key = key
-	return nil
 }
 
 // releaseContext returns the context of a release of lvl, whose hold
@@ -154,9 +124,6 @@ func (c *Client) releaseContext(lvl *level, hold context.Context, inline bool) c
 		r = new(releaseCtx)
 	}
 	lvl.rctxUsed = true
-	if cancelKey == nil {
-		hold = context.WithoutCancel(hold)
-	}
-	*r = releaseCtx{Context: dl, values: hold}
+	*r = releaseCtx{Context: dl, values: context.WithoutCancel(hold)}
 	return r
 }
