@@ -20,7 +20,7 @@ func TestCluster(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testsupport.Ctx(t)
-	a := locktest.New(t, cl.NewClient(), lockmw.WithWatchdogTimeout(600*time.Millisecond))
+	a := locktest.New(t, cl.NewClient(), lockmw.WithWatchdogTimeout(2*time.Second))
 	b := locktest.New(t, cl.NewClient())
 
 	t.Run("names whose keys cannot share a slot are invalid", func(t *testing.T) {
@@ -39,7 +39,10 @@ func TestCluster(t *testing.T) {
 		for i := range holds {
 			holds[i] = locktest.MustLock(t, a.Mutex(fmt.Sprintf("spread-%d", i)), ctx)
 		}
-		time.Sleep(1500 * time.Millisecond) // several renewal rounds, per slot, per node
+		// Past the watchdog timeout: several renewal rounds, per slot, per
+		// node (every 667 ms; a round may come over a second late on a
+		// loaded machine, as 600 ms watchdogs here once did not).
+		time.Sleep(3 * time.Second)
 		for i, h := range holds {
 			require.NoError(t, h.Err(), "hold %d renewed on its node", i)
 			require.NoError(t, a.Mutex(fmt.Sprintf("spread-%d", i)).Unlock(h))

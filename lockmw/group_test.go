@@ -38,7 +38,7 @@ func TestEveryEventCarriesTheHandlesGroup(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rec := new(eventRecorder)
-	c := locktest.NewOn(t, srv, lockmw.WithHooks(rec.hooks()), lockmw.WithWatchdogTimeout(600*time.Millisecond))
+	c := locktest.NewOn(t, srv, lockmw.WithHooks(rec.hooks()), lockmw.WithWatchdogTimeout(3*time.Second))
 	events := []string{"acquire-start", "acquire-end", "hold-start", "hold-end", "renewal"}
 
 	for _, tc := range []struct {
