@@ -148,10 +148,28 @@ func (s *sampler) sample() {
 				}
 			}
 		}
-		prev := s.changes[name]
-		if len(prev) == 0 || !prev[len(prev)-1].same(st) {
-			s.changes[name] = append(prev, st)
-		}
+		s.record(name, st)
+	}
+}
+
+// record keeps st as name's next change when its holders or queue differ
+// from the last one; otherwise it counts the masters st saw each holder on
+// in the last change (the most at once). A quorum's hold is first seen with
+// its acquisition still on its way to the other masters: a hold seen on one
+// master, then on all three, is one change, and only the count kept here
+// tells it from a partial win (holders; the soak of issue 30 charged two
+// recoveries to the kill before such a hold's, its winner killed before it
+// logged it).
+func (s *sampler) record(name string, st lockState) {
+	prev := s.changes[name]
+	n := len(prev)
+	if n == 0 || !prev[n-1].same(st) {
+		s.changes[name] = append(prev, st)
+		return
+	}
+	last := &prev[n-1]
+	for i := range min(len(last.masters), len(st.masters)) {
+		last.masters[i] = max(last.masters[i], st.masters[i])
 	}
 }
 
