@@ -23,7 +23,7 @@ func passwordServer(t *testing.T) *redistest.Server {
 
 func TestFailuresAreOneLineAndExitCode2(t *testing.T) {
 	guarded := passwordServer(t)
-	bad := closedAddr(t)
+	bad := testsupport.ClosedAddr(t)
 	noScan := redistest.Start(t, `rename-command SCAN ""`) // a server without a command ls needs
 	cases := []struct {
 		name string

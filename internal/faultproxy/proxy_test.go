@@ -221,11 +221,7 @@ func TestCloseEndsEverything(t *testing.T) {
 
 func TestTargetDown(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	p, err := faultproxy.Start(addr)
+	p, err := faultproxy.Start(testsupport.ClosedAddr(t))
 	require.NoError(t, err)
 	defer p.Close()
 	c := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
