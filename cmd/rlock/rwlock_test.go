@@ -37,13 +37,7 @@ type shownRW struct {
 // showRW runs "show -json name" on a read-write lock.
 func showRW(t *testing.T, conn []string, name string) shownRW {
 	t.Helper()
-	r := run(t, nil, args(conn, "-json", "show", name)...)
-	require.Equal(t, 0, r.code, "show %s: %s", name, r.stderr)
-	ls := lines(r.stdout)
-	require.Len(t, ls, 1, "one JSON line")
-	var s shownRW
-	decode(t, ls[0], &s)
-	return s
+	return showJSON[shownRW](t, conn, name)
 }
 
 // waitRW starts lock (a side's Lock) in a goroutine and returns the channel

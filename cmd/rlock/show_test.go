@@ -46,11 +46,17 @@ type shown struct {
 // show runs "show -json name" and parses its one line.
 func show(t *testing.T, conn []string, name string) shown {
 	t.Helper()
+	return showJSON[shown](t, conn, name)
+}
+
+// showJSON runs "show -json name" and parses its one line as a T.
+func showJSON[T any](t *testing.T, conn []string, name string) T {
+	t.Helper()
 	r := run(t, nil, args(conn, "-json", "show", name)...)
 	require.Equal(t, 0, r.code, "show %s: %s", name, r.stderr)
 	ls := lines(r.stdout)
 	require.Len(t, ls, 1, "one JSON line")
-	var s shown
+	var s T
 	decode(t, ls[0], &s)
 	return s
 }
