@@ -42,7 +42,8 @@ import (
 //
 // The pipeline runs on a context detached from its first caller's: go-redis
 // hooks see the batch, with the values of that caller's context (a span),
-// through ProcessPipelineHook; a call run at once is seen through
+// through ProcessPipelineHook (its short releases as one EVALSHA of
+// fastrelease.lua over their locks, batchmerge.go); a call run at once is seen through
 // ProcessHook with its own context. Only a single Redis (a *redis.Client,
 // Sentinel's too) batches; a cluster client or a quorum does not.
 // WithoutBatching turns it off.
@@ -59,6 +60,8 @@ type batcher struct {
 	finished uint64       // and ended
 	wakeAt   uint64       // settled's: call onEnd once finished reaches it (0: no)
 	onEnd    func()       // the renewer's wake: non-blocking
+
+	merge releaseMerge // the pipeline's short releases (batchmerge.go): the sending goroutine's
 }
 
 // queuedCmd is one call waiting in the batcher's queue.
@@ -183,8 +186,8 @@ func (b *batcher) gatherLocked() {
 	}
 }
 
-// pipeline sends the calls of qs whose callers still wait, in one pipeline,
-// and answers them.
+// pipeline sends the calls of qs whose callers still wait, in one pipeline
+// (the short releases merged, batchmerge.go), and answers them.
 func (b *batcher) pipeline(qs []*queuedCmd) {
 	var ctx context.Context
 	var p redis.Pipeliner
@@ -197,14 +200,21 @@ func (b *batcher) pipeline(qs []*queuedCmd) {
 			ctx = context.WithoutCancel(q.ctx)
 			p = b.rdb.Pipeline()
 		}
-		_ = p.Process(ctx, q.cmd)
+		if !b.merge.take(q.cmd) {
+			_ = p.Process(ctx, q.cmd)
+		}
 		qs[n] = q
 		n++
 	}
 	if p == nil {
 		return
 	}
+	b.merge.send(ctx, p)
 	_, _ = p.Exec(ctx)
+	b.merge.answer()
+	clear(b.merge.parts)
+	clear(b.merge.runs)
+	b.merge.parts, b.merge.runs = b.merge.parts[:0], b.merge.runs[:0]
 	for _, q := range qs[:n] {
 		if q.state.CompareAndSwap(queuedSent, queuedDone) {
 			close(q.done)

@@ -1,0 +1,109 @@
+package lockmw
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// The short releases (fastrelease.lua) queued in one pipeline go out as one
+// run of the script over all their locks: Redis charges a script's run (its
+// Lua machinery, about two thirds of a short release's CPU,
+// docs/performance.md) once per EVALSHA and its calls each, so one run for
+// many releases frees a service's shared Redis of most of what its Unlocks
+// cost it, and the pipeline carries one command instead of many.
+//
+// Nothing else changes for a caller: it queued its own EVALSHA, and gets
+// its own reply in it, an integer or an error of its own (the script runs
+// each release under pcall: one that fails leaves the others done). When
+// the merged run fails as a whole (NOSCRIPT after a restart, the network),
+// every caller gets that error and does what it would have done with it
+// (scripts.Run sends its own EVAL on NOSCRIPT, which loads the script for
+// the next merge). A re-sent merged run, like a re-sent release, finds the
+// locks it freed gone: each caller's latch answers it (release.lua).
+
+// mergeMax bounds the releases of one run: the server runs nothing else
+// while a script runs (a release is a few µs).
+const mergeMax = 64
+
+// releaseMerge collects the short releases of one pipeline.
+type releaseMerge struct {
+	parts []*redis.Cmd
+	runs  []*redis.Cmd // the merged runs sent, mergeMax releases each
+}
+
+// take keeps cmd for a merged run when it is a short release: args are
+// "evalsha", fastrelease.lua's hash, 5, then five keys and three arguments.
+func (m *releaseMerge) take(cmd redis.Cmder) bool {
+	c, ok := cmd.(*redis.Cmd)
+	if !ok {
+		return false
+	}
+	args := c.Args()
+	if len(args) != 11 || args[0] != "evalsha" || args[1] != scripts.FastReleaseSHA {
+		return false
+	}
+	m.parts = append(m.parts, c)
+	return true
+}
+
+// send queues the kept releases in p: a lone one as it is, more as merged
+// runs.
+func (m *releaseMerge) send(ctx context.Context, p redis.Pipeliner) {
+	if len(m.parts) == 1 {
+		_ = p.Process(ctx, m.parts[0])
+		return
+	}
+	for i := 0; i < len(m.parts); i += mergeMax {
+		part := m.parts[i:min(i+mergeMax, len(m.parts))]
+		n := len(part)
+		args := make([]any, 3, 3+8*n)
+		args[0], args[1], args[2] = "evalsha", scripts.FastReleaseSHA, 5*n
+		for _, c := range part {
+			args = append(args, c.Args()[3:8]...)
+		}
+		for _, c := range part {
+			args = append(args, c.Args()[8:11]...)
+		}
+		run := redis.NewCmd(ctx, args...)
+		run.SetFirstKeyPos(3)
+		_ = p.Process(ctx, run)
+		m.runs = append(m.runs, run)
+	}
+}
+
+// answer gives each kept release its reply, from the merged runs', once
+// the pipeline has returned.
+func (m *releaseMerge) answer() {
+	if len(m.parts) < 2 {
+		return
+	}
+	for i, run := range m.runs {
+		part := m.parts[i*mergeMax : min((i+1)*mergeMax, len(m.parts))]
+		replies, err := run.Slice()
+		for j, c := range part {
+			switch {
+			case err != nil:
+				c.SetErr(err)
+			case j >= len(replies):
+				c.SetErr(fmt.Errorf("lockmw: merged release answered %d of %d", len(replies), len(part)))
+			default:
+				setReply(c, replies[j])
+			}
+		}
+	}
+}
+
+// setReply sets c's reply from one element of a merged run's.
+func setReply(c *redis.Cmd, v any) {
+	switch v := v.(type) {
+	case int64:
+		c.SetVal(v)
+	case error:
+		c.SetErr(v)
+	default:
+		c.SetErr(fmt.Errorf("lockmw: merged release answered %T", v))
+	}
+}
