@@ -15,12 +15,14 @@ import (
 // round trip, one system call each way and one connection for many of
 // them, on the client and on Redis.
 //
-// A call that finds no round trip of the batcher under way runs at once, on
-// its own goroutine, as it would without batching: a lone caller waits for
-// nothing and gains nothing. A call that finds one under way is queued;
-// when that round trip returns, one goroutine sends everything queued
-// meanwhile as one pipeline, and so on while calls keep coming (never
-// waiting for a batch to fill); it ends when the queue is empty.
+// A call that finds fewer than maxInFlight round trips of the batcher under
+// way (and nothing queued) runs at once, on its own goroutine, as it would
+// without batching: a lone caller waits for nothing and gains nothing. A
+// call that finds them all under way is queued; when one of them returns,
+// one goroutine sends everything queued meanwhile as one pipeline, and so
+// on while calls keep coming (never waiting for a batch to fill); it ends
+// when the queue is empty. With two under way, the server answers one
+// pipeline while the client sends or reads the other.
 //
 // Before it takes the queue, that goroutine yields (runtime.Gosched) for as
 // long as the queue grows, a few times at most: the callers its last
@@ -49,20 +51,28 @@ import (
 // WithoutBatching turns it off.
 type batcher struct {
 	rdb redis.UniversalClient
-	wg  sync.WaitGroup // the goroutine that sends the queue
+	wg  sync.WaitGroup // the goroutines that send the queue
 
-	mu       sync.Mutex
-	busy     bool // a round trip is under way (run at once, or a pipeline)
-	closed   bool // Close was called: no new goroutine; calls run at once
-	queue    []*queuedCmd
-	spare    []*queuedCmd // the last batch's slice, to queue in again
-	started  uint64       // round trips begun
-	finished uint64       // and ended
-	wakeAt   uint64       // settled's: call onEnd once finished reaches it (0: no)
-	onEnd    func()       // the renewer's wake: non-blocking
-
-	merge releaseMerge // the pipeline's short releases (batchmerge.go): the sending goroutine's
+	mu      sync.Mutex
+	closed  bool // Close was called: no new goroutine; calls run at once
+	atOnce  int  // calls run at once under way
+	senders int  // goroutines sending the queue
+	queue   []*queuedCmd
+	spare   []*queuedCmd // a sent batch's slice, to queue in again
+	started uint64       // round trips begun; each is numbered by this count
+	under   []uint64     // the numbers of the round trips under way (maxInFlight at most)
+	wakeAt  uint64       // settled's: call onEnd once no round trip up to it is under way (0: no)
+	onEnd   func()       // the renewer's wake: non-blocking
 }
+
+// maxInFlight bounds the round trips of one batcher under way at once:
+// calls run at once and goroutines sending the queue (each has one round
+// trip under way, or gathers its next). A call runs at once while fewer are
+// busy and nothing is queued; it queues only when all are. Two let the server answer one pipeline while
+// the client sends or reads the other, and halve what a queued call waits
+// for the round trip ahead of it on a remote server; each takes a
+// connection of the go-redis pool.
+const maxInFlight = 2
 
 // queuedCmd is one call waiting in the batcher's queue.
 type queuedCmd struct {
@@ -87,22 +97,22 @@ func newBatcher(rdb redis.UniversalClient, off bool) *batcher {
 	return &batcher{rdb: rdb}
 }
 
-// Process runs cmd, at once or in the next pipeline. When ctx ends first it
+// Process runs cmd, at once or in a later pipeline. When ctx ends first it
 // returns ctx's error; if cmd was sent by then, the error is a
 // scripts.InFlight and cmd belongs to the pipeline still: the caller must
 // not read it.
 func (b *batcher) Process(ctx context.Context, cmd redis.Cmder) error {
 	b.mu.Lock()
-	if b.closed || !b.busy {
-		now := !b.closed
-		if now {
-			b.busy = true
-			b.started++
+	if b.closed || b.atOnce+b.senders < maxInFlight && len(b.queue) == 0 {
+		var n uint64
+		if !b.closed {
+			b.atOnce++
+			n = b.beginLocked()
 		}
 		b.mu.Unlock()
 		err := b.rdb.Process(ctx, cmd)
-		if now {
-			b.ended1()
+		if n != 0 {
+			b.ended1(n)
 		}
 		return err
 	}
@@ -126,19 +136,24 @@ func (b *batcher) Process(ctx context.Context, cmd redis.Cmder) error {
 	return cmd.Err()
 }
 
-// ended1 ends a round trip run at once: the calls queued meanwhile go out
-// in a pipeline, sent by a goroutine (after Close, by this one).
-func (b *batcher) ended1() {
+// ended1 ends round trip n, a call run at once: the calls queued meanwhile
+// go out in pipelines, sent by a goroutine (after Close, by this one). The
+// queue is never left without a sender or a call run at once to start one:
+// a call queues only when all maxInFlight are busy, and a sender ends only
+// when it finds the queue empty.
+func (b *batcher) ended1(n uint64) {
 	b.mu.Lock()
-	b.endedLocked()
+	b.atOnce--
+	b.endedLocked(n)
 	switch {
-	case len(b.queue) == 0:
-		b.busy = false
+	case len(b.queue) == 0 || b.atOnce+b.senders >= maxInFlight:
 		b.mu.Unlock()
 	case b.closed:
+		b.senders++
 		b.mu.Unlock()
 		b.send()
 	default:
+		b.senders++
 		b.wg.Add(1)
 		b.mu.Unlock()
 		go func() {
@@ -148,24 +163,27 @@ func (b *batcher) ended1() {
 	}
 }
 
-// send sends the queue as pipelines, one after the other, until it is empty.
+// send sends the queue as pipelines, one after the other, until it is
+// empty. Another sender may run beside it (maxInFlight): each takes what
+// was queued when its last pipeline returned.
 func (b *batcher) send() {
+	var merge releaseMerge
 	for {
 		b.mu.Lock()
 		b.gatherLocked()
 		qs := b.queue
 		if len(qs) == 0 {
-			b.busy = false
+			b.senders--
 			b.mu.Unlock()
 			return
 		}
 		b.queue, b.spare = b.spare, nil
-		b.started++
+		n := b.beginLocked()
 		b.mu.Unlock()
-		b.pipeline(qs)
+		b.pipeline(qs, &merge)
 		clear(qs)
 		b.mu.Lock()
-		b.endedLocked()
+		b.endedLocked(n)
 		b.spare = qs[:0]
 		b.mu.Unlock()
 	}
@@ -188,7 +206,7 @@ func (b *batcher) gatherLocked() {
 
 // pipeline sends the calls of qs whose callers still wait, in one pipeline
 // (the short releases merged, batchmerge.go), and answers them.
-func (b *batcher) pipeline(qs []*queuedCmd) {
+func (b *batcher) pipeline(qs []*queuedCmd, merge *releaseMerge) {
 	var ctx context.Context
 	var p redis.Pipeliner
 	n := 0
@@ -200,7 +218,7 @@ func (b *batcher) pipeline(qs []*queuedCmd) {
 			ctx = context.WithoutCancel(q.ctx)
 			p = b.rdb.Pipeline()
 		}
-		if !b.merge.take(q.cmd) {
+		if !merge.take(q.cmd) {
 			_ = p.Process(ctx, q.cmd)
 		}
 		qs[n] = q
@@ -209,12 +227,10 @@ func (b *batcher) pipeline(qs []*queuedCmd) {
 	if p == nil {
 		return
 	}
-	b.merge.send(ctx, p)
+	merge.send(ctx, p)
 	_, _ = p.Exec(ctx)
-	b.merge.answer()
-	clear(b.merge.parts)
-	clear(b.merge.runs)
-	b.merge.parts, b.merge.runs = b.merge.parts[:0], b.merge.runs[:0]
+	merge.answer()
+	merge.reset()
 	for _, q := range qs[:n] {
 		if q.state.CompareAndSwap(queuedSent, queuedDone) {
 			close(q.done)
@@ -222,11 +238,24 @@ func (b *batcher) pipeline(qs []*queuedCmd) {
 	}
 }
 
-// endedLocked counts a round trip ended, and calls onEnd when settled
-// asked for it and the round trips it waited for have ended; b.mu is held.
-func (b *batcher) endedLocked() {
-	b.finished++
-	if b.wakeAt != 0 && b.finished >= b.wakeAt {
+// beginLocked numbers a round trip begun and counts it under way; b.mu is
+// held.
+func (b *batcher) beginLocked() uint64 {
+	b.started++
+	b.under = append(b.under, b.started)
+	return b.started
+}
+
+// endedLocked counts round trip n ended, and calls onEnd when settled asked
+// for it and the round trips it waited for have ended; b.mu is held.
+func (b *batcher) endedLocked(n uint64) {
+	for i, u := range b.under {
+		if u == n {
+			b.under = append(b.under[:i], b.under[i+1:]...)
+			break
+		}
+	}
+	if b.wakeAt != 0 && b.settledLocked(b.wakeAt) {
 		b.wakeAt = 0
 		if b.onEnd != nil {
 			b.onEnd()
@@ -245,14 +274,14 @@ func (b *batcher) begun() uint64 {
 	return b.started
 }
 
-// settled reports whether the first n round trips have ended: what a
-// caller gave up on in flight has then reached Redis, and an undo sent now
-// cannot overtake it. When false, onEnd (the renewer's wake) is called once
-// they have ended; the caller never blocks.
+// settled reports whether the first n round trips have ended (they may end
+// in any order): what a caller gave up on in flight has then reached Redis,
+// and an undo sent now cannot overtake it. When false, onEnd (the renewer's
+// wake) is called once they have ended; the caller never blocks.
 func (b *batcher) settled(n uint64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.finished >= n {
+	if b.settledLocked(n) {
 		return true
 	}
 	if b.wakeAt == 0 || n < b.wakeAt {
@@ -261,7 +290,18 @@ func (b *batcher) settled(n uint64) bool {
 	return false
 }
 
-// close makes later calls run at once and waits for the goroutine sending
+// settledLocked reports whether no round trip numbered n or lower is under
+// way; b.mu is held.
+func (b *batcher) settledLocked(n uint64) bool {
+	for _, u := range b.under {
+		if u <= n {
+			return false
+		}
+	}
+	return true
+}
+
+// close makes later calls run at once and waits for the goroutines sending
 // the queue, so that Close leaves nothing running.
 func (b *batcher) close() {
 	if b == nil {

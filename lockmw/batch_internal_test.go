@@ -104,12 +104,13 @@ func TestBatchingSharesPipelines(t *testing.T) {
 	}
 }
 
-// waitBusy waits until c's batcher has a round trip under way.
-func waitBusy(t *testing.T, c *Client) {
-	testsupport.Eventually(t, 5*time.Second, "a round trip under way", func() bool {
+// waitFull waits until c's batcher has maxInFlight round trips under way:
+// its next call is queued.
+func waitFull(t *testing.T, c *Client) {
+	testsupport.Eventually(t, 5*time.Second, "every round trip under way", func() bool {
 		c.batch.mu.Lock()
 		defer c.batch.mu.Unlock()
-		return c.batch.busy
+		return c.batch.atOnce+c.batch.senders == maxInFlight
 	})
 }
 
@@ -126,15 +127,18 @@ func TestBatchedCallReturnsAtItsDeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Mutex("warm").Unlock(h))
 	require.NoError(t, srv.Pause())
-	first := make(chan error, 1)
-	go func() {
-		h, err := c.Mutex("slow").Lock(ctx)
-		if err == nil {
-			err = c.Mutex("slow").Unlock(h)
-		}
-		first <- err
-	}()
-	waitBusy(t, c)
+	first := make(chan error, maxInFlight)
+	for i := range maxInFlight {
+		go func() {
+			m := c.Mutex(fmt.Sprint("slow-", i))
+			h, err := m.Lock(ctx)
+			if err == nil {
+				err = m.Unlock(h)
+			}
+			first <- err
+		}()
+	}
+	waitFull(t, c)
 	start := time.Now()
 	qctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
@@ -143,8 +147,10 @@ func TestBatchedCallReturnsAtItsDeadline(t *testing.T) {
 	require.NoError(t, srv.Resume())
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.ErrorIs(t, err, ErrNotAcquired)
-	assert.Less(t, took, 2*time.Second, "returned at its deadline, not with the round trip ahead of it")
-	require.NoError(t, <-first)
+	assert.Less(t, took, 2*time.Second, "returned at its deadline, not with the round trips ahead of it")
+	for range maxInFlight {
+		require.NoError(t, <-first)
+	}
 	n, err := srv.Client().Exists(ctx, "queued").Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "the queued call was never sent")
@@ -170,13 +176,15 @@ func TestBatchedCallGivenUpInFlight(t *testing.T) {
 	require.NoError(t, c.Mutex("warm").Unlock(h))
 	p.SetLatency(latency)
 
-	first := make(chan error, 1)
-	go func() {
-		_, err := c.Mutex("ahead").TryLock(ctx, 0, time.Minute)
-		first <- err
-	}()
-	waitBusy(t, c)
-	// Queued behind "ahead", sent when its reply is back (one latency), and
+	first := make(chan error, maxInFlight)
+	for i := range maxInFlight {
+		go func() {
+			_, err := c.Mutex(fmt.Sprint("ahead-", i)).TryLock(ctx, 0, time.Minute)
+			first <- err
+		}()
+	}
+	waitFull(t, c)
+	// Queued behind the aheads, sent when a reply is back (one latency), and
 	// answered one latency later: the deadline comes in between.
 	qctx, cancel := context.WithTimeout(ctx, latency+latency/2)
 	defer cancel()
@@ -185,7 +193,9 @@ func TestBatchedCallGivenUpInFlight(t *testing.T) {
 	took := time.Since(start)
 	assert.True(t, errors.Is(err, context.DeadlineExceeded), "err = %v", err)
 	assert.Less(t, took, 2*latency+latency/4+time.Second, "returned by its deadline")
-	require.NoError(t, <-first)
+	for range maxInFlight {
+		require.NoError(t, <-first)
+	}
 	p.SetLatency(0)
 	testsupport.Eventually(t, 10*time.Second, "the late RESTORE undone", func() bool {
 		n, err := srv.Client().Exists(ctx, "inflight").Result()
@@ -218,10 +228,36 @@ func TestBatcherCloseLeavesNothingRunning(t *testing.T) {
 	close(holds)
 	require.NoError(t, c.Close())
 	c.batch.mu.Lock()
-	busy := c.batch.busy
+	busy := len(c.batch.under) > 0
 	c.batch.mu.Unlock()
 	assert.False(t, busy, "nothing under way after Close")
 	for x := range holds {
 		assert.NoError(t, x.m.Unlock(x.h), "Unlock after Close still releases")
 	}
+}
+
+// TestSettledWaitsForEveryEarlierRoundTrip: round trips under way at once
+// may end in any order; an undo queued after round trip n waits until every
+// round trip up to n has ended, not for as many ends as n, and is woken
+// then.
+func TestSettledWaitsForEveryEarlierRoundTrip(t *testing.T) {
+	woken := 0
+	b := &batcher{onEnd: func() { woken++ }}
+	b.mu.Lock()
+	first, second := b.beginLocked(), b.beginLocked()
+	b.mu.Unlock()
+	assert.False(t, b.settled(first))
+	b.mu.Lock()
+	b.endedLocked(second)
+	b.mu.Unlock()
+	assert.False(t, b.settled(first), "the second round trip ended; the first, which the undo waits for, has not")
+	assert.Zero(t, woken)
+	third := b.begun() + 1
+	b.mu.Lock()
+	b.beginLocked()
+	b.endedLocked(first)
+	b.mu.Unlock()
+	assert.Equal(t, 1, woken, "woken once the first ended")
+	assert.True(t, b.settled(second))
+	assert.False(t, b.settled(third))
 }

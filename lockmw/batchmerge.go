@@ -96,6 +96,13 @@ func (m *releaseMerge) answer() {
 	}
 }
 
+// reset empties m for the next pipeline, keeping its slices.
+func (m *releaseMerge) reset() {
+	clear(m.parts)
+	clear(m.runs)
+	m.parts, m.runs = m.parts[:0], m.runs[:0]
+}
+
 // setReply sets c's reply from one element of a merged run's.
 func setReply(c *redis.Cmd, v any) {
 	switch v := v.(type) {

@@ -70,12 +70,14 @@ func TestMergedReleasesAnswerEachCaller(t *testing.T) {
 			}
 
 			require.NoError(t, srv.Pause())
-			ahead := make(chan error, 1)
-			go func() {
-				_, err := c.Mutex("ahead-"+names[0]).TryLock(ctx, 0, time.Minute)
-				ahead <- err
-			}()
-			waitBusy(t, c)
+			ahead := make(chan error, maxInFlight)
+			for i := range maxInFlight {
+				go func() {
+					_, err := c.Mutex(fmt.Sprint("ahead-", names[i])).TryLock(ctx, 0, time.Minute)
+					ahead <- err
+				}()
+			}
+			waitFull(t, c)
 			errs := make([]error, n)
 			var wg sync.WaitGroup
 			for i := range n {
@@ -88,7 +90,9 @@ func TestMergedReleasesAnswerEachCaller(t *testing.T) {
 			})
 			require.NoError(t, srv.Resume())
 			wg.Wait()
-			require.NoError(t, <-ahead)
+			for range maxInFlight {
+				require.NoError(t, <-ahead)
+			}
 
 			for i, err := range errs {
 				if names[i] == spoilt {
