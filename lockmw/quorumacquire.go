@@ -104,13 +104,22 @@ var (
 	errTooSlow     = errors.New("lockmw: a majority won, but after the validity time")
 )
 
-// acquireCall is quorumacquire.lua for attempt try of a, never queued.
+// acquireCall is quorumacquire.lua for attempt try of a, never queued,
+// leaving no mark (markCall).
 func (q *quorumStore) acquireCall(m *Mutex, a attempt, try int64) scripts.Call {
 	c := q.c
 	return scripts.Call{
 		Keys: append(m.akeys[:len(m.akeys):len(m.akeys)], m.k.latchBase+q.endReqID(a.field)),
-		Args: []any{c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg, try},
+		Args: []any{c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg, try, 0},
 	}
+}
+
+// markCall is the acquire call that leaves a mark for d where it finds the
+// lock busy (quorumacquire.lua; quorumsplit.go's settle): at least 1ms.
+func markCall(call scripts.Call, d time.Duration) scripts.Call {
+	args := slices.Clone(call.Args)
+	args[len(args)-1] = max(d.Milliseconds(), 1)
+	return scripts.Call{Keys: call.Keys, Args: args}
 }
 
 // quorumAcquired is one master's answer to an acquisition attempt.
@@ -157,6 +166,7 @@ type acquireTally struct {
 	grace   time.Duration   // how long the attempt may keep what it won (keepGrace)
 	votes   []acquireVote   // per master
 	took    []bool          // the master took the lock for this attempt, counted or not
+	marked  []bool          // the attempt asked the master to mark it (settle)
 	replies []acquireReply  // the busy masters' replies
 	ages    []time.Duration // and how long ago their holders won there (-1: not known)
 	token   int64           // the largest token of the counted wins
@@ -167,7 +177,7 @@ type acquireTally struct {
 func newAcquireTally(q *quorumStore, a attempt) *acquireTally {
 	n := len(q.members)
 	return &acquireTally{q: q, field: a.field, grace: keepGrace(a.ttl),
-		votes: make([]acquireVote, n), took: make([]bool, n), replies: make([]acquireReply, n), ages: make([]time.Duration, n),
+		votes: make([]acquireVote, n), took: make([]bool, n), marked: make([]bool, n), replies: make([]acquireReply, n), ages: make([]time.Duration, n),
 		late: make(chan answer[quorumAcquired], 4*n)}
 }
 
@@ -232,13 +242,14 @@ func (t *acquireTally) unsure() []bool {
 // undoAttempt undoes attempt try of a in the background wherever it took or
 // may still take the lock: the lock is freed there if the attempt holds it,
 // and where the request may still run, the field's end latch refuses it.
+// Where it left a mark (settle), the mark ends.
 // quiet frees it without the unlock message: the attempt lost a split vote,
 // and its rivals must not be woken while the first-ranked completes.
 func (q *quorumStore) undoAttempt(m *Mutex, a attempt, try int64, t *acquireTally, quiet bool) {
 	latch := q.latchFor(a.ttl)
 	until := time.Now().Add(latch)
 	for i, unsure := range t.unsure() {
-		if !unsure && !t.took[i] {
+		if !unsure && !t.took[i] && !t.marked[i] {
 			continue
 		}
 		var guard time.Duration

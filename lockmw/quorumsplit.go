@@ -218,7 +218,11 @@ func (q *quorumStore) settle(ctx context.Context, t *acquireTally, call scripts.
 		if t.won() >= q.need || t.standing() != standKeeper {
 			return
 		}
-		q.askAcquire(ctx, t, call, t.busyMembers(), end)
+		busy := t.busyMembers()
+		for _, mb := range busy {
+			t.marked[mb.i] = true
+		}
+		q.askAcquire(ctx, t, markCall(call, time.Until(end)), busy, end)
 	}
 }
 
