@@ -147,4 +147,3 @@ func TestQuorumMarkKeepsTheMasterForTheFirstRanked(t *testing.T) {
 	}
 	assert.True(t, completed, "the first-ranked attempt completed its split")
 }
-
