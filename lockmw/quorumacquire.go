@@ -127,24 +127,25 @@ type quorumAcquired struct {
 	runID string
 	reply acquireReply
 	age   time.Duration // busy: how long ago the holder won there; -1: not known
+	mark  bool          // busy: refused by the holder's mark, which it does not hold (quorumsplit.go)
 }
 
 // parseQuorumAcquire reads quorumacquire.lua's reply: {run_id, acquire.lua's
-// reply[, the holder's age in ms]}.
+// reply[, the holder's age in ms[, 1: a mark refused it]]}.
 func parseQuorumAcquire(res []any) (quorumAcquired, error) {
-	if len(res) < 2 || len(res) > 3 {
+	if len(res) < 2 || len(res) > 4 {
 		return quorumAcquired{}, fmt.Errorf("unexpected reply %v", res)
 	}
 	inner, _ := res[1].([]any)
 	r, err := parseAcquire(inner)
 	id, _ := res[0].(string)
 	age := time.Duration(-1)
-	if len(res) == 3 {
+	if len(res) >= 3 {
 		if ms := asInt(res[2]); ms >= 0 {
 			age = time.Duration(ms) * time.Millisecond
 		}
 	}
-	return quorumAcquired{runID: id, reply: r, age: age}, err
+	return quorumAcquired{runID: id, reply: r, age: age, mark: len(res) == 4 && asInt(res[3]) == 1}, err
 }
 
 // acquireVote is one master's answer to an attempt, as counted.
@@ -169,6 +170,7 @@ type acquireTally struct {
 	marked  []bool          // the attempt asked the master to mark it (settle)
 	replies []acquireReply  // the busy masters' replies
 	ages    []time.Duration // and how long ago their holders won there (-1: not known)
+	refused []bool          // and whether the holder's mark refused it (quorumsplit.go)
 	token   int64           // the largest token of the counted wins
 	errs    []error
 	late    chan answer[quorumAcquired] // the answers that came after a round's decision
@@ -177,7 +179,7 @@ type acquireTally struct {
 func newAcquireTally(q *quorumStore, a attempt) *acquireTally {
 	n := len(q.members)
 	return &acquireTally{q: q, field: a.field, grace: keepGrace(a.ttl),
-		votes: make([]acquireVote, n), took: make([]bool, n), marked: make([]bool, n), replies: make([]acquireReply, n), ages: make([]time.Duration, n),
+		votes: make([]acquireVote, n), took: make([]bool, n), marked: make([]bool, n), replies: make([]acquireReply, n), ages: make([]time.Duration, n), refused: make([]bool, n),
 		late: make(chan answer[quorumAcquired], 4*n)}
 }
 
@@ -197,7 +199,7 @@ func (t *acquireTally) add(a answer[quorumAcquired]) {
 		t.token = max(t.token, r.token)
 	default:
 		t.votes[a.i] = voteBusy
-		t.replies[a.i], t.ages[a.i] = r, a.v.age
+		t.replies[a.i], t.ages[a.i], t.refused[a.i] = r, a.v.age, a.v.mark
 	}
 }
 

@@ -50,12 +50,14 @@ func TestQuorumMarkRefusesOthers(t *testing.T) {
 	r := runAcquire(t, ctx, rdb, markCall(call("k", 1), time.Minute))
 	require.False(t, r.reply.won)
 	assert.Equal(t, "h", r.reply.holder, "the marker is told the real holder")
+	assert.False(t, r.mark)
 	require.True(t, strings.HasPrefix(raw.HGet(ctx, m.k.waiters, "rlock:mark").Val(), "k|"), "the busy master is marked")
 	assert.LessOrEqual(t, raw.PTTL(ctx, m.k.waiters).Val(), time.Minute, "the mark expires on the server")
 
 	r = runAcquire(t, ctx, rdb, call("r", 1))
 	require.False(t, r.reply.won)
 	assert.Equal(t, "k", r.reply.holder, "another field is refused, held by the marked one")
+	assert.True(t, r.mark, "and told it was a mark")
 	assert.Greater(t, r.reply.pttl, 50*time.Second, "for what is left of the mark")
 	assert.GreaterOrEqual(t, r.age, time.Duration(0), "the mark's age ranks it fresh")
 

@@ -12,8 +12,9 @@
 -- "rlock:mark", a quorum never queues), unless another field's mark lives
 -- there. While a mark lives, the master refuses every other field: the
 -- reply is busy, held by the marked field, for what is left of the mark,
--- and the mark's age as the holder's age, so that the refused contender
--- ranks the marked one as holding this master and waits (quorumsplit.go).
+-- with the mark's age as the holder's age and a fourth element 1, so that
+-- the refused contender ranks the marked one first of the split and waits
+-- for it (quorumsplit.go: a mark ranks its contender, but is no holding).
 -- The marked field itself may take the master; its win, or its hold's end
 -- or undo (quorumend.lua), removes the mark. A mark only refuses: safety is
 -- the acquire script's. A dead contender's mark ends with its grace: the
@@ -25,7 +26,8 @@
 -- none), taken off the end before acquire.lua reads them
 --
 -- Returns {run_id, acquire.lua's reply}, and when busy the age of the
--- holder's win here in ms (-1: not known) as a third element: the server's
+-- holder's win here in ms (-1: not known) as a third element (and 1 as a
+-- fourth when a mark refused the request): the server's
 -- run ID tells the client a master that restarted (its data, and so its
 -- vote, is new); the age tells a contender of a split vote from an earlier
 -- holding (quorumsplit.go). A win records when it was won ("rlock:since").
@@ -41,7 +43,7 @@ if mark then
   marked, msince, muntil = string.match(mark, '^(.*)|(%d+)|(%d+)$')
   local now = rlock_now()
   if marked and marked ~= ARGV[2] and tonumber(muntil) > now then
-    return {run, {0, tonumber(muntil) - now, marked, '', rlock_now_us()}, now - tonumber(msince)}
+    return {run, {0, tonumber(muntil) - now, marked, '', rlock_now_us()}, now - tonumber(msince), 1}
   end
 end
 local r = rlock_acquire()
