@@ -179,7 +179,8 @@ type acquireTally struct {
 func newAcquireTally(q *quorumStore, a attempt) *acquireTally {
 	n := len(q.members)
 	return &acquireTally{q: q, field: a.field, grace: keepGrace(a.ttl),
-		votes: make([]acquireVote, n), took: make([]bool, n), marked: make([]bool, n), replies: make([]acquireReply, n), ages: make([]time.Duration, n), refused: make([]bool, n),
+		votes: make([]acquireVote, n), took: make([]bool, n), marked: make([]bool, n),
+		replies: make([]acquireReply, n), ages: make([]time.Duration, n), refused: make([]bool, n),
 		late: make(chan answer[quorumAcquired], 4*n)}
 }
 
