@@ -104,13 +104,22 @@ var (
 	errTooSlow     = errors.New("lockmw: a majority won, but after the validity time")
 )
 
-// acquireCall is quorumacquire.lua for attempt try of a, never queued.
+// acquireCall is quorumacquire.lua for attempt try of a, never queued,
+// leaving no mark (markCall).
 func (q *quorumStore) acquireCall(m *Mutex, a attempt, try int64) scripts.Call {
 	c := q.c
 	return scripts.Call{
 		Keys: append(m.akeys[:len(m.akeys):len(m.akeys)], m.k.latchBase+q.endReqID(a.field)),
-		Args: []any{c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg, try},
+		Args: []any{c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg, try, 0},
 	}
+}
+
+// markCall is the acquire call that leaves a mark for d where it finds the
+// lock busy (quorumacquire.lua; quorumsplit.go's settle): at least 1ms.
+func markCall(call scripts.Call, d time.Duration) scripts.Call {
+	args := slices.Clone(call.Args)
+	args[len(args)-1] = max(d.Milliseconds(), 1)
+	return scripts.Call{Keys: call.Keys, Args: args}
 }
 
 // quorumAcquired is one master's answer to an acquisition attempt.
@@ -118,24 +127,25 @@ type quorumAcquired struct {
 	runID string
 	reply acquireReply
 	age   time.Duration // busy: how long ago the holder won there; -1: not known
+	mark  bool          // busy: refused by the holder's mark, which it does not hold (quorumsplit.go)
 }
 
 // parseQuorumAcquire reads quorumacquire.lua's reply: {run_id, acquire.lua's
-// reply[, the holder's age in ms]}.
+// reply[, the holder's age in ms[, 1: a mark refused it]]}.
 func parseQuorumAcquire(res []any) (quorumAcquired, error) {
-	if len(res) < 2 || len(res) > 3 {
+	if len(res) < 2 || len(res) > 4 {
 		return quorumAcquired{}, fmt.Errorf("unexpected reply %v", res)
 	}
 	inner, _ := res[1].([]any)
 	r, err := parseAcquire(inner)
 	id, _ := res[0].(string)
 	age := time.Duration(-1)
-	if len(res) == 3 {
+	if len(res) >= 3 {
 		if ms := asInt(res[2]); ms >= 0 {
 			age = time.Duration(ms) * time.Millisecond
 		}
 	}
-	return quorumAcquired{runID: id, reply: r, age: age}, err
+	return quorumAcquired{runID: id, reply: r, age: age, mark: len(res) == 4 && asInt(res[3]) == 1}, err
 }
 
 // acquireVote is one master's answer to an attempt, as counted.
@@ -157,8 +167,10 @@ type acquireTally struct {
 	grace   time.Duration   // how long the attempt may keep what it won (keepGrace)
 	votes   []acquireVote   // per master
 	took    []bool          // the master took the lock for this attempt, counted or not
+	marked  []bool          // the attempt asked the master to mark it (settle)
 	replies []acquireReply  // the busy masters' replies
 	ages    []time.Duration // and how long ago their holders won there (-1: not known)
+	refused []bool          // and whether the holder's mark refused it (quorumsplit.go)
 	token   int64           // the largest token of the counted wins
 	errs    []error
 	late    chan answer[quorumAcquired] // the answers that came after a round's decision
@@ -167,7 +179,8 @@ type acquireTally struct {
 func newAcquireTally(q *quorumStore, a attempt) *acquireTally {
 	n := len(q.members)
 	return &acquireTally{q: q, field: a.field, grace: keepGrace(a.ttl),
-		votes: make([]acquireVote, n), took: make([]bool, n), replies: make([]acquireReply, n), ages: make([]time.Duration, n),
+		votes: make([]acquireVote, n), took: make([]bool, n), marked: make([]bool, n),
+		replies: make([]acquireReply, n), ages: make([]time.Duration, n), refused: make([]bool, n),
 		late: make(chan answer[quorumAcquired], 4*n)}
 }
 
@@ -187,7 +200,7 @@ func (t *acquireTally) add(a answer[quorumAcquired]) {
 		t.token = max(t.token, r.token)
 	default:
 		t.votes[a.i] = voteBusy
-		t.replies[a.i], t.ages[a.i] = r, a.v.age
+		t.replies[a.i], t.ages[a.i], t.refused[a.i] = r, a.v.age, a.v.mark
 	}
 }
 
@@ -232,13 +245,14 @@ func (t *acquireTally) unsure() []bool {
 // undoAttempt undoes attempt try of a in the background wherever it took or
 // may still take the lock: the lock is freed there if the attempt holds it,
 // and where the request may still run, the field's end latch refuses it.
+// Where it left a mark (settle), the mark ends.
 // quiet frees it without the unlock message: the attempt lost a split vote,
 // and its rivals must not be woken while the first-ranked completes.
 func (q *quorumStore) undoAttempt(m *Mutex, a attempt, try int64, t *acquireTally, quiet bool) {
 	latch := q.latchFor(a.ttl)
 	until := time.Now().Add(latch)
 	for i, unsure := range t.unsure() {
-		if !unsure && !t.took[i] {
+		if !unsure && !t.took[i] && !t.marked[i] {
 			continue
 		}
 		var guard time.Duration

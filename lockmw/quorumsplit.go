@@ -42,6 +42,20 @@ import (
 //     quiet DEL: their undo must wake no rival while the first completes),
 //     and wait for what is left of the first's grace, woken by the unlock
 //     message of its release or of its giving up.
+//   - The first-ranked's asks leave a mark, for what is left of its grace,
+//     on each master they find busy, and the master refuses every other
+//     field while the mark lives (quorumacquire.lua): a freed master is
+//     then kept for it, not taken by the first attempt of another Lock call,
+//     which knows no ranking and would hold it for the few ms its attempt
+//     and undo take, again and again, until the first's grace ends (issue
+//     30, the faulted soak's last slow recovery). The refused attempt is
+//     told the marked contender holds the master, freshly, for what is left
+//     of the mark; the mark ranks its contender but is no holding (a holder
+//     with a majority must have won it), so the refused attempt is a loser
+//     of the split and waits for the first-ranked as above. The mark ends
+//     with the first's win there, its undo or the end of its hold
+//     (quorumend.lua), and by itself with its grace if it died: a mark only
+//     refuses, and safety is the acquire script's.
 //
 // Redlock's validity rule holds unchanged: every key the attempt won was set
 // after the attempt began, and the attempt counts as won only if a majority
@@ -101,7 +115,9 @@ func (t *acquireTally) rank() (standing, string) {
 			r = &rank{first: len(order)}
 			ranks[holder] = r
 		}
-		r.masters++
+		if t.votes[i] != voteBusy || !t.refused[i] {
+			r.masters++
+		}
 		if fresh {
 			r.fresh++
 			r.first = min(r.first, pos)
@@ -191,7 +207,8 @@ func (q *quorumStore) runIDOrder() []int {
 // (a first attempt knows no ranking; it then undoes and waits), so the first
 // asks again within a round of each undo rather than at doubling intervals,
 // which let such calls take the master it waited for for a second (issue 30,
-// the faulted soak's slow recovery). At most grace/poll asks, of the busy
+// the faulted soak's slow recovery); each ask marks the busy masters for
+// it until the grace ends (see above). At most grace/poll asks, of the busy
 // masters only.
 func (q *quorumStore) settle(ctx context.Context, t *acquireTally, call scripts.Call, start time.Time) {
 	end := start.Add(t.grace)
@@ -218,7 +235,11 @@ func (q *quorumStore) settle(ctx context.Context, t *acquireTally, call scripts.
 		if t.won() >= q.need || t.standing() != standKeeper {
 			return
 		}
-		q.askAcquire(ctx, t, call, t.busyMembers(), end)
+		busy := t.busyMembers()
+		for _, mb := range busy {
+			t.marked[mb.i] = true
+		}
+		q.askAcquire(ctx, t, markCall(call, time.Until(end)), busy, end)
 	}
 }
 

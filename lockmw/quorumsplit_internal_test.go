@@ -39,7 +39,14 @@ func (t *acquireTally) win(i int) *acquireTally {
 }
 
 func (t *acquireTally) busy(i int, holder string, age, pttl time.Duration) *acquireTally {
-	t.votes[i], t.replies[i], t.ages[i] = voteBusy, acquireReply{holder: holder, pttl: pttl}, age
+	t.votes[i], t.replies[i], t.ages[i], t.refused[i] = voteBusy, acquireReply{holder: holder, pttl: pttl}, age, false
+	return t
+}
+
+// refused sets master i's answer: refused by holder's mark, left for pttl,
+// made age ago.
+func (t *acquireTally) refusedBy(i int, holder string, age, pttl time.Duration) *acquireTally {
+	t.busy(i, holder, age, pttl).refused[i] = true
 	return t
 }
 
@@ -64,6 +71,9 @@ func TestQuorumSplitStanding(t *testing.T) {
 		{"an age not known ranks not", splitTally("a", "b", "c").busy(0, "d", -1, long).win(1).busy(2, "y", fresh, time.Second), standKeeper},
 		{"nothing to keep for: two old holdings", splitTally("a", "b", "c").win(0).busy(1, "d", old, long).busy(2, "e", old, long), standHeld},
 		{"a bystander of a split", splitTally("a", "b", "c").busy(0, "x", fresh, time.Second).busy(1, "y", fresh, time.Second).busy(2, "z", fresh, time.Second), standLoser},
+		{"a mark ranks its contender, but is no holding", splitTally("a", "b", "c").refusedBy(0, "x", fresh, 100*time.Millisecond).busy(1, "x", fresh, time.Second).win(2), standLoser},
+		{"a mark beside a majority held", splitTally("a", "b", "c").refusedBy(0, "x", fresh, 100*time.Millisecond).busy(1, "x", old, long).busy(2, "x", fresh, long), standHeld},
+		{"a rival keeper refused by a mark", splitTally("a", "b", "c").busy(0, "x", fresh, time.Second).win(1).refusedBy(2, "x", fresh, 100*time.Millisecond), standLoser},
 		{"more masters rank first", splitTally("a", "b", "c", "d", "e").busy(0, "x", fresh, time.Second).win(1).win(2).busy(3, "y", fresh, time.Second).busy(4, "z", fresh, time.Second), standKeeper},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

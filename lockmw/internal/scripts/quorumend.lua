@@ -15,8 +15,13 @@
 -- the unlock message (a quorum never queues: freeing is a DEL), for the
 -- partial win of an attempt that lost a split vote, whose rivals must not
 -- be woken while the first-ranked contender completes (quorumsplit.go)
+-- A mark the field left (quorumacquire.lua) ends here too.
 -- Returns 1 when it freed the lock, else 0.
 local upto = tonumber(ARGV[2])
+local mark = redis.call('hget', KEYS[4], 'rlock:mark')
+if mark and string.sub(mark, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
+  redis.call('hdel', KEYS[4], 'rlock:mark')
+end
 if ARGV[4] ~= '0' and tonumber(redis.call('get', KEYS[6]) or '0') < upto then
   redis.call('set', KEYS[6], ARGV[2], 'px', ARGV[4])
 end
