@@ -40,8 +40,9 @@ func (m *mergedRuns) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 
 // TestMergedReleasesAnswerEachCaller: the Unlocks queued behind a round
 // trip go out as one run of fastrelease.lua over all their locks, and each
-// caller gets its own answer: the lock freed, or the error of its own lock
-// (a key someone made a string) while the others are freed. When the server
+// caller gets its own answer: the lock freed (or handed to its waiter), or
+// the error of its own lock (a key someone made a string) while the others
+// are freed. When the server
 // lost its scripts, each caller's own EVAL answers it.
 func TestMergedReleasesAnswerEachCaller(t *testing.T) {
 	t.Parallel()
@@ -65,6 +66,23 @@ func TestMergedReleasesAnswerEachCaller(t *testing.T) {
 			}
 			spoilt := names[2] // a string now: its release fails, alone
 			require.NoError(t, srv.Client().Set(ctx, spoilt, "x", time.Minute).Err())
+			// names[4] has a waiter queued: its release hands it over (release.lua).
+			other := New(srv.NewClient())
+			defer other.Close()
+			waiter := make(chan error, 1)
+			go func() {
+				m := other.Mutex(names[4])
+				h, err := m.Lock(ctx)
+				if err == nil {
+					err = m.Unlock(h)
+				}
+				waiter <- err
+			}()
+			queue := c.Mutex(names[4]).keyArgs[2].(string)
+			testsupport.Eventually(t, 10*time.Second, "a waiter queued", func() bool {
+				n, err := srv.Client().Exists(ctx, queue).Result()
+				return err == nil && n == 1
+			})
 			if flush {
 				require.NoError(t, srv.Client().ScriptFlush(ctx).Err())
 			}
@@ -94,6 +112,7 @@ func TestMergedReleasesAnswerEachCaller(t *testing.T) {
 				require.NoError(t, <-ahead)
 			}
 
+			require.NoError(t, <-waiter, "the waiter got the lock handed over, and released it")
 			for i, err := range errs {
 				if names[i] == spoilt {
 					assert.ErrorContains(t, err, "WRONGTYPE", "the spoilt lock's own error")

@@ -21,41 +21,62 @@
 -- pipeline, batchmerge.go): n groups of five keys and of three arguments, in
 -- the same order; returns an array of n such replies, where a release that
 -- failed (a key of the wrong type) is an error reply of its own and the
--- others still run. Redis charges a script's run once, its calls each: one
--- run for many releases costs the server a fraction of one run each.
-local function release(k, a)
+-- others still run. Redis charges a script's run once and its calls each, so
+-- the queues are looked at with one EXISTS, the subscribers counted with one
+-- NUMSUB and the locks deleted with one DEL for all n: what is left per lock
+-- is its HGET and its latch. (Within a script the order of the writes is
+-- not seen: the "0"s reach their subscribers after it ends.)
+local n = #KEYS / 5
+local queues, channels = {}, {}
+for i = 0, n - 1 do
+  queues[i + 1] = KEYS[i * 5 + 3]
+  channels[2 * i + 1] = KEYS[i * 5 + 2]
+  channels[2 * i + 2] = KEYS[i * 5 + 5]
+end
+local queued = redis.call('exists', unpack(queues))
+local numsub = 'numsub'
+if ARGV[2] == 'spublish' then numsub = 'shardnumsub' end
+-- {channel, subscribers, roll-call channel, subscribers, ...}: subscribers of
+-- Redisson's channel that are not rlock clients (every rlock client
+-- subscribes to both channels in one command) are Redisson waiters.
+local subs = redis.call('pubsub', numsub, unpack(channels))
+local freed = {}
+
+local function release(i)
+  local k, a = i * 5, i * 3
   if redis.call('hget', KEYS[k + 1], ARGV[a + 1]) ~= '1' then
     return 4
   end
-  if redis.call('exists', KEYS[k + 3]) == 1 then
+  if queued > 0 and redis.call('exists', KEYS[k + 3]) == 1 then
     return 3
   end
-  -- Subscribers of Redisson's channel that are not rlock clients (every rlock
-  -- client subscribes to both channels in one command) are Redisson waiters.
-  local numsub = 'numsub'
-  if ARGV[a + 2] == 'spublish' then numsub = 'shardnumsub' end
-  local n = redis.call('pubsub', numsub, KEYS[k + 2], KEYS[k + 5])
-  if tonumber(n[2]) > tonumber(n[4]) then
+  local redisson = tonumber(subs[4 * i + 2])
+  if redisson > tonumber(subs[4 * i + 4]) then
     return 3
   end
-  redis.call('del', KEYS[k + 1])
-  if tonumber(n[2]) > 0 then
+  freed[#freed + 1] = KEYS[k + 1]
+  if redisson > 0 then
     redis.call(ARGV[a + 2], KEYS[k + 2], '0')
   end
   redis.call('set', KEYS[k + 4], '1', 'px', ARGV[a + 3])
   return 1
 end
 
-if #KEYS == 5 then
-  return release(0, 0)
-end
-local out = {}
-for i = 0, #KEYS / 5 - 1 do
-  local ok, r = pcall(release, i * 5, i * 3)
-  if ok or type(r) == 'table' then
-    out[i + 1] = r
-  else
-    out[i + 1] = redis.error_reply(tostring(r))
+local out
+if n == 1 then
+  out = release(0)
+else
+  out = {}
+  for i = 0, n - 1 do
+    local ok, r = pcall(release, i)
+    if ok or type(r) == 'table' then
+      out[i + 1] = r
+    else
+      out[i + 1] = redis.error_reply(tostring(r))
+    end
   end
+end
+if #freed > 0 then
+  redis.call('del', unpack(freed))
 end
 return out
