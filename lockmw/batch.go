@@ -218,9 +218,7 @@ func (b *batcher) pipeline(qs []*queuedCmd, merge *releaseMerge) {
 			ctx = context.WithoutCancel(q.ctx)
 			p = b.rdb.Pipeline()
 		}
-		if !merge.take(q.cmd) {
-			_ = p.Process(ctx, q.cmd)
-		}
+		merge.queue(q.cmd)
 		qs[n] = q
 		n++
 	}

@@ -13,7 +13,9 @@ import (
 // Lua machinery, about two thirds of a short release's CPU,
 // docs/performance.md) once per EVALSHA and its calls each, so one run for
 // many releases frees a service's shared Redis of most of what its Unlocks
-// cost it, and the pipeline carries one command instead of many.
+// cost it, and the pipeline carries one command instead of many. The run
+// takes the place of the first of them in the pipeline: no release runs
+// after a command queued behind it (one to take the same name).
 //
 // Nothing else changes for a caller: it queued its own EVALSHA, and gets
 // its own reply in it, an integer or an error of its own (the script runs
@@ -28,49 +30,59 @@ import (
 // while a script runs (a release is a few µs).
 const mergeMax = 64
 
-// releaseMerge collects the short releases of one pipeline.
+// releaseMerge builds one pipeline's commands, its short releases merged.
+// It is a sender's, kept for its next pipeline.
 type releaseMerge struct {
-	parts []*redis.Cmd
-	runs  []*redis.Cmd // the merged runs sent, mergeMax releases each
+	cmds  []redis.Cmder // in queue order; nil: where the merged runs go (the first release's place)
+	parts []*redis.Cmd  // the short releases
+	runs  []*redis.Cmd  // the merged runs sent, mergeMax releases each
 }
 
-// take keeps cmd for a merged run when it is a short release: args are
-// "evalsha", fastrelease.lua's hash, 5, then five keys and three arguments.
-func (m *releaseMerge) take(cmd redis.Cmder) bool {
-	c, ok := cmd.(*redis.Cmd)
-	if !ok {
-		return false
+// queue adds cmd to the pipeline: a short release ("evalsha",
+// fastrelease.lua's hash, 5, five keys and three arguments) to the merged
+// runs, which take the place of the first.
+func (m *releaseMerge) queue(cmd redis.Cmder) {
+	if c, ok := cmd.(*redis.Cmd); ok {
+		args := c.Args()
+		if len(args) == 11 && args[0] == "evalsha" && args[1] == scripts.FastReleaseSHA {
+			if len(m.parts) == 0 {
+				m.cmds = append(m.cmds, nil)
+			}
+			m.parts = append(m.parts, c)
+			return
+		}
 	}
-	args := c.Args()
-	if len(args) != 11 || args[0] != "evalsha" || args[1] != scripts.FastReleaseSHA {
-		return false
-	}
-	m.parts = append(m.parts, c)
-	return true
+	m.cmds = append(m.cmds, cmd)
 }
 
-// send queues the kept releases in p: a lone one as it is, more as merged
-// runs.
+// send queues the pipeline's commands in p, in order: a lone release as it
+// is, more as merged runs.
 func (m *releaseMerge) send(ctx context.Context, p redis.Pipeliner) {
-	if len(m.parts) == 1 {
-		_ = p.Process(ctx, m.parts[0])
-		return
-	}
-	for i := 0; i < len(m.parts); i += mergeMax {
-		part := m.parts[i:min(i+mergeMax, len(m.parts))]
-		n := len(part)
-		args := make([]any, 3, 3+8*n)
-		args[0], args[1], args[2] = "evalsha", scripts.FastReleaseSHA, 5*n
-		for _, c := range part {
-			args = append(args, c.Args()[3:8]...)
+	for _, c := range m.cmds {
+		if c != nil {
+			_ = p.Process(ctx, c)
+			continue
 		}
-		for _, c := range part {
-			args = append(args, c.Args()[8:11]...)
+		if len(m.parts) == 1 {
+			_ = p.Process(ctx, m.parts[0])
+			continue
 		}
-		run := redis.NewCmd(ctx, args...)
-		run.SetFirstKeyPos(3)
-		_ = p.Process(ctx, run)
-		m.runs = append(m.runs, run)
+		for i := 0; i < len(m.parts); i += mergeMax {
+			part := m.parts[i:min(i+mergeMax, len(m.parts))]
+			n := len(part)
+			args := make([]any, 3, 3+8*n)
+			args[0], args[1], args[2] = "evalsha", scripts.FastReleaseSHA, 5*n
+			for _, c := range part {
+				args = append(args, c.Args()[3:8]...)
+			}
+			for _, c := range part {
+				args = append(args, c.Args()[8:11]...)
+			}
+			run := redis.NewCmd(ctx, args...)
+			run.SetFirstKeyPos(3)
+			_ = p.Process(ctx, run)
+			m.runs = append(m.runs, run)
+		}
 	}
 }
 
@@ -98,9 +110,10 @@ func (m *releaseMerge) answer() {
 
 // reset empties m for the next pipeline, keeping its slices.
 func (m *releaseMerge) reset() {
+	clear(m.cmds)
 	clear(m.parts)
 	clear(m.runs)
-	m.parts, m.runs = m.parts[:0], m.runs[:0]
+	m.cmds, m.parts, m.runs = m.cmds[:0], m.parts[:0], m.runs[:0]
 }
 
 // setReply sets c's reply from one element of a merged run's.
