@@ -42,10 +42,16 @@ func TestParallelRunsEveryLockAndBothFloorsInEachRound(t *testing.T) {
 		// A floor's pair is one command to lock and one to unlock, on the
 		// client and on the server; the locks' scripts run more inside, and
 		// a stalled rueidislock call (stallLimit) sends commands for none.
+		// rlock's batched Unlocks share one run of the release script per
+		// pipeline: at least its RESTORE per acquisition on the client.
 		floor := kind == "setnx" || kind == autopipelineKind
 		for _, key := range []string{"client_cmds_per_acq", "server_cmds_per_acq"} {
-			if v := m[key]; v < 2 || (floor && v != 2) {
-				t.Errorf("%s: %s = %v, want 2 (more for a lock)", kind, key, v)
+			least := 2.0
+			if kind == "rlock" && key == "client_cmds_per_acq" {
+				least = 1
+			}
+			if v := m[key]; v < least || (floor && v != 2) {
+				t.Errorf("%s: %s = %v, want %v (more for a lock)", kind, key, v, least)
 			}
 		}
 		// rlock's unlock latches outlive the 300 ms wait; the floors leave
