@@ -95,22 +95,8 @@ func TestQuorumMarkRefusesOthers(t *testing.T) {
 func TestQuorumMarkKeepsTheMasterForTheFirstRanked(t *testing.T) {
 	t.Parallel()
 	ctx := testsupport.Ctx(t)
-	srvs := make([]*redistest.Server, 3)
-	rdbs := make([]redis.UniversalClient, 3)
-	for i := range srvs {
-		srvs[i] = redistest.Start(t)
-		rdbs[i] = srvs[i].NewClient()
-	}
-	order := runIDOrder(t, srvs)
-	c := NewQuorum(rdbs)
-	defer c.Close()
-	other := NewQuorum(rdbs)
-	defer other.Close()
-	oq := other.store.(*quorumStore)
-	warm := c.Mutex("q-mark-warm")
-	h, err := warm.TryLock(ctx, 0, 0) // the run IDs known
-	require.NoError(t, err)
-	require.NoError(t, warm.Unlock(h))
+	f := newSplitFixture(t, "q-mark-warm")
+	srvs, rdbs, order, c, other, oq := f.srvs, f.rdbs, f.order, f.c, f.other, f.oq
 
 	var completed bool
 	for try := 0; try < 5 && !completed; try++ {

@@ -124,22 +124,8 @@ func TestQuorumSplitBusyReply(t *testing.T) {
 func TestQuorumSplitFirstRankedCompletes(t *testing.T) {
 	t.Parallel()
 	ctx := testsupport.Ctx(t)
-	srvs := make([]*redistest.Server, 3)
-	rdbs := make([]redis.UniversalClient, 3)
-	for i := range srvs {
-		srvs[i] = redistest.Start(t)
-		rdbs[i] = srvs[i].NewClient()
-	}
-	order := runIDOrder(t, srvs)
-	c := NewQuorum(rdbs)
-	defer c.Close()
-	other := NewQuorum(rdbs)
-	defer other.Close()
-	oq := other.store.(*quorumStore)
-	warm := c.Mutex("q-split-warm")
-	h, err := warm.TryLock(ctx, 0, 0) // the run IDs known
-	require.NoError(t, err)
-	require.NoError(t, warm.Unlock(h))
+	f := newSplitFixture(t, "q-split-warm")
+	srvs, rdbs, order, c, other, oq := f.srvs, f.rdbs, f.order, f.c, f.other, f.oq
 
 	plant := func(name string, i int, field string, age time.Duration) {
 		m := other.Mutex(name)
@@ -236,4 +222,33 @@ func runIDOrder(t *testing.T, srvs []*redistest.Server) []int {
 	}
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
 	return order
+}
+
+// splitFixture is a quorum of three real masters, their run-ID order, and
+// two Clients on it (the second's store plants rivals' wins), the run IDs
+// known to the first.
+type splitFixture struct {
+	srvs     []*redistest.Server
+	rdbs     []redis.UniversalClient
+	order    []int
+	c, other *Client
+	oq       *quorumStore
+}
+
+func newSplitFixture(t *testing.T, warmName string) splitFixture {
+	t.Helper()
+	f := splitFixture{srvs: make([]*redistest.Server, 3), rdbs: make([]redis.UniversalClient, 3)}
+	for i := range f.srvs {
+		f.srvs[i] = redistest.Start(t)
+		f.rdbs[i] = f.srvs[i].NewClient()
+	}
+	f.order = runIDOrder(t, f.srvs)
+	f.c, f.other = NewQuorum(f.rdbs), NewQuorum(f.rdbs)
+	t.Cleanup(func() { f.c.Close(); f.other.Close() })
+	f.oq = f.other.store.(*quorumStore)
+	warm := f.c.Mutex(warmName)
+	h, err := warm.TryLock(testsupport.Ctx(t), 0, 0)
+	require.NoError(t, err)
+	require.NoError(t, warm.Unlock(h))
+	return f
 }
