@@ -613,12 +613,10 @@ func TestUnavailable(t *testing.T) {
 	})
 
 	t.Run("Redis down gives 503", func(t *testing.T) {
-		down := redistest.Start(t)
-		locks := locktest.NewOn(t, down)
+		locks := locktest.NewDown(t)
 		mux := http.NewServeMux()
 		mux.Handle("GET /down", httpmw.New(locks).Wrap(h))
 		s := startHTTP(t, mux)
-		require.NoError(t, down.Stop())
 		r := send(t.Context(), s, "GET", "/down", nil)
 		assert.Equal(t, http.StatusServiceUnavailable, r.status)
 		assert.Equal(t, "lock service unavailable\n", r.body)
