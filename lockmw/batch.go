@@ -21,8 +21,7 @@ import (
 // call that finds them all under way is queued; when one of them returns,
 // one goroutine sends everything queued meanwhile as one pipeline, and so
 // on while calls keep coming (never waiting for a batch to fill); it ends
-// when the queue is empty. With two under way, the server answers one
-// pipeline while the client sends or reads the other.
+// when the queue is empty.
 //
 // Before it takes the queue, that goroutine yields (runtime.Gosched) for as
 // long as the queue grows, a few times at most: the callers its last
@@ -68,11 +67,16 @@ type batcher struct {
 // maxInFlight bounds the round trips of one batcher under way at once:
 // calls run at once and goroutines sending the queue (each has one round
 // trip under way, or gathers its next). A call runs at once while fewer are
-// busy and nothing is queued; it queues only when all are. Two let the server answer one pipeline while
-// the client sends or reads the other, and halve what a queued call waits
-// for the round trip ahead of it on a remote server; each takes a
-// connection of the go-redis pool.
-const maxInFlight = 2
+// busy and nothing is queued; it queues only when all are. It is one. Two
+// let the server answer one pipeline while the client sends or reads the
+// other, and halve what a queued call waits for on a remote server (at
+// 500 µs each way about 1.1 × rueidislock's locks a second instead of 0.9 ×,
+// docs/performance.md), but with two a full-suite stress run failed
+// TestSemaphoreReservedForRedissonWaiters once (29 hand-offs to rlock
+// waiters in a row while a Redisson waiter waited): until that is
+// understood, the batcher keeps one. The accounting (atOnce, senders, the
+// numbered round trips settled waits for) holds for any bound.
+const maxInFlight = 1
 
 // queuedCmd is one call waiting in the batcher's queue.
 type queuedCmd struct {

@@ -224,10 +224,10 @@
 //
 // On a single Redis (a *redis.Client, Sentinel's failover client too) the
 // round trips of a Client's Lock, TryLock and Unlock calls that overlap share
-// pipelines: a call that finds fewer than two of them under way is sent at
-// once, on its own goroutine, as without batching; the calls that come while
-// two are under way are queued and sent together, by a goroutine that lives
-// while calls keep coming, when one of them returns. A service that takes
+// pipelines: a call that finds none of them under way is sent at once, on
+// its own goroutine, as without batching; the calls that come meanwhile are
+// queued and sent together, by a goroutine that lives while calls keep
+// coming, when that round trip returns. A service that takes
 // many independent locks at once pays one round trip, one connection and
 // one system call each way for many of them, and its Unlocks one run of the
 // release script. Each call keeps its own deadline:
