@@ -3,6 +3,8 @@ package lockmw
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
@@ -12,8 +14,8 @@ import (
 // run of the script over all their locks. Redis charges a script for its
 // run and for each call inside (about 1.7 µs a call beside the command's own
 // cost, docs/performance.md): one run, with one EXISTS of the queues, one
-// PUBSUB NUMSUB and one DEL for all its locks, leaves per lock its HGET and
-// its latch SET, and the pipeline carries one command instead of many. The run
+// PUBSUB NUMSUB, one DEL and one latch SET for all its locks, leaves per lock
+// its HGET, and the pipeline carries one command instead of many. The run
 // takes the place of the first of them in the pipeline: no release runs
 // after a command queued behind it (one to take the same name).
 //
@@ -23,12 +25,58 @@ import (
 // the merged run fails as a whole (NOSCRIPT after a restart, the network),
 // every caller gets that error and does what it would have done with it
 // (scripts.Run sends its own EVAL on NOSCRIPT, which loads the script for
-// the next merge). A re-sent merged run, like a re-sent release, finds the
-// locks it freed gone: each caller's latch answers it (release.lua).
+// the next merge).
+//
+// The run has one latch, not one per lock: the run's latch key (its first
+// lock's latch with ":run") holds a character per lock, "1" for each it
+// freed. A re-sent run (go-redis re-sends a pipeline whose reply it lost)
+// reads it first; a caller whose reply was lost, and who calls Unlock again,
+// finds its lock gone and release.lua looks at its place in the run's latch,
+// which the batcher noted in its level (runNote) before sending the run. A
+// level's release is merged once: a later try (its first reply was lost)
+// goes alone, with the level's own latch, so that one note says where each
+// of its tries left its answer.
 
 // mergeMax bounds the releases of one run: the server runs nothing else
 // while a script runs (a release is a few µs).
 const mergeMax = 64
+
+// fastReleaseArgs is the length of a short release's command line
+// (fastpath.go's fastRelease): "evalsha", the hash, the key count, the
+// latch, four keys of its lock, the publish command, the latch TTL and the
+// field.
+const fastReleaseArgs = 11
+
+// runNote is where a merged run carried a level's short release: the run's
+// latch key and the level's place in it (from 1). The batcher claims it
+// once and sets it before the run is sent; release.lua reads it
+// (singleStore.release).
+type runNote struct {
+	claimed atomic.Bool
+	at      atomic.Int32
+	latch   atomic.Pointer[string]
+}
+
+// of returns the run's latch key and the level's place in it, or "" when
+// no merged run carried the level's release.
+func (n *runNote) of() (string, int32) {
+	if l := n.latch.Load(); l != nil {
+		return *l, n.at.Load()
+	}
+	return "", 0
+}
+
+// levelLatch is a level as the latch argument of its short release: the
+// level's latch key to Redis (and to hooks), and to the batcher the level
+// whose runNote a merge sets.
+type levelLatch level
+
+// MarshalBinary returns the latch key's bytes, which go-redis only reads.
+func (l *levelLatch) MarshalBinary() ([]byte, error) {
+	return unsafe.Slice(unsafe.StringData(l.latch), len(l.latch)), nil
+}
+
+func (l *levelLatch) String() string { return l.latch }
 
 // releaseMerge builds one pipeline's commands, its short releases merged.
 // It is a sender's, kept for its next pipeline.
@@ -38,21 +86,37 @@ type releaseMerge struct {
 	runs  []*redis.Cmd  // the merged runs sent, mergeMax releases each
 }
 
-// queue adds cmd to the pipeline: a short release ("evalsha",
-// fastrelease.lua's hash, 5, five keys and three arguments) to the merged
-// runs, which take the place of the first.
+// queue adds cmd to the pipeline: a short release whose level was never
+// merged (and whose publish command and latch TTL are the first's) to the
+// merged runs, which take the place of the first.
 func (m *releaseMerge) queue(cmd redis.Cmder) {
-	if c, ok := cmd.(*redis.Cmd); ok {
-		args := c.Args()
-		if len(args) == 11 && args[0] == "evalsha" && args[1] == scripts.FastReleaseSHA {
-			if len(m.parts) == 0 {
-				m.cmds = append(m.cmds, nil)
-			}
-			m.parts = append(m.parts, c)
-			return
+	if c, ok := cmd.(*redis.Cmd); ok && m.mergeable(c.Args()) {
+		if len(m.parts) == 0 {
+			m.cmds = append(m.cmds, nil)
 		}
+		m.parts = append(m.parts, c)
+		return
 	}
 	m.cmds = append(m.cmds, cmd)
+}
+
+// mergeable reports whether args are a short release's that may join the
+// merged runs, and claims its level's note.
+func (m *releaseMerge) mergeable(args []any) bool {
+	if len(args) != fastReleaseArgs || args[0] != "evalsha" || args[1] != scripts.FastReleaseSHA {
+		return false
+	}
+	l, ok := args[3].(*levelLatch)
+	if !ok {
+		return false
+	}
+	if len(m.parts) > 0 {
+		first := m.parts[0].Args()
+		if args[8] != first[8] || args[9] != first[9] {
+			return false
+		}
+	}
+	return l.ran.claimed.CompareAndSwap(false, true)
 }
 
 // send queues the pipeline's commands in p, in order: a lone release as it
@@ -68,22 +132,36 @@ func (m *releaseMerge) send(ctx context.Context, p redis.Pipeliner) {
 			continue
 		}
 		for i := 0; i < len(m.parts); i += mergeMax {
-			part := m.parts[i:min(i+mergeMax, len(m.parts))]
-			n := len(part)
-			args := make([]any, 3, 3+8*n)
-			args[0], args[1], args[2] = "evalsha", scripts.FastReleaseSHA, 5*n
-			for _, c := range part {
-				args = append(args, c.Args()[3:8]...)
-			}
-			for _, c := range part {
-				args = append(args, c.Args()[8:11]...)
-			}
-			run := redis.NewCmd(ctx, args...)
-			run.SetFirstKeyPos(3)
+			run := runOf(ctx, m.parts[i:min(i+mergeMax, len(m.parts))])
 			_ = p.Process(ctx, run)
 			m.runs = append(m.runs, run)
 		}
 	}
+}
+
+// runOf is the merged run of part (two or more short releases), whose
+// levels it notes.
+func runOf(ctx context.Context, part []*redis.Cmd) *redis.Cmd {
+	n := len(part)
+	first := part[0].Args()
+	latch := new(string)
+	*latch = first[3].(*levelLatch).latch + ":run"
+	args := make([]any, 4, 4+5*n+2)
+	args[0], args[1], args[2], args[3] = "evalsha", scripts.FastReleaseSHA, 1+4*n, argOf(latch)
+	for _, c := range part {
+		args = append(args, c.Args()[4:8]...)
+	}
+	args = append(args, first[8], first[9])
+	for j, c := range part {
+		a := c.Args()
+		args = append(args, a[10])
+		note := &a[3].(*levelLatch).ran
+		note.at.Store(int32(j + 1))
+		note.latch.Store(latch)
+	}
+	run := redis.NewCmd(ctx, args...)
+	run.SetFirstKeyPos(3)
+	return run
 }
 
 // answer gives each kept release its reply, from the merged runs', once

@@ -20,6 +20,7 @@ import (
 type mergedRuns struct {
 	mu    sync.Mutex
 	locks []int
+	args  [][]any // the command lines of the runs of more than one lock
 }
 
 func (m *mergedRuns) DialHook(next redis.DialHook) redis.DialHook          { return next }
@@ -30,7 +31,11 @@ func (m *mergedRuns) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		m.mu.Lock()
 		for _, c := range cmds {
 			if a := c.Args(); len(a) > 3 && a[0] == "evalsha" && a[1] == scripts.FastReleaseSHA {
-				m.locks = append(m.locks, len(a[3:])/8)
+				n := (len(a[3:]) - 3) / 5 // the run's latch, 4 keys per lock, 2 arguments, a field per lock
+				m.locks = append(m.locks, n)
+				if n > 1 {
+					m.args = append(m.args, a)
+				}
 			}
 		}
 		m.mu.Unlock()
@@ -87,30 +92,7 @@ func TestMergedReleasesAnswerEachCaller(t *testing.T) {
 				require.NoError(t, srv.Client().ScriptFlush(ctx).Err())
 			}
 
-			require.NoError(t, srv.Pause())
-			ahead := make(chan error, maxInFlight)
-			for i := range maxInFlight {
-				go func() {
-					_, err := c.Mutex(fmt.Sprint("ahead-", names[i])).TryLock(ctx, 0, time.Minute)
-					ahead <- err
-				}()
-			}
-			waitFull(t, c)
-			errs := make([]error, n)
-			var wg sync.WaitGroup
-			for i := range n {
-				wg.Go(func() { errs[i] = c.Mutex(names[i]).Unlock(holds[i]) })
-			}
-			testsupport.Eventually(t, 10*time.Second, "every Unlock queued", func() bool {
-				c.batch.mu.Lock()
-				defer c.batch.mu.Unlock()
-				return len(c.batch.queue) == n
-			})
-			require.NoError(t, srv.Resume())
-			wg.Wait()
-			for range maxInFlight {
-				require.NoError(t, <-ahead)
-			}
+			errs := queuedBehind(t, srv, c, n, func(i int) error { return c.Mutex(names[i]).Unlock(holds[i]) })
 
 			require.NoError(t, <-waiter, "the waiter got the lock handed over, and released it")
 			for i, err := range errs {
@@ -127,5 +109,115 @@ func TestMergedReleasesAnswerEachCaller(t *testing.T) {
 			defer runs.mu.Unlock()
 			assert.Contains(t, runs.locks, n, "one run of the script for the %d queued releases", n)
 		})
+	}
+}
+
+// queuedBehind runs call(0..n-1) on n goroutines once c's batcher has every
+// round trip under way (TryLocks sent to a paused server), so that the n
+// calls queue and go out in one pipeline when the server resumes, and
+// returns their errors.
+func queuedBehind(t *testing.T, srv *redistest.Server, c *Client, n int, call func(i int) error) []error {
+	t.Helper()
+	ctx := testsupport.Ctx(t)
+	require.NoError(t, srv.Pause())
+	ahead := make(chan error, maxInFlight)
+	for i := range maxInFlight {
+		go func() {
+			_, err := c.Mutex(fmt.Sprint("ahead-", t.Name(), i)).TryLock(ctx, 0, time.Minute)
+			ahead <- err
+		}()
+	}
+	waitFull(t, c)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = call(i) })
+	}
+	testsupport.Eventually(t, 10*time.Second, "every call queued", func() bool {
+		c.batch.mu.Lock()
+		defer c.batch.mu.Unlock()
+		return len(c.batch.queue) == n
+	})
+	require.NoError(t, srv.Resume())
+	wg.Wait()
+	for range maxInFlight {
+		require.NoError(t, <-ahead)
+	}
+	return errs
+}
+
+// TestMergedRunLatch: a merged run of short releases sets one latch for
+// all its locks, and each caller's level notes its place in it. A re-sent
+// run (go-redis re-sends a pipeline whose reply it lost) answers 1 for the
+// locks its first copy freed and frees nothing of a later holder; a caller
+// that calls Unlock again (its reply lost) learns from release.lua that its
+// lock was released, not lost. A level without the note finds nothing.
+func TestMergedRunLatch(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	var runs mergedRuns
+	rdb := srv.NewClient()
+	rdb.AddHook(&runs)
+	c := New(rdb)
+	defer c.Close()
+	require.NoError(t, scripts.FastRelease.Load(ctx, srv.Client()).Err(), "the run finds its script")
+	const n = 4
+	mxs := make([]*Mutex, n)
+	lvls := make([]*level, n)
+	for i := range n {
+		mxs[i] = c.Mutex(fmt.Sprint("run-latch-", i))
+		h, err := mxs[i].Lock(ctx)
+		require.NoError(t, err)
+		lvls[i] = mxs[i].findLevel(h)
+	}
+	errs := queuedBehind(t, srv, c, n, func(i int) error {
+		done, err := mxs[i].fastRelease(ctx, lvls[i].h, lvls[i])
+		if err == nil && !done {
+			err = fmt.Errorf("release %d not done", i)
+		}
+		return err
+	})
+	places := map[int32]bool{}
+	for i, err := range errs {
+		require.NoError(t, err, i)
+		run, at := lvls[i].ran.of()
+		assert.NotEmpty(t, run, "release %d noted its run", i)
+		places[at] = true
+	}
+	assert.Equal(t, map[int32]bool{1: true, 2: true, 3: true, 4: true}, places, "each release has its own place in the run")
+	runs.mu.Lock()
+	require.Len(t, runs.args, 1, "one run of the %d releases", n)
+	resend := runs.args[0]
+	runs.mu.Unlock()
+
+	// A later holder of the first name: a re-sent run must not free it.
+	other := New(srv.NewClient())
+	defer other.Close()
+	later, err := other.Mutex(mxs[0].name).Lock(ctx)
+	require.NoError(t, err)
+	replies, err := srv.Client().Do(ctx, resend...).Slice()
+	require.NoError(t, err)
+	assert.Equal(t, []any{int64(1), int64(1), int64(1), int64(1)}, replies, "the re-sent run answers from its latch")
+	held, err := srv.Client().Exists(ctx, mxs[0].name).Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), held, "the later holder keeps the lock")
+	require.NoError(t, other.Mutex(mxs[0].name).Unlock(later))
+
+	for i := range n {
+		done, err := mxs[i].fastRelease(ctx, lvls[i].h, lvls[i])
+		require.NoError(t, err)
+		assert.False(t, done, "a second try of release %d changes nothing", i)
+		r, err := c.store.release(ctx, mxs[i], releaseReq{h: lvls[i].h, lvl: lvls[i], last: true})
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), r, "release %d: release.lua finds its place in the run's latch", i)
+	}
+	bare := &level{h: lvls[1].h, reqID: lvls[1].reqID, latch: lvls[1].latch}
+	bare.latchArg = argOf(&bare.latch)
+	r, err := c.store.release(ctx, mxs[1], releaseReq{h: lvls[1].h, lvl: bare, last: true})
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), r, "without the note the field is just gone")
+	for _, l := range lvls {
+		l.h.end(endReleased, nil)
 	}
 }

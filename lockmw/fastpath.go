@@ -101,9 +101,9 @@ const (
 // latch answers it), or a loss.
 func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool, err error) {
 	c := m.c
-	args := append(lvl.releaseLine(11), "evalsha", scripts.FastReleaseSHA, 5,
-		m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], lvl.latchArg, m.rollArg,
-		h.fieldArg, c.publishArg(ctx), c.latchArg)
+	args := append(lvl.releaseLine(fastReleaseArgs), "evalsha", scripts.FastReleaseSHA, 5,
+		(*levelLatch)(lvl), m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], m.rollArg,
+		c.publishArg(ctx), c.latchArg, h.fieldArg)
 	n, err := scripts.Run(ctx, c.proc, scripts.FastReleaseSrc, args).Int64()
 	if err != nil {
 		return false, err

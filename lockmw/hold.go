@@ -74,6 +74,7 @@ type level struct {
 	reqID    string                  // latch of this level's release; fixed so a retried Unlock is idempotent
 	latch    string                  // the latch key of reqID (k.latchBase + reqID)
 	latchArg any                     // latch, boxed (argOf)
+	ran      runNote                 // where a merged run carried its short release (batchmerge.go)
 	mu       sync.Mutex
 	released bool
 	rctx     releaseCtx // the context of the level's first release (releasectx.go)

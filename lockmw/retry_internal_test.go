@@ -87,8 +87,8 @@ func TestResentFastReleaseIsFound(t *testing.T) {
 	h, err := m.Lock(ctx)
 	require.NoError(t, err)
 	lvl := m.findLevel(h)
-	lvl.reqID = "req-44"
-	lvl.latchArg = m.k.latchBase + lvl.reqID
+	lvl.reqID, lvl.latch = "req-44", m.k.latchBase+"req-44"
+	lvl.latchArg = argOf(&lvl.latch)
 	done, err := m.fastRelease(ctx, lvl.h, lvl)
 	require.NoError(t, err)
 	require.True(t, done, "uncontended: the short script frees it")

@@ -108,9 +108,21 @@ func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int6
 			return 1, nil
 		}
 	}
-	args := append(make([]any, 0, 18), "evalsha", scripts.ReleaseSHA, len(m.keyArgs)+2)
+	run, at := r.lvl.ran.of()
+	keys := len(m.keyArgs) + 2
+	if run != "" {
+		keys++ // the merged run's latch (batchmerge.go)
+	}
+	args := append(make([]any, 0, 20), "evalsha", scripts.ReleaseSHA, keys)
 	args = append(args, m.keyArgs...)
-	args = append(args, r.lvl.latchArg, m.rollArg, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg, s.rtt.windowMS())
+	args = append(args, r.lvl.latchArg, m.rollArg)
+	if run != "" {
+		args = append(args, run)
+	}
+	args = append(args, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg, s.rtt.windowMS())
+	if run != "" {
+		args = append(args, at)
+	}
 	sent := time.Now()
 	n, err := scripts.Run(ctx, c.proc, scripts.ReleaseSrc, args).Int64()
 	if err == nil {

@@ -10,41 +10,56 @@
 -- answers a re-send of this script that already ran (the field is gone, the
 -- latch says 1) and reserves the lock for a Redisson waiter.
 --
--- For one lock: KEYS[1] the lock, KEYS[2] Redisson's unlock channel, KEYS[3]
--- the waiter queue, KEYS[4] the request's latch, KEYS[5] the roll-call channel
--- (lib.lua); ARGV[1] field, ARGV[2] 'publish' or 'spublish', ARGV[3] latch TTL
--- in ms. Returns 1 when released; when release.lua must decide, 3 when
--- waiters are queued or subscribed (contention), 4 when the hold is not as
--- the caller thinks (a re-send whose first copy ran, a loss, a count above 1).
+-- KEYS[1] the latch, then for each lock four keys: the lock, Redisson's
+-- unlock channel, the waiter queue and the roll-call channel (lib.lua);
+-- ARGV[1] 'publish' or 'spublish', ARGV[2] the latch TTL in ms, then each
+-- lock's field. Returns 1 when released; when release.lua must decide, 3
+-- when waiters are queued or subscribed (contention), 4 when the hold is not
+-- as the caller thinks (a re-send whose first copy ran, a loss, a count
+-- above 1).
 --
--- For n > 1 locks (the batcher's merge of the short releases queued in one
--- pipeline, batchmerge.go): n groups of five keys and of three arguments, in
--- the same order; returns an array of n such replies, where a release that
--- failed (a key of the wrong type) is an error reply of its own and the
--- others still run. Redis charges a script's run once and its calls each, so
--- the queues are looked at with one EXISTS, the subscribers counted with one
--- NUMSUB and the locks deleted with one DEL for all n: what is left per lock
--- is its HGET and its latch. (Within a script the order of the writes is
--- not seen: the "0"s reach their subscribers after it ends.)
-local n = #KEYS / 5
+-- One lock (n = 1): KEYS[1] is the request's own latch, set to 1 when the
+-- lock is freed; a re-send finds the field gone and answers 4, and
+-- release.lua answers it from the latch.
+--
+-- n > 1 locks (the batcher's merge of the short releases queued in one
+-- pipeline, batchmerge.go): returns an array of n such replies, where a
+-- release that failed (a key of the wrong type) is an error reply of its
+-- own and the others still run. Redis charges a script's run once and its
+-- calls each, so the queues are looked at with one EXISTS, the subscribers
+-- counted with one NUMSUB, the locks deleted with one DEL and the latch set
+-- with one SET for all n: what is left per lock is its HGET. KEYS[1] is then
+-- the run's latch: a string of n characters, the i-th "1" when the i-th
+-- lock was freed (each caller knows its run's latch and its place, for
+-- release.lua). A re-sent run reads it first and answers 1 for the locks it
+-- freed. (Within a script the order of the writes is not seen: the "0"s
+-- reach their subscribers after it ends.)
+local n = (#KEYS - 1) / 4
+local prior = ''
+if n > 1 then prior = redis.call('get', KEYS[1]) or '' end
 local queues, channels = {}, {}
 for i = 0, n - 1 do
-  queues[i + 1] = KEYS[i * 5 + 3]
-  channels[2 * i + 1] = KEYS[i * 5 + 2]
-  channels[2 * i + 2] = KEYS[i * 5 + 5]
+  queues[i + 1] = KEYS[i * 4 + 4]
+  channels[2 * i + 1] = KEYS[i * 4 + 3]
+  channels[2 * i + 2] = KEYS[i * 4 + 5]
 end
 local queued = redis.call('exists', unpack(queues))
 local numsub = 'numsub'
-if ARGV[2] == 'spublish' then numsub = 'shardnumsub' end
+if ARGV[1] == 'spublish' then numsub = 'shardnumsub' end
 -- {channel, subscribers, roll-call channel, subscribers, ...}: subscribers of
 -- Redisson's channel that are not rlock clients (every rlock client
 -- subscribes to both channels in one command) are Redisson waiters.
 local subs = redis.call('pubsub', numsub, unpack(channels))
-local freed = {}
+local freed, marks = {}, {}
 
 local function release(i)
-  local k, a = i * 5, i * 3
-  if redis.call('hget', KEYS[k + 1], ARGV[a + 1]) ~= '1' then
+  local k = i * 4 + 1
+  if string.sub(prior, i + 1, i + 1) == '1' then
+    marks[i + 1] = '1' -- a re-sent run: its first copy freed this one
+    return 1
+  end
+  marks[i + 1] = '0'
+  if redis.call('hget', KEYS[k + 1], ARGV[i + 3]) ~= '1' then
     return 4
   end
   if queued > 0 and redis.call('exists', KEYS[k + 3]) == 1 then
@@ -55,10 +70,10 @@ local function release(i)
     return 3
   end
   freed[#freed + 1] = KEYS[k + 1]
+  marks[i + 1] = '1'
   if redisson > 0 then
-    redis.call(ARGV[a + 2], KEYS[k + 2], '0')
+    redis.call(ARGV[1], KEYS[k + 2], '0')
   end
-  redis.call('set', KEYS[k + 4], '1', 'px', ARGV[a + 3])
   return 1
 end
 
@@ -78,5 +93,6 @@ else
 end
 if #freed > 0 then
   redis.call('del', unpack(freed))
+  redis.call('set', KEYS[1], table.concat(marks), 'px', ARGV[2])
 end
 return out

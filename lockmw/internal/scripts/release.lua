@@ -10,7 +10,9 @@
 -- (its local count says so; a quorum client's members may differ after a
 -- partial failure), ARGV[6] the fencing counter's TTL in ms (for a hand-off),
 -- ARGV[7] the window in ms of a reservation for Redisson's waiters (lib.lua's
--- rlock_reserve)
+-- rlock_reserve); KEYS[8] and ARGV[8], when given: the latch of a merged
+-- run of fastrelease.lua that carried this level's short release, and its
+-- place in the run (batchmerge.go): a "1" there says the run freed it.
 -- Returns 0 when levels remain, 1 when released, 2 when left to expire,
 -- -1 when the field is not in the lock (gone, or someone else's).
 -- One HMGET reads what the hand-off needs too.
@@ -18,6 +20,10 @@ local h = redis.call('hmget', KEYS[1], ARGV[1], 'rlock:meta', 'rlock:handoffs')
 local n = tonumber(h[1] or '0')
 local last = ARGV[5] == '1'
 local done = rlock_latched(n)
+if not done and n <= 0 and KEYS[8] then
+  local at = tonumber(ARGV[8])
+  if string.sub(redis.call('get', KEYS[8]) or '', at, at) == '1' then done = 1 end
+end
 if done then return done end
 local r
 if n <= 0 then
