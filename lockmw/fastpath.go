@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
@@ -35,19 +36,16 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 			return false, err
 		}
 	}
-	var r *restoreLine
-	if a.h != nil {
-		r = &a.h.restore // in the hold-to-be: no allocation of its own
-	} else {
-		r = new(restoreLine)
-	}
+	r := restoreLines.Get().(*restoreLine)
 	r.dump = appendLockDump(r.buf[:0], a.field)
 	r.args = [...]any{"restore", m.keyArgs[0], c.ttlArg(a.ttl), r}
 	cmd := redis.NewStatusCmd(ctx, r.args[:]...)
 	if err := c.proc.Process(ctx, cmd); scripts.InFlight(err) {
-		return false, err // the caller gave up: its abandon undoes a late win
+		return false, err // the caller gave up: its abandon undoes a late win (r stays the pipeline's)
 	}
 	err = cmd.Err()
+	r.args = [4]any{}
+	restoreLines.Put(r)
 	switch {
 	case err == nil:
 		return true, nil
@@ -70,12 +68,18 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 // restoreLine is the command line of fastAcquire's RESTORE, with room for
 // the payload of a field of up to 64 bytes (an rlock field is about 40). It
 // is its own payload argument: a pointer in an interface value costs no
-// allocation, where a []byte would.
+// allocation, where a []byte would. Lines are pooled (restoreLines): one is
+// needed only while its command is under way, and kept in each hold it
+// would cost every held lock its 168 bytes. A line whose caller gave up in
+// flight stays with its pipeline (the garbage collector takes it).
 type restoreLine struct {
 	args [4]any
 	dump []byte // the payload, in buf when it fits
 	buf  [1 + 1 + 1 + 64 + 1 + 1 + 2 + 8]byte
 }
+
+// restoreLines holds the restoreLines not in use.
+var restoreLines = sync.Pool{New: func() any { return new(restoreLine) }}
 
 // MarshalBinary is the payload, as go-redis writes the argument.
 func (r *restoreLine) MarshalBinary() ([]byte, error) { return r.dump, nil }

@@ -33,9 +33,6 @@ type hold struct {
 	top level   // the first level: one allocation with the hold
 	ctx holdCtx // the hold context of top, returned by Lock
 
-	// The fast path's RESTORE of the acquisition that made the hold
-	// (fastpath.go), in the hold's allocation; read only once sent.
-	restore restoreLine
 	// The command line of the first release of top (releaseLine).
 	line     [lineLen]any
 	lineUsed atomic.Bool
@@ -265,9 +262,9 @@ func (h *hold) renewed(sent time.Time) {
 }
 
 // newHold returns the hold-to-be of a new acquisition, made before its
-// first attempt so that the owner field and that attempt's command line live
-// in it: one allocation whether it wins or not. Its field and its first
-// level's latch key (a new request ID) are one string.
+// first attempt so that the owner field lives in it: one allocation whether
+// it wins or not. Its field and its first level's latch key (a new request
+// ID) are one string. (The attempt's RESTORE line is pooled: fastpath.go.)
 func (b *lockBase) newHold() *hold {
 	c := b.c
 	var buf [192]byte
