@@ -3,6 +3,8 @@ package lockmw_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -284,4 +286,54 @@ func TestSemaphoreReservedOnACluster(t *testing.T) {
 	require.NoError(t, s.Release(ctx, id))
 	hb := testsupport.Recv(t, got, reservePatience, "the rlock waiter got the permit after the Redisson thread")
 	require.NoError(t, b.Unlock(hb))
+}
+
+// TestSemaphoreHandoffCountOutlivesQuietTime checks that a semaphore's
+// hand-offs in a row, counted in the waiter table, outlive a quiet time
+// that ends within the hold: a hand-off that empties the queue while the
+// name is quiet finds the table kept for what is left of the quiet time
+// alone (rlock_drop_table), and the count must outlive that, or the
+// release after it counts from 0 again and hands over fairTurns more times
+// while a Redisson waiter waits (TestSemaphoreReservedForRedissonWaiters
+// failed so under load: a hold read 22 hand-offs, its release counted 1).
+func TestSemaphoreHandoffCountOutlivesQuietTime(t *testing.T) {
+	t.Parallel()
+	r := newSemReleaseCase(t, 0) // a holds, b is queued, fairTurns hand-offs so far
+	admin := r.srv.Client()
+	now, err := admin.Time(r.ctx).Result()
+	require.NoError(t, err)
+	until := now.UnixMilli() + 500
+	require.NoError(t, admin.HSet(r.ctx, r.table, "rlock:quiet", strconv.FormatInt(until, 10)+"|1").Err())
+	r.release(t) // quiet: handed over to b, the queue empties
+	hb := testsupport.Recv(t, r.got, reservePatience, "b got the permit")
+	if r.field(t, "rlock:quiet") == "" {
+		t.Skip("the quiet time ended before the release ran: a loaded machine; not checked")
+	}
+	testsupport.Eventually(t, reservePatience, "the quiet time ended", func() bool {
+		now, err := admin.Time(r.ctx).Result()
+		return err == nil && now.UnixMilli() > until+10
+	})
+	assert.Equal(t, strconv.Itoa(fairTurns+1), r.field(t, "rlock:handoffs"), "the count outlived the quiet time")
+
+	// So b's release, with c queued behind it and a Redisson subscriber,
+	// reserves the permit: c gets it once the window passes unused, and the
+	// name is quiet again.
+	c := locktest.NewOn(t, r.srv).Semaphore(r.name, 1)
+	gotC := make(chan context.Context, 1)
+	go func() {
+		h, err := c.Lock(r.ctx)
+		assert.NoError(t, err)
+		gotC <- h
+	}()
+	testsupport.Eventually(t, reservePatience, "c queued", func() bool {
+		return admin.ZCard(r.ctx, "rlock_queue:{"+r.name+"}").Val() == 1
+	})
+	sub := r.subscribe(t)
+	require.NoError(t, r.b.Unlock(hb))
+	hc := testsupport.Recv(t, gotC, reservePatience, "c got the permit")
+	_, gen, _ := strings.Cut(r.field(t, "rlock:quiet"), "|")
+	require.NotContains(t, []string{"", "1"}, gen, "b's release reserved the permit, and c took it once nobody used it")
+	msg := testsupport.Recv(t, sub.Channel(), reservePatience, "b's release published the count for Redisson's waiters")
+	assert.Equal(t, "1", msg.Payload, "a reserving release gives the permit back to the count")
+	require.NoError(t, c.Unlock(hc))
 }

@@ -455,10 +455,14 @@ local function rlock_sem_handoff(pub, prev, window, idle)
   if f then
     redis.call('zadd', KEYS[5], string.format('%d', rlock_now() + tonumber(ttl)), f)
     -- Count this one. When it emptied the queue, which dropped the table,
-    -- the count outlives it for the new hold's claim window.
-    local kept = redis.call('exists', KEYS[4]) == 1
+    -- the count outlives it for the new hold's claim window at least: also
+    -- when the table was kept for what is left of a quiet time or of a
+    -- reservation (rlock_drop_table), which may end within the hold; the
+    -- count must outlive it, or the release after it would start again
+    -- from 0 (-2: no table; -1: one without a TTL, left as it is).
+    local left = redis.call('pttl', KEYS[4])
     redis.call('hset', KEYS[4], 'rlock:handoffs', string.format('%d', turns))
-    if not kept then redis.call('pexpire', KEYS[4], ttl) end
+    if left ~= -1 and left < tonumber(ttl) then redis.call('pexpire', KEYS[4], ttl) end
     rlock_tell(pub, f, 0, prev, '')
     return 1
   end
