@@ -67,16 +67,18 @@ type batcher struct {
 // maxInFlight bounds the round trips of one batcher under way at once:
 // calls run at once and goroutines sending the queue (each has one round
 // trip under way, or gathers its next). A call runs at once while fewer are
-// busy and nothing is queued; it queues only when all are. It is one. Two
-// let the server answer one pipeline while the client sends or reads the
-// other, and halve what a queued call waits for on a remote server (at
-// 500 µs each way about 1.1 × rueidislock's locks a second instead of 0.9 ×,
-// docs/performance.md), but with two a full-suite stress run failed
-// TestSemaphoreReservedForRedissonWaiters once (29 hand-offs to rlock
-// waiters in a row while a Redisson waiter waited): until that is
-// understood, the batcher keeps one. The accounting (atOnce, senders, the
-// numbered round trips settled waits for) holds for any bound.
-const maxInFlight = 1
+// busy and nothing is queued; it queues only when all are. It is two: the
+// server answers one pipeline while the client sends or reads the other,
+// and a queued call waits for half a round trip on a remote server instead
+// of a whole one (at 500 µs each way about 1.1 × rueidislock's locks a
+// second instead of 0.9 ×, docs/performance.md). Two round trips of one
+// Client may reach Redis in either order; none of the hot path's calls
+// depends on another's order but through its caller, which waits for the
+// first before it sends the second (a chore that must follow a call, an
+// undo, waits until it settled: chores.go). The accounting (atOnce,
+// senders, the numbered round trips settled waits for) holds for any
+// bound.
+const maxInFlight = 2
 
 // queuedCmd is one call waiting in the batcher's queue.
 type queuedCmd struct {
