@@ -40,8 +40,8 @@ func proxied(t *testing.T, srv *redistest.Server, mod func(*redis.Options), opts
 
 // script names the lockmw command a proxied command runs on the lock name,
 // recognised by its keys: "acquire" (RESTORE of the lock, or the script of 5
-// keys), "reenter" (2), "release" (the short release of 4 keys, or the
-// release script of 7) and "leave" (7, told apart from release by the latch
+// keys), "reenter" (2), "release" (the short release of 5 keys, its latch
+// first, or the release script of 7) and "leave" (7, told apart from release by the latch
 // key), "renew" (one key per lock, so 1 when one lock is held), or "" for
 // anything else. The tests
 // check that their rules fired, so a change of key layout fails them loudly.
@@ -49,16 +49,19 @@ func script(c faultproxy.Command, name string) string {
 	if c.Name == "restore" && len(c.Args) > 0 && c.Args[0] == name {
 		return "acquire"
 	}
-	if (c.Name != "evalsha" && c.Name != "eval") || len(c.Args) < 3 || c.Args[2] != name {
+	if (c.Name != "evalsha" && c.Name != "eval") || len(c.Args) < 4 {
+		return ""
+	}
+	// fastrelease.lua of one lock: 5 keys (the request's latch first, then
+	// the lock) and 3 arguments.
+	if c.Args[1] == "5" && len(c.Args) == 10 && c.Args[3] == name && strings.Contains(c.Args[2], "unlock_latch") {
+		return "release"
+	}
+	if c.Args[2] != name {
 		return ""
 	}
 	switch c.Args[1] {
 	case "5":
-		// acquire.lua, or fastrelease.lua: 5 keys and 3 arguments, the
-		// fourth key a request latch.
-		if len(c.Args) == 10 && strings.Contains(c.Args[5], "unlock_latch") {
-			return "release"
-		}
 		return "acquire"
 	case "2":
 		return "reenter"
