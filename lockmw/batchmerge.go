@@ -119,20 +119,22 @@ func (m *releaseMerge) mergeable(args []any) bool {
 	return l.ran.claimed.CompareAndSwap(false, true)
 }
 
-// send queues the pipeline's commands in p, in order: a lone release as it
-// is, more as merged runs.
+// send queues the pipeline's commands in p, in order: the short releases
+// as merged runs of mergeMax at most, a release left alone (the only one,
+// or one after full runs) as it is, with its own latch and reply.
 func (m *releaseMerge) send(ctx context.Context, p redis.Pipeliner) {
 	for _, c := range m.cmds {
 		if c != nil {
 			_ = p.Process(ctx, c)
 			continue
 		}
-		if len(m.parts) == 1 {
-			_ = p.Process(ctx, m.parts[0])
-			continue
-		}
 		for i := 0; i < len(m.parts); i += mergeMax {
-			run := runOf(ctx, m.parts[i:min(i+mergeMax, len(m.parts))])
+			part := m.parts[i:min(i+mergeMax, len(m.parts))]
+			if len(part) == 1 {
+				_ = p.Process(ctx, part[0])
+				continue
+			}
+			run := runOf(ctx, part)
 			_ = p.Process(ctx, run)
 			m.runs = append(m.runs, run)
 		}
@@ -164,12 +166,10 @@ func runOf(ctx context.Context, part []*redis.Cmd) *redis.Cmd {
 	return run
 }
 
-// answer gives each kept release its reply, from the merged runs', once
-// the pipeline has returned.
+// answer gives each release of a merged run its reply, from the run's,
+// once the pipeline has returned. Run i carried the i-th mergeMax parts (a
+// part sent alone, the last, has its own reply).
 func (m *releaseMerge) answer() {
-	if len(m.parts) < 2 {
-		return
-	}
 	for i, run := range m.runs {
 		part := m.parts[i*mergeMax : min((i+1)*mergeMax, len(m.parts))]
 		replies, err := run.Slice()

@@ -221,3 +221,51 @@ func TestMergedRunLatch(t *testing.T) {
 		l.h.end(endReleased, nil)
 	}
 }
+
+// TestMergedRunsOfMoreThanMergeMax: releases queued beyond mergeMax go out
+// in more than one run; one left over after the full runs goes alone, with
+// its own reply, and every caller's lock is freed.
+func TestMergedRunsOfMoreThanMergeMax(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	var runs mergedRuns
+	rdb := srv.NewClient()
+	rdb.AddHook(&runs)
+	c := New(rdb)
+	defer c.Close()
+	require.NoError(t, scripts.FastRelease.Load(ctx, srv.Client()).Err(), "the runs find their script")
+	const n = mergeMax + 1
+	mxs := make([]*Mutex, n)
+	lvls := make([]*level, n)
+	for i := range n {
+		mxs[i] = c.Mutex(fmt.Sprint("over-merge-max-", i))
+		h, err := mxs[i].Lock(ctx)
+		require.NoError(t, err)
+		lvls[i] = mxs[i].findLevel(h)
+	}
+	errs := queuedBehind(t, srv, c, n, func(i int) error {
+		done, err := mxs[i].fastRelease(ctx, lvls[i].h, lvls[i])
+		if err == nil && !done {
+			err = fmt.Errorf("release %d not done", i)
+		}
+		return err
+	})
+	for i, err := range errs {
+		assert.NoError(t, err, "release %d", i)
+	}
+	names := make([]string, n)
+	for i, m := range mxs {
+		names[i] = m.name
+	}
+	k, err := srv.Client().Exists(ctx, names...).Result()
+	require.NoError(t, err)
+	assert.Zero(t, k, "every lock freed")
+	runs.mu.Lock()
+	assert.Contains(t, runs.locks, mergeMax, "a full run")
+	assert.Contains(t, runs.locks, 1, "the release left over, alone")
+	runs.mu.Unlock()
+	for _, l := range lvls {
+		l.h.end(endReleased, nil)
+	}
+}
