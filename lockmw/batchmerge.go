@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
@@ -71,10 +70,8 @@ func (n *runNote) of() (string, int32) {
 // whose runNote a merge sets.
 type levelLatch level
 
-// MarshalBinary returns the latch key's bytes, which go-redis only reads.
-func (l *levelLatch) MarshalBinary() ([]byte, error) {
-	return unsafe.Slice(unsafe.StringData(l.latch), len(l.latch)), nil
-}
+// MarshalBinary returns the latch key's bytes, as strArg does.
+func (l *levelLatch) MarshalBinary() ([]byte, error) { return (*strArg)(&l.latch).MarshalBinary() }
 
 func (l *levelLatch) String() string { return l.latch }
 
@@ -87,10 +84,10 @@ type releaseMerge struct {
 }
 
 // queue adds cmd to the pipeline: a short release whose level was never
-// merged (and whose publish command and latch TTL are the first's) to the
-// merged runs, which take the place of the first.
+// merged to the merged runs, which take the place of the first. (All are
+// one Client's: the publish command and the latch TTL are the same.)
 func (m *releaseMerge) queue(cmd redis.Cmder) {
-	if c, ok := cmd.(*redis.Cmd); ok && m.mergeable(c.Args()) {
+	if c, ok := cmd.(*redis.Cmd); ok && mergeable(c.Args()) {
 		if len(m.parts) == 0 {
 			m.cmds = append(m.cmds, nil)
 		}
@@ -102,21 +99,12 @@ func (m *releaseMerge) queue(cmd redis.Cmder) {
 
 // mergeable reports whether args are a short release's that may join the
 // merged runs, and claims its level's note.
-func (m *releaseMerge) mergeable(args []any) bool {
+func mergeable(args []any) bool {
 	if len(args) != fastReleaseArgs || args[0] != "evalsha" || args[1] != scripts.FastReleaseSHA {
 		return false
 	}
 	l, ok := args[3].(*levelLatch)
-	if !ok {
-		return false
-	}
-	if len(m.parts) > 0 {
-		first := m.parts[0].Args()
-		if args[8] != first[8] || args[9] != first[9] {
-			return false
-		}
-	}
-	return l.ran.claimed.CompareAndSwap(false, true)
+	return ok && l.ran.claimed.CompareAndSwap(false, true)
 }
 
 // send queues the pipeline's commands in p, in order: the short releases

@@ -108,16 +108,13 @@ func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int6
 			return 1, nil
 		}
 	}
-	run, at := r.lvl.ran.of()
-	keys := len(m.keyArgs) + 2
-	if run != "" {
-		keys++ // the merged run's latch (batchmerge.go)
-	}
-	args := append(make([]any, 0, 20), "evalsha", scripts.ReleaseSHA, keys)
+	args := append(make([]any, 0, 20), "evalsha", scripts.ReleaseSHA, len(m.keyArgs)+2)
 	args = append(args, m.keyArgs...)
 	args = append(args, r.lvl.latchArg, m.rollArg)
+	run, at := r.lvl.ran.of()
 	if run != "" {
-		args = append(args, run)
+		args = append(args, run) // the merged run's latch (batchmerge.go)
+		args[2] = len(m.keyArgs) + 3
 	}
 	args = append(args, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg, s.rtt.windowMS())
 	if run != "" {
