@@ -44,13 +44,19 @@ func TestParallelRunsEveryLockAndBothFloorsInEachRound(t *testing.T) {
 		// a stalled rueidislock call (stallLimit) sends commands for none.
 		// rlock's batched Unlocks share one run of the release script per
 		// pipeline: at least its RESTORE per acquisition on the client.
+		// The server counts every command of the run: a connection the
+		// pool dials mid-run on a loaded machine (HELLO, CLIENT SETINFO)
+		// adds a few in thousands there, never to the client's count.
 		floor := kind == "setnx" || kind == autopipelineKind
 		for _, key := range []string{"client_cmds_per_acq", "server_cmds_per_acq"} {
-			least := 2.0
+			least, most := 2.0, 2.0
 			if kind == "rlock" && key == "client_cmds_per_acq" {
 				least = 1
 			}
-			if v := m[key]; v < least || (floor && v != 2) {
+			if key == "server_cmds_per_acq" {
+				most = 2.01
+			}
+			if v := m[key]; v < least || (floor && v > most) {
 				t.Errorf("%s: %s = %v, want %v (more for a lock)", kind, key, v, least)
 			}
 		}
