@@ -15,13 +15,15 @@ import (
 // round trip, one system call each way and one connection for many of
 // them, on the client and on Redis.
 //
-// A call that finds fewer than maxInFlight round trips of the batcher under
-// way (and nothing queued) runs at once, on its own goroutine, as it would
-// without batching: a lone caller waits for nothing and gains nothing. A
-// call that finds them all under way is queued; when one of them returns,
-// one goroutine sends everything queued meanwhile as one pipeline, and so
-// on while calls keep coming (never waiting for a batch to fill); it ends
-// when the queue is empty.
+// A call that finds no round trip of the batcher under way runs at once,
+// on its own goroutine, as it would without batching: a lone caller waits
+// for nothing and gains nothing. Any other call is queued. The first call
+// queued while fewer than maxInFlight round trips are under way starts a
+// goroutine that sends the queue (the second round trip, gathered as
+// below: not that call alone); otherwise, when a round trip returns, its
+// goroutine sends everything queued meanwhile as one pipeline, and so on
+// while calls keep coming (never waiting for a batch to fill); it ends when
+// the queue is empty.
 //
 // Before it takes the queue, that goroutine yields (runtime.Gosched) for as
 // long as the queue grows, a few times at most: the callers its last
@@ -66,18 +68,21 @@ type batcher struct {
 
 // maxInFlight bounds the round trips of one batcher under way at once:
 // calls run at once and goroutines sending the queue (each has one round
-// trip under way, or gathers its next). A call runs at once while fewer are
-// busy and nothing is queued; it queues only when all are. It is two: the
-// server answers one pipeline while the client sends or reads the other,
-// and a queued call waits for half a round trip on a remote server instead
-// of a whole one (at 500 µs each way about 1.1 × rueidislock's locks a
-// second instead of 0.9 ×, docs/performance.md). Two round trips of one
-// Client may reach Redis in either order; none of the hot path's calls
-// depends on another's order but through its caller, which waits for the
-// first before it sends the second (a chore that must follow a call, an
-// undo, waits until it settled: chores.go). The accounting (atOnce,
-// senders, the numbered round trips settled waits for) holds for any
-// bound.
+// trip under way, or gathers its next). A call runs at once when none is
+// busy; the first call queued while fewer are busy starts a sender. (Sent
+// alone, that call took a round trip of its own beside every pipeline, and
+// the callers answered together split into ever smaller groups: on a
+// remote server fewer locks a second, on loopback more of Redis's CPU per
+// lock, docs/performance.md.) It is two: the server answers one pipeline
+// while the client sends or reads the other, and a queued call waits for
+// half a round trip on a remote server instead of a whole one (at 500 µs
+// each way about 1.1 × rueidislock's locks a second instead of 0.9 ×,
+// docs/performance.md). Two round trips of one Client may reach Redis in
+// either order; none of the hot path's calls depends on another's order
+// but through its caller, which waits for the first before it sends the
+// second (a chore that must follow a call, an undo, waits until it
+// settled: chores.go). The accounting (atOnce, senders, the numbered round
+// trips settled waits for) holds for any bound.
 const maxInFlight = 2
 
 // queuedCmd is one call waiting in the batcher's queue.
@@ -109,7 +114,8 @@ func newBatcher(rdb redis.UniversalClient, off bool) *batcher {
 // not read it.
 func (b *batcher) Process(ctx context.Context, cmd redis.Cmder) error {
 	b.mu.Lock()
-	if b.closed || b.atOnce+b.senders < maxInFlight && len(b.queue) == 0 {
+	busy := b.atOnce + b.senders
+	if b.closed || busy == 0 {
 		var n uint64
 		if !b.closed {
 			b.atOnce++
@@ -124,7 +130,18 @@ func (b *batcher) Process(ctx context.Context, cmd redis.Cmder) error {
 	}
 	q := &queuedCmd{ctx: ctx, cmd: cmd, done: make(chan struct{})}
 	b.queue = append(b.queue, q)
+	second := busy < maxInFlight && len(b.queue) == 1
+	if second {
+		b.senders++
+		b.wg.Add(1)
+	}
 	b.mu.Unlock()
+	if second {
+		go func() {
+			defer b.wg.Done()
+			b.send()
+		}()
+	}
 	select {
 	case <-q.done:
 		return cmd.Err()

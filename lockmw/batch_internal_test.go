@@ -114,6 +114,53 @@ func waitFull(t *testing.T, c *Client) {
 	})
 }
 
+// TestSecondRoundTripIsGathered: a call that finds a round trip of the
+// batcher under way is not sent alone beside it: a sender goroutine takes
+// it with whatever else is queued by then, in a pipeline, as the second
+// round trip.
+func TestSecondRoundTripIsGathered(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	var count pipelineCount
+	rdb := srv.NewClient()
+	rdb.AddHook(&count)
+	c := New(rdb)
+	defer c.Close()
+	h, err := c.Mutex("warm").Lock(ctx) // the RESTORE probe and the scripts loaded
+	require.NoError(t, err)
+	require.NoError(t, c.Mutex("warm").Unlock(h))
+	count.mu.Lock()
+	count.pipelines = 0
+	count.mu.Unlock()
+	require.NoError(t, srv.Pause())
+	errs := make(chan error, maxInFlight)
+	lock := func(name string) {
+		_, err := c.Mutex(name).TryLock(ctx, 0, time.Minute)
+		errs <- err
+	}
+	go lock("alone")
+	testsupport.Eventually(t, 5*time.Second, "the first call under way", func() bool {
+		c.batch.mu.Lock()
+		defer c.batch.mu.Unlock()
+		return c.batch.atOnce == 1
+	})
+	go lock("beside")
+	waitFull(t, c)
+	testsupport.Eventually(t, 5*time.Second, "the second call sent in a pipeline", func() bool {
+		count.mu.Lock()
+		defer count.mu.Unlock()
+		return count.pipelines == 1
+	})
+	require.NoError(t, srv.Resume())
+	for range maxInFlight {
+		require.NoError(t, <-errs)
+	}
+	count.mu.Lock()
+	defer count.mu.Unlock()
+	assert.Equal(t, 1, count.pipelines, "the first call went alone, at once")
+}
+
 // TestBatchedCallReturnsAtItsDeadline: a call queued behind a round trip
 // that does not return (a paused server) returns at its own deadline, and
 // is never sent: when the server is back, its lock was not taken.

@@ -88,6 +88,18 @@ func TestMergedReleasesAnswerEachCaller(t *testing.T) {
 				n, err := srv.Client().Exists(ctx, queue).Result()
 				return err == nil && n == 1
 			})
+			// names[1] has an rlock client subscribed (both channels, as
+			// every rlock client subscribes): freed, and it hears the "0";
+			// names[3] a Redisson waiter (its channel alone): the lock is
+			// reserved for it (release.lua), not freed to whoever comes.
+			rlockSub := srv.NewClient().Subscribe(ctx, c.Mutex(names[1]).k.channel, c.Mutex(names[1]).k.handoff)
+			defer rlockSub.Close()
+			redissonSub := srv.NewClient().Subscribe(ctx, c.Mutex(names[3]).k.channel)
+			defer redissonSub.Close()
+			for _, sub := range []*redis.PubSub{rlockSub, redissonSub} {
+				_, err := sub.Receive(ctx) // the subscription confirmed
+				require.NoError(t, err)
+			}
 			if flush {
 				require.NoError(t, srv.Client().ScriptFlush(ctx).Err())
 			}
@@ -104,6 +116,14 @@ func TestMergedReleasesAnswerEachCaller(t *testing.T) {
 				k, err := srv.Client().Exists(ctx, names[i]).Result()
 				require.NoError(t, err)
 				assert.Zero(t, k, "%s freed", names[i])
+				open, err := srv.Client().HExists(ctx, c.Mutex(names[i]).k.waiters, "rlock:open").Result()
+				require.NoError(t, err)
+				assert.Equal(t, i == 3, open, "%s reserved for a Redisson waiter", names[i])
+			}
+			for _, sub := range []*redis.PubSub{rlockSub, redissonSub} {
+				msg, err := sub.ReceiveMessage(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, "0", msg.Payload)
 			}
 			runs.mu.Lock()
 			defer runs.mu.Unlock()

@@ -227,7 +227,8 @@
 // pipelines: a call that finds none of them under way is sent at once, on
 // its own goroutine, as without batching; the calls that come meanwhile are
 // queued and sent together, by a goroutine that lives while calls keep
-// coming, when that round trip returns. A service that takes
+// coming, as a second round trip beside the first or when a round trip
+// returns. A service that takes
 // many independent locks at once pays one round trip, one connection and
 // one system call each way for many of them, and its Unlocks one run of the
 // release script. Each call keeps its own deadline:

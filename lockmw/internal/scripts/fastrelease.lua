@@ -27,8 +27,9 @@
 -- release that failed (a key of the wrong type) is an error reply of its
 -- own and the others still run. Redis charges a script's run once and its
 -- calls each, so the queues are looked at with one EXISTS, the subscribers
--- counted with one NUMSUB, the locks deleted with one DEL and the latch set
--- with one SET for all n: what is left per lock is its HGET. KEYS[1] is then
+-- counted with one NUMSUB (a second for the few channels that have any),
+-- the locks deleted with one DEL and the latch set with one SET for all n:
+-- what is left per lock is its HGET. KEYS[1] is then
 -- the run's latch: a string of n characters, the i-th "1" when the i-th
 -- lock was freed (each caller knows its run's latch and its place, for
 -- release.lua). A re-sent run reads it first and answers 1 for the locks it
@@ -40,16 +41,27 @@ if n > 1 then prior = redis.call('get', KEYS[1]) or '' end
 local queues, channels = {}, {}
 for i = 0, n - 1 do
   queues[i + 1] = KEYS[i * 4 + 4]
-  channels[2 * i + 1] = KEYS[i * 4 + 3]
-  channels[2 * i + 2] = KEYS[i * 4 + 5]
+  channels[i + 1] = KEYS[i * 4 + 3]
 end
 local queued = redis.call('exists', unpack(queues))
 local numsub = 'numsub'
 if ARGV[1] == 'spublish' then numsub = 'shardnumsub' end
--- {channel, subscribers, roll-call channel, subscribers, ...}: subscribers of
+-- {channel, subscribers, ...} of Redisson's channels; where a channel has
+-- any, its roll-call channel's are counted too (rlocks[i]): subscribers of
 -- Redisson's channel that are not rlock clients (every rlock client
--- subscribes to both channels in one command) are Redisson waiters.
+-- subscribes to both channels in one command) are Redisson waiters. Most
+-- channels have none, and each channel counted costs the script a string.
 local subs = redis.call('pubsub', numsub, unpack(channels))
+local heard, rlocks = {}, {}
+for i = 0, n - 1 do
+  if subs[2 * i + 2] > 0 then heard[#heard + 1] = i end
+end
+if #heard > 0 then
+  local calls = {}
+  for j, i in ipairs(heard) do calls[j] = KEYS[i * 4 + 5] end
+  local counts = redis.call('pubsub', numsub, unpack(calls))
+  for j, i in ipairs(heard) do rlocks[i] = counts[2 * j] end
+end
 local freed, marks = {}, {}
 
 local function release(i)
@@ -65,8 +77,8 @@ local function release(i)
   if queued > 0 and redis.call('exists', KEYS[k + 3]) == 1 then
     return 3
   end
-  local redisson = tonumber(subs[4 * i + 2])
-  if redisson > tonumber(subs[4 * i + 4]) then
+  local redisson = subs[2 * i + 2]
+  if redisson > 0 and redisson > rlocks[i] then
     return 3
   end
   freed[#freed + 1] = KEYS[k + 1]
