@@ -138,8 +138,10 @@ func runOf(ctx context.Context, part []*redis.Cmd) *redis.Cmd {
 	*latch = first[3].(*levelLatch).latch + ":run"
 	args := make([]any, 4, 4+5*n+2)
 	args[0], args[1], args[2], args[3] = "evalsha", scripts.FastReleaseSHA, 1+4*n, argOf(latch)
-	for _, c := range part {
-		args = append(args, c.Args()[4:8]...)
+	for k := 4; k < 8; k++ { // the locks, then their channels, queues, roll-call channels
+		for _, c := range part {
+			args = append(args, c.Args()[k])
+		}
 	}
 	args = append(args, first[8], first[9])
 	for j, c := range part {

@@ -10,10 +10,11 @@
 -- answers a re-send of this script that already ran (the field is gone, the
 -- latch says 1) and reserves the lock for a Redisson waiter.
 --
--- KEYS[1] the latch, then for each lock four keys: the lock, Redisson's
--- unlock channel, the waiter queue and the roll-call channel (lib.lua);
--- ARGV[1] 'publish' or 'spublish', ARGV[2] the latch TTL in ms, then each
--- lock's field. Returns 1 when released; when release.lua must decide, 3
+-- KEYS[1] the latch, then four keys for each of the n locks, grouped by
+-- kind: the n locks, their n Redisson unlock channels, their n waiter
+-- queues, their n roll-call channels (lib.lua), so that a command over
+-- every lock takes a range of KEYS as it is; ARGV[1] 'publish' or
+-- 'spublish', ARGV[2] the latch TTL in ms, then each lock's field. Returns 1 when released; when release.lua must decide, 3
 -- when waiters are queued or subscribed (contention), 4 when the hold is not
 -- as the caller thinks (a re-send whose first copy ran, a loss, a count
 -- above 1).
@@ -36,14 +37,9 @@
 -- freed. (Within a script the order of the writes is not seen: the "0"s
 -- reach their subscribers after it ends.)
 local n = (#KEYS - 1) / 4
-local prior = ''
-if n > 1 then prior = redis.call('get', KEYS[1]) or '' end
-local queues, channels = {}, {}
-for i = 0, n - 1 do
-  queues[i + 1] = KEYS[i * 4 + 4]
-  channels[i + 1] = KEYS[i * 4 + 3]
-end
-local queued = redis.call('exists', unpack(queues))
+local prior -- the run's latch, when a copy of the run ran before
+if n > 1 then prior = redis.call('get', KEYS[1]) end
+local queued = redis.call('exists', unpack(KEYS, 2 * n + 2, 3 * n + 1))
 local numsub = 'numsub'
 if ARGV[1] == 'spublish' then numsub = 'shardnumsub' end
 -- {channel, subscribers, ...} of Redisson's channels; where a channel has
@@ -51,60 +47,78 @@ if ARGV[1] == 'spublish' then numsub = 'shardnumsub' end
 -- Redisson's channel that are not rlock clients (every rlock client
 -- subscribes to both channels in one command) are Redisson waiters. Most
 -- channels have none, and each channel counted costs the script a string.
-local subs = redis.call('pubsub', numsub, unpack(channels))
+local subs = redis.call('pubsub', numsub, unpack(KEYS, n + 2, 2 * n + 1))
 local heard, rlocks = {}, {}
-for i = 0, n - 1 do
-  if subs[2 * i + 2] > 0 then heard[#heard + 1] = i end
+for i = 1, n do
+  if subs[2 * i] > 0 then heard[#heard + 1] = i end
 end
 if #heard > 0 then
   local calls = {}
-  for j, i in ipairs(heard) do calls[j] = KEYS[i * 4 + 5] end
+  for j, i in ipairs(heard) do calls[j] = KEYS[3 * n + 1 + i] end
   local counts = redis.call('pubsub', numsub, unpack(calls))
   for j, i in ipairs(heard) do rlocks[i] = counts[2 * j] end
 end
-local freed, marks = {}, {}
+local marks, freed = {}, 0
 
+-- release frees the i-th lock (from 1) and marks it in marks.
 local function release(i)
-  local k = i * 4 + 1
-  if string.sub(prior, i + 1, i + 1) == '1' then
-    marks[i + 1] = '1' -- a re-sent run: its first copy freed this one
+  if prior and string.sub(prior, i, i) == '1' then
+    marks[i] = 'r' -- a re-sent run: its first copy freed this one
     return 1
   end
-  marks[i + 1] = '0'
-  if redis.call('hget', KEYS[k + 1], ARGV[i + 3]) ~= '1' then
+  marks[i] = '0'
+  if redis.call('hget', KEYS[1 + i], ARGV[2 + i]) ~= '1' then
     return 4
   end
-  if queued > 0 and redis.call('exists', KEYS[k + 3]) == 1 then
+  if queued > 0 and redis.call('exists', KEYS[2 * n + 1 + i]) == 1 then
     return 3
   end
-  local redisson = subs[2 * i + 2]
+  local redisson = subs[2 * i]
   if redisson > 0 and redisson > rlocks[i] then
     return 3
   end
-  freed[#freed + 1] = KEYS[k + 1]
-  marks[i + 1] = '1'
+  marks[i] = '1'
+  freed = freed + 1
   if redisson > 0 then
-    redis.call(ARGV[1], KEYS[k + 2], '0')
+    redis.call(ARGV[1], KEYS[n + 1 + i], '0')
   end
   return 1
 end
 
 local out
 if n == 1 then
-  out = release(0)
+  out = release(1)
 else
+  -- One pcall for the run, not one a lock: a release that fails (a key of
+  -- the wrong type) gets its error reply, and the loop goes on after it.
   out = {}
-  for i = 0, n - 1 do
-    local ok, r = pcall(release, i)
-    if ok or type(r) == 'table' then
-      out[i + 1] = r
-    else
-      out[i + 1] = redis.error_reply(tostring(r))
+  local i = 1
+  local function from()
+    while i <= n do
+      out[i] = release(i)
+      i = i + 1
+    end
+  end
+  while i <= n do
+    local ok, r = pcall(from)
+    if not ok then
+      if type(r) == 'table' then out[i] = r else out[i] = redis.error_reply(tostring(r)) end
+      i = i + 1
     end
   end
 end
-if #freed > 0 then
-  redis.call('del', unpack(freed))
-  redis.call('set', KEYS[1], table.concat(marks), 'px', ARGV[2])
+if freed > 0 then
+  if freed == n then
+    redis.call('del', unpack(KEYS, 2, n + 1))
+  else
+    local keys = {}
+    for i = 1, n do
+      if marks[i] == '1' then keys[#keys + 1] = KEYS[1 + i] end
+    end
+    redis.call('del', unpack(keys))
+  end
+  local latch = table.concat(marks)
+  if prior then latch = string.gsub(latch, 'r', '1') end
+  redis.call('set', KEYS[1], latch, 'px', ARGV[2])
 end
 return out
