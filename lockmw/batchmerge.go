@@ -20,7 +20,10 @@ import (
 //
 // Nothing else changes for a caller: it queued its own EVALSHA, and gets
 // its own reply in it, an integer or an error of its own (the script runs
-// each release under pcall: one that fails leaves the others done). When
+// its releases under one pcall, resumed after one that fails: the others
+// are done). The run's keys are grouped by kind (every lock, then every
+// channel, queue and roll-call channel) so that the script's commands over
+// all its locks take ranges of KEYS as they are. When
 // the merged run fails as a whole (NOSCRIPT after a restart, the network),
 // every caller gets that error and does what it would have done with it
 // (scripts.Run sends its own EVAL on NOSCRIPT, which loads the script for
