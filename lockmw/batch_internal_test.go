@@ -66,9 +66,7 @@ func TestBatchingSharesPipelines(t *testing.T) {
 		}
 		c := New(rdb, opts...)
 		ctx := context.WithValue(testsupport.Ctx(t), ctxMark{}, "caller")
-		h, err := c.Mutex("warm").Lock(ctx) // the RESTORE probe and the scripts loaded
-		require.NoError(t, err)
-		require.NoError(t, c.Mutex("warm").Unlock(h))
+		warmUp(t, ctx, c)
 		count.mu.Lock()
 		count.pipelines = 0 // the Client's probe of RESTORE
 		count.mu.Unlock()
@@ -104,6 +102,15 @@ func TestBatchingSharesPipelines(t *testing.T) {
 	}
 }
 
+// warmUp locks and unlocks a name on c: the Client's probe of RESTORE is
+// done and the scripts are loaded.
+func warmUp(t *testing.T, ctx context.Context, c *Client) {
+	t.Helper()
+	h, err := c.Mutex("warm").Lock(ctx)
+	require.NoError(t, err)
+	require.NoError(t, c.Mutex("warm").Unlock(h))
+}
+
 // waitFull waits until c's batcher has maxInFlight round trips under way:
 // its next call is queued.
 func waitFull(t *testing.T, c *Client) {
@@ -127,9 +134,7 @@ func TestSecondRoundTripIsGathered(t *testing.T) {
 	rdb.AddHook(&count)
 	c := New(rdb)
 	defer c.Close()
-	h, err := c.Mutex("warm").Lock(ctx) // the RESTORE probe and the scripts loaded
-	require.NoError(t, err)
-	require.NoError(t, c.Mutex("warm").Unlock(h))
+	warmUp(t, ctx, c)
 	count.mu.Lock()
 	count.pipelines = 0
 	count.mu.Unlock()
@@ -170,9 +175,7 @@ func TestBatchedCallReturnsAtItsDeadline(t *testing.T) {
 	ctx := testsupport.Ctx(t)
 	c := New(srv.NewClient(func(o *redis.Options) { o.ContextTimeoutEnabled = false }))
 	defer c.Close()
-	h, err := c.Mutex("warm").Lock(ctx) // the RESTORE probe and the scripts loaded
-	require.NoError(t, err)
-	require.NoError(t, c.Mutex("warm").Unlock(h))
+	warmUp(t, ctx, c)
 	require.NoError(t, srv.Pause())
 	first := make(chan error, maxInFlight)
 	for i := range maxInFlight {
@@ -189,7 +192,7 @@ func TestBatchedCallReturnsAtItsDeadline(t *testing.T) {
 	start := time.Now()
 	qctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	_, err = c.Mutex("queued").Lock(qctx)
+	_, err := c.Mutex("queued").Lock(qctx)
 	took := time.Since(start)
 	require.NoError(t, srv.Resume())
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
@@ -218,9 +221,7 @@ func TestBatchedCallGivenUpInFlight(t *testing.T) {
 	defer rdb.Close()
 	c := New(rdb)
 	defer c.Close()
-	h, err := c.Mutex("warm").Lock(ctx) // the RESTORE probe and the scripts loaded
-	require.NoError(t, err)
-	require.NoError(t, c.Mutex("warm").Unlock(h))
+	warmUp(t, ctx, c)
 	p.SetLatency(latency)
 
 	first := make(chan error, maxInFlight)
