@@ -14,10 +14,10 @@
 -- kind: the n locks, their n Redisson unlock channels, their n waiter
 -- queues, their n roll-call channels (lib.lua), so that a command over
 -- every lock takes a range of KEYS as it is; ARGV[1] 'publish' or
--- 'spublish', ARGV[2] the latch TTL in ms, then each lock's field. Returns 1 when released; when release.lua must decide, 3
--- when waiters are queued or subscribed (contention), 4 when the hold is not
--- as the caller thinks (a re-send whose first copy ran, a loss, a count
--- above 1).
+-- 'spublish', ARGV[2] the latch TTL in ms, then each lock's field. Returns
+-- 1 when released; when release.lua must decide, 3 when waiters are queued
+-- or subscribed (contention), 4 when the hold is not as the caller thinks
+-- (a re-send whose first copy ran, a loss, a count above 1).
 --
 -- One lock (n = 1): KEYS[1] is the request's own latch, set to 1 when the
 -- lock is freed; a re-send finds the field gone and answers 4, and
@@ -26,7 +26,8 @@
 -- n > 1 locks (the batcher's merge of the short releases queued in one
 -- pipeline, batchmerge.go): returns an array of n such replies, where a
 -- release that failed (a key of the wrong type) is an error reply of its
--- own and the others still run. Redis charges a script's run once and its
+-- own and the others still run (one pcall for the run, resumed after a
+-- release that fails). Redis charges a script's run once and its
 -- calls each, so the queues are looked at with one EXISTS, the subscribers
 -- counted with one NUMSUB (a second for the few channels that have any),
 -- the locks deleted with one DEL and the latch set with one SET for all n:
