@@ -117,7 +117,9 @@ func waitFull(t *testing.T, c *Client) {
 	testsupport.Eventually(t, 5*time.Second, "every round trip under way", func() bool {
 		c.batch.mu.Lock()
 		defer c.batch.mu.Unlock()
-		return c.batch.atOnce+c.batch.senders == maxInFlight
+		// under: begun (a sender counts once it has taken the queue, not
+		// while it gathers); the queue empty: nothing waits to join them.
+		return len(c.batch.under) == maxInFlight && len(c.batch.queue) == 0
 	})
 }
 
