@@ -137,10 +137,7 @@ func (b *batcher) Process(ctx context.Context, cmd redis.Cmder) error {
 	}
 	b.mu.Unlock()
 	if second {
-		go func() {
-			defer b.wg.Done()
-			b.send()
-		}()
+		go b.sendCounted()
 	}
 	select {
 	case <-q.done:
@@ -179,11 +176,15 @@ func (b *batcher) ended1(n uint64) {
 		b.senders++
 		b.wg.Add(1)
 		b.mu.Unlock()
-		go func() {
-			defer b.wg.Done()
-			b.send()
-		}()
+		go b.sendCounted()
 	}
+}
+
+// sendCounted is send on a goroutine of its own, counted in b.wg (Close
+// waits for it).
+func (b *batcher) sendCounted() {
+	defer b.wg.Done()
+	b.send()
 }
 
 // send sends the queue as pipelines, one after the other, until it is

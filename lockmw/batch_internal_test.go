@@ -102,6 +102,16 @@ func TestBatchingSharesPipelines(t *testing.T) {
 	}
 }
 
+// hookedClient is a Client on a go-redis client of srv with hook added,
+// closed when the test ends.
+func hookedClient(t *testing.T, srv *redistest.Server, hook redis.Hook) *Client {
+	rdb := srv.NewClient()
+	rdb.AddHook(hook)
+	c := New(rdb)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // warmUp locks and unlocks a name on c: the Client's probe of RESTORE is
 // done and the scripts are loaded.
 func warmUp(t *testing.T, ctx context.Context, c *Client) {
@@ -132,10 +142,7 @@ func TestSecondRoundTripIsGathered(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
 	var count pipelineCount
-	rdb := srv.NewClient()
-	rdb.AddHook(&count)
-	c := New(rdb)
-	defer c.Close()
+	c := hookedClient(t, srv, &count)
 	warmUp(t, ctx, c)
 	count.mu.Lock()
 	count.pipelines = 0

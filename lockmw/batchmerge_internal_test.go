@@ -166,27 +166,18 @@ func queuedBehind(t *testing.T, srv *redistest.Server, c *Client, n int, call fu
 	return errs
 }
 
-// TestMergedRunLatch: a merged run of short releases sets one latch for
-// all its locks, and each caller's level notes its place in it. A re-sent
-// run (go-redis re-sends a pipeline whose reply it lost) answers 1 for the
-// locks its first copy freed and frees nothing of a later holder; a caller
-// that calls Unlock again (its reply lost) learns from release.lua that its
-// lock was released, not lost. A level without the note finds nothing.
-func TestMergedRunLatch(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
+// fastReleasesQueued locks n names (prefix and a number) on c, then sends
+// their short releases queued behind round trips under way (queuedBehind),
+// so that they go out in one pipeline; it returns the mutexes, their
+// levels and the releases' errors (a release not done is one).
+func fastReleasesQueued(t *testing.T, srv *redistest.Server, c *Client, prefix string, n int) ([]*Mutex, []*level, []error) {
+	t.Helper()
 	ctx := testsupport.Ctx(t)
-	var runs mergedRuns
-	rdb := srv.NewClient()
-	rdb.AddHook(&runs)
-	c := New(rdb)
-	defer c.Close()
-	require.NoError(t, scripts.FastRelease.Load(ctx, srv.Client()).Err(), "the run finds its script")
-	const n = 4
+	require.NoError(t, scripts.FastRelease.Load(ctx, srv.Client()).Err(), "the runs find their script")
 	mxs := make([]*Mutex, n)
 	lvls := make([]*level, n)
 	for i := range n {
-		mxs[i] = c.Mutex(fmt.Sprint("run-latch-", i))
+		mxs[i] = c.Mutex(fmt.Sprint(prefix, i))
 		h, err := mxs[i].Lock(ctx)
 		require.NoError(t, err)
 		lvls[i] = mxs[i].findLevel(h)
@@ -198,6 +189,23 @@ func TestMergedRunLatch(t *testing.T) {
 		}
 		return err
 	})
+	return mxs, lvls, errs
+}
+
+// TestMergedRunLatch: a merged run of short releases sets one latch for
+// all its locks, and each caller's level notes its place in it. A re-sent
+// run (go-redis re-sends a pipeline whose reply it lost) answers 1 for the
+// locks its first copy freed and frees nothing of a later holder; a caller
+// that calls Unlock again (its reply lost) learns from release.lua that its
+// lock was released, not lost. A level without the note finds nothing.
+func TestMergedRunLatch(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	var runs mergedRuns
+	c := hookedClient(t, srv, &runs)
+	const n = 4
+	mxs, lvls, errs := fastReleasesQueued(t, srv, c, "run-latch-", n)
 	places := map[int32]bool{}
 	for i, err := range errs {
 		require.NoError(t, err, i)
@@ -250,27 +258,9 @@ func TestMergedRunsOfMoreThanMergeMax(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
 	var runs mergedRuns
-	rdb := srv.NewClient()
-	rdb.AddHook(&runs)
-	c := New(rdb)
-	defer c.Close()
-	require.NoError(t, scripts.FastRelease.Load(ctx, srv.Client()).Err(), "the runs find their script")
+	c := hookedClient(t, srv, &runs)
 	const n = mergeMax + 1
-	mxs := make([]*Mutex, n)
-	lvls := make([]*level, n)
-	for i := range n {
-		mxs[i] = c.Mutex(fmt.Sprint("over-merge-max-", i))
-		h, err := mxs[i].Lock(ctx)
-		require.NoError(t, err)
-		lvls[i] = mxs[i].findLevel(h)
-	}
-	errs := queuedBehind(t, srv, c, n, func(i int) error {
-		done, err := mxs[i].fastRelease(ctx, lvls[i].h, lvls[i])
-		if err == nil && !done {
-			err = fmt.Errorf("release %d not done", i)
-		}
-		return err
-	})
+	mxs, lvls, errs := fastReleasesQueued(t, srv, c, "over-merge-max-", n)
 	for i, err := range errs {
 		assert.NoError(t, err, "release %d", i)
 	}
