@@ -31,7 +31,10 @@ func TestSemaphoreReservingRelease(t *testing.T) {
 	t.Parallel()
 	t.Run("without a Redisson subscriber the permit is handed over", func(t *testing.T) {
 		t.Parallel()
-		r := newSemReleaseCase(t, 0)
+		// The count outlives the emptied queue for the new hold's claim
+		// window only: b's watchdog of 10 minutes makes it a minute, which
+		// no loaded machine outlasts before the test reads it.
+		r := newSemReleaseCase(t, 0, lockmw.WithWatchdogTimeout(10*time.Minute))
 		r.release(t)
 		hb := testsupport.Recv(t, r.got, reservePatience, "the rlock waiter got the permit")
 		assert.Equal(t, "4", r.field(t, "rlock:handoffs"), "hand-offs in a row, kept though the queue emptied")
@@ -134,8 +137,9 @@ const (
 )
 
 // newSemReleaseCase starts the case; a's client reaches the server with
-// oneWay delay each way (0: directly), and has released once through it.
-func newSemReleaseCase(t *testing.T, oneWay time.Duration) *semReleaseCase {
+// oneWay delay each way (0: directly), and has released once through it;
+// b's client, the waiter, takes bOpts.
+func newSemReleaseCase(t *testing.T, oneWay time.Duration, bOpts ...lockmw.Option) *semReleaseCase {
 	srv := redistest.Start(t)
 	r := &semReleaseCase{srv: srv, ctx: testsupport.Ctx(t), name: "sem-reserve", got: make(chan context.Context, 1)}
 	r.channel, r.rollCall, r.table = redisson.SemaphoreChannel(r.name), "rlock_handoff:{"+r.name+"}", "rlock_waiters:{"+r.name+"}"
@@ -148,7 +152,7 @@ func newSemReleaseCase(t *testing.T, oneWay time.Duration) *semReleaseCase {
 		p.SetLatency(oneWay)
 		rdb = srv.NewClient(func(o *redis.Options) { o.Addr = p.Addr() })
 	}
-	r.a, r.b = locktest.New(t, rdb).Semaphore(r.name, 1), locktest.NewOn(t, srv).Semaphore(r.name, 1)
+	r.a, r.b = locktest.New(t, rdb).Semaphore(r.name, 1), locktest.NewOn(t, srv, bOpts...).Semaphore(r.name, 1)
 	var err error
 	r.ha, err = r.a.Lock(r.ctx)
 	require.NoError(t, err)
