@@ -212,9 +212,10 @@
 // takes and frees that name with the acquire and release scripts for 10
 // seconds; the acquire script names the holder and queues a waiter in the
 // same round trip. Each Client first checks, once, on a key of its own
-// ("rlock_probe:{<nonce>}"), that the server makes a hash of the payload: a
-// server that refuses RESTORE (ACL) or stores something else keeps the Client
-// on the scripts. Fenced mutexes and quorum clients always use the scripts.
+// ("rlock_probe:{<nonce>}"), that the server makes a hash of the payload: the
+// hash as a listpack (RDB 10, which Redis 7 and later copy as they keep it),
+// else as plain fields (RDB 9, Redis 5 and 6); a server that refuses RESTORE
+// (ACL) or stores something else keeps the Client on the scripts. Fenced mutexes and quorum clients always use the scripts.
 //
 // A Client runs one watchdog goroutine, which renews all its locks in
 // scripts of at most 100 locks sent in one pipeline, and one goroutine per

@@ -37,7 +37,7 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 		}
 	}
 	r := restoreLines.Get().(*restoreLine)
-	r.dump = appendLockDump(r.buf[:0], a.field)
+	r.dump = appendLockDump(r.buf[:0], a.field, dumpKind(c.dumpKind.Load()))
 	r.args = [...]any{"restore", m.keyArgs[0], c.ttlArg(a.ttl), r}
 	cmd := redis.NewStatusCmd(ctx, r.args[:]...)
 	if err := c.proc.Process(ctx, cmd); scripts.InFlight(err) {
@@ -66,7 +66,7 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 }
 
 // restoreLine is the command line of fastAcquire's RESTORE, with room for
-// the payload of a field of up to 64 bytes (an rlock field is about 40). It
+// the payload of a field of less than 64 bytes (an rlock field is about 40). It
 // is its own payload argument: a pointer in an interface value costs no
 // allocation, where a []byte would. Lines are pooled (restoreLines): one is
 // needed only while its command is under way, and kept in each hold it
@@ -75,7 +75,7 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 type restoreLine struct {
 	args [4]any
 	dump []byte // the payload, in buf when it fits
-	buf  [1 + 1 + 1 + 64 + 1 + 1 + 2 + 8]byte
+	buf  [dumpOverhead + 63]byte
 }
 
 // restoreLines holds the restoreLines not in use.
@@ -126,9 +126,12 @@ func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool
 
 // probeRestore checks, once per Client, that the server makes a hash of
 // lockDump's payload: it restores one on a key of its own, reads its type and
-// deletes it, in one pipeline. A server that refuses RESTORE, or stores the
-// payload as something else (miniredis keeps it as a string), turns the fast
-// acquisition off. ok is false when the fast path must not be taken now.
+// deletes it, in one pipeline, and picks the payload's encoding: a listpack
+// (Redis 7 and later), else the plain hash when the server refuses that
+// (an older server: the RDB version is newer than its own). A server that
+// refuses RESTORE, or stores the payload as something else (miniredis keeps
+// it as a string), turns the fast acquisition off. ok is false when the fast
+// path must not be taken now.
 //
 // One probe runs at a time: the key is the Client's, and concurrent probes
 // interleave (one's DEL before another's TYPE reads "none", and the fast
@@ -143,28 +146,50 @@ func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
 	if c.fastChecked.Load() { // a probe that ended meanwhile settled it
 		return !c.fastOff.Load(), nil
 	}
+	var why string
+	for _, kind := range []dumpKind{dumpListpack, dumpPlain} {
+		var payload bool
+		if why, payload, err = c.probeDump(ctx, kind); !payload {
+			break
+		}
+	}
+	switch {
+	case err != nil && !isServerError(err):
+		return false, err // the network: the caller fails as the script would
+	case err != nil:
+		return false, nil // ask again next time
+	case why != "":
+		c.turnFastOff(why)
+		return false, nil
+	}
+	c.fastChecked.Store(true)
+	return true, nil
+}
+
+// probeDump restores a payload of kind on the Client's probe key. why says
+// why the server does not take it ("" when it made a hash, and kind is now
+// the Client's), and payload whether it refused the payload itself (another
+// encoding may do); err is an error of the network or a transient one of
+// the server (ask again later).
+func (c *Client) probeDump(ctx context.Context, kind dumpKind) (why string, payload bool, err error) {
 	key := "rlock_probe:{" + c.nonce + "}"
 	var typ *redis.StatusCmd
 	_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.RestoreReplace(ctx, key, time.Second, string(lockDump(c.id+":0")))
+		p.RestoreReplace(ctx, key, time.Second, string(lockDump(c.id+":0", kind)))
 		typ = p.Type(ctx, key)
 		p.Del(ctx, key)
 		return nil
 	})
 	switch {
-	case err != nil && !isServerError(err):
-		return false, err // the network: the caller fails as the script would
-	case err != nil && isTransient(err):
-		return false, nil // ask again next time
+	case err != nil && (!isServerError(err) || isTransient(err)):
+		return "", false, err
 	case err != nil:
-		c.turnFastOff("RESTORE refused: " + err.Error())
-		return false, nil
+		return "RESTORE refused: " + err.Error(), refusesPayload(err), nil
 	case typ.Val() != "hash":
-		c.turnFastOff("RESTORE made a " + typ.Val() + ", not a hash")
-		return false, nil
+		return "RESTORE made a " + typ.Val() + ", not a hash", false, nil
 	}
-	c.fastChecked.Store(true)
-	return true, nil
+	c.dumpKind.Store(uint32(kind))
+	return "", false, nil
 }
 
 // turnFastOff makes the Client acquire with the scripts only, logging why once.

@@ -2,33 +2,136 @@ package lockmw
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// lockDump's payload is read by a real server for fields on both sides of
-// each RDB length encoding (1, 2 and 5 bytes).
+// lockDump's payloads are read by a real server, which checks them deeply
+// (sanitize-dump-payload), for fields on both sides of each RDB length
+// encoding (1, 2 and 5 bytes) and each listpack string encoding (6, 12 and
+// 32 bits of length) and back-length (1, 2 and 3 bytes; an entry of 16383
+// bytes takes 3, as Redis writes it).
 func TestLockDumpRestores(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	rdb := srv.Client()
-	for _, n := range []int{1, 63, 64, 16383, 16384, 70000} {
-		field := strings.Repeat("f", n-1) + "\xff" // any bytes
-		require.NoError(t, rdb.Restore(ctx, "dumped", time.Minute, string(lockDump(field))).Err(), "field of %d bytes", n)
-		got, err := rdb.HGetAll(ctx, "dumped").Result()
-		require.NoError(t, err)
-		assert.Equal(t, map[string]string{field: "1"}, got, "field of %d bytes", n)
-		ttl, err := rdb.PTTL(ctx, "dumped").Result()
-		require.NoError(t, err)
-		assert.Greater(t, ttl, 50*time.Second)
-		require.NoError(t, rdb.Del(ctx, "dumped").Err())
+	require.NoError(t, rdb.ConfigSet(ctx, "sanitize-dump-payload", "yes").Err())
+	for _, kind := range []dumpKind{dumpListpack, dumpPlain} {
+		for _, n := range []int{1, 63, 64, 125, 126, 4095, 4096, 16377, 16378, 16383, 16384, 70000} {
+			field := strings.Repeat("f", n-1) + "\xff" // any bytes
+			require.NoError(t, rdb.Restore(ctx, "dumped", time.Minute, string(lockDump(field, kind))).Err(), "%s, field of %d bytes", kind, n)
+			got, err := rdb.HGetAll(ctx, "dumped").Result()
+			require.NoError(t, err)
+			assert.Equal(t, map[string]string{field: "1"}, got, "%s, field of %d bytes", kind, n)
+			ttl, err := rdb.PTTL(ctx, "dumped").Result()
+			require.NoError(t, err)
+			assert.Greater(t, ttl, 50*time.Second)
+			require.NoError(t, rdb.Del(ctx, "dumped").Err())
+		}
 	}
+}
+
+// A Client acquires with the listpack payload where the server reads it
+// (Redis 7 here), and with the plain hash where the server is older: a hook
+// makes each listpack payload's RDB version one this server does not know
+// (as RDB 10 is to Redis 6), and the server's own refusal of the probe
+// makes the Client send the plain one. Both stay on the fast path.
+func TestRestorePayloadForTheServer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	for _, older := range []bool{false, true} {
+		rdb := srv.NewClient()
+		restores := &restoreHook{newer: older}
+		rdb.AddHook(restores)
+		c := New(rdb)
+		m := c.Mutex(fmt.Sprintf("payload-%v", older))
+		hctx, err := m.Lock(ctx)
+		require.NoError(t, err)
+		require.NoError(t, m.Unlock(hctx))
+		want := dumpListpack
+		if older {
+			want = dumpPlain
+		}
+		assert.Equal(t, want, dumpKind(c.dumpKind.Load()), "older server: %v", older)
+		assert.False(t, c.fastOff.Load(), "older server: %v", older)
+		assert.Equal(t, int64(1), restores.made.Load(), "older server: %v: the lock was made by RESTORE", older)
+		require.NoError(t, c.Close())
+	}
+}
+
+// restoreHook counts the locks RESTORE made (the probe's aside), and with
+// newer set gives each listpack payload an RDB version the server does not
+// know.
+type restoreHook struct {
+	newer bool
+	made  atomic.Int64
+}
+
+func (h *restoreHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *restoreHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.newer {
+			h.rewrite(cmd)
+		}
+		err := next(ctx, cmd)
+		if cmd.Name() == "restore" && cmd.Err() == nil {
+			h.made.Add(1)
+		}
+		return err
+	}
+}
+
+func (h *restoreHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if h.newer {
+				h.rewrite(cmd)
+			}
+		}
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if cmd.Name() == "restore" && cmd.Err() == nil && !strings.HasPrefix(fmt.Sprint(cmd.Args()[1]), "rlock_probe:") {
+				h.made.Add(1)
+			}
+		}
+		return err
+	}
+}
+
+// rewrite sets a listpack RESTORE payload's RDB version to 99, with its
+// checksum.
+func (h *restoreHook) rewrite(cmd redis.Cmder) {
+	args := cmd.Args()
+	if cmd.Name() != "restore" || len(args) < 4 {
+		return
+	}
+	var payload []byte
+	switch p := args[3].(type) {
+	case string:
+		payload = []byte(p)
+	case *restoreLine:
+		payload = append([]byte(nil), p.dump...)
+	default:
+		return
+	}
+	if payload[0] != rdbTypeHashListpack {
+		return
+	}
+	body := payload[:len(payload)-10]
+	payload = binary.LittleEndian.AppendUint16(body, 99)
+	args[3] = string(binary.LittleEndian.AppendUint64(payload, redisCRC64(payload)))
 }
 
 // go-redis re-sends a RESTORE whose reply was lost: the re-send finds the

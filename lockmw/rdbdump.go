@@ -5,30 +5,139 @@ import (
 	"hash/crc64"
 )
 
-// lockDump is the DUMP payload of a lock hash holding field with count 1,
-// for RESTORE: the value type (a plain hash), the hash as RDB writes it,
-// the RDB version (9: Redis 5 and later read it) and Redis's CRC-64 of all
-// that.
-func lockDump(field string) []byte {
-	return appendLockDump(make([]byte, 0, 1+5+5+len(field)+2+2+8), field)
+// dumpKind is the encoding of lockDump's payload. A server reads a payload
+// of its own RDB version or older: Redis 7 and later (RDB 10) load a hash
+// given as a listpack, which is how they keep a small hash, by copying it;
+// older servers read the plain hash (RDB 9), which they build field by
+// field. The Client's probe (probeRestore) picks the first its server
+// takes.
+type dumpKind uint32
+
+const (
+	dumpListpack dumpKind = iota // RDB 10: a hash in a listpack (Redis 7 and later)
+	dumpPlain                    // RDB 9: a hash, field by field (Redis 5 and later)
+)
+
+// String names the encoding, as the Client's log line about it does.
+func (k dumpKind) String() string {
+	if k == dumpListpack {
+		return "listpack (RDB 10)"
+	}
+	return "hash (RDB 9)"
 }
 
-// appendLockDump appends lockDump(field) to b.
-func appendLockDump(b []byte, field string) []byte {
-	b = append(b, rdbTypeHash)
-	b = appendRDBLen(b, 1) // one field
-	b = appendRDBLen(b, len(field))
-	b = append(b, field...)
-	b = appendRDBLen(b, 1)
-	b = append(b, '1')
-	b = binary.LittleEndian.AppendUint16(b, dumpRDBVersion)
-	return binary.LittleEndian.AppendUint64(b, redisCRC64(b))
+// lockDump is the DUMP payload of a lock hash holding field with count 1,
+// for RESTORE: the value's type, the hash as RDB writes it in kind's
+// encoding, the RDB version, and Redis's CRC-64 of all that.
+func lockDump(field string, kind dumpKind) []byte {
+	return appendLockDump(make([]byte, 0, dumpOverhead+len(field)), field, kind)
+}
+
+// dumpOverhead bounds what lockDump adds to a field of less than 64 bytes
+// (the listpack's, the larger): type 1, blob length 1, listpack header 6,
+// the field's entry 1+1, the count's 2, end 1, version 2, CRC 8.
+const dumpOverhead = 1 + 1 + 6 + 1 + 1 + 2 + 1 + 2 + 8
+
+// appendLockDump appends lockDump(field, kind) to b.
+func appendLockDump(b []byte, field string, kind dumpKind) []byte {
+	start := len(b)
+	if kind == dumpListpack {
+		b = appendRDBListpack(b, field)
+		b = binary.LittleEndian.AppendUint16(b, rdbVersionListpack)
+	} else {
+		b = append(b, rdbTypeHash)
+		b = appendRDBLen(b, 1) // one field
+		b = appendRDBLen(b, len(field))
+		b = append(b, field...)
+		b = appendRDBLen(b, 1)
+		b = append(b, '1')
+		b = binary.LittleEndian.AppendUint16(b, rdbVersionPlain)
+	}
+	return binary.LittleEndian.AppendUint64(b, redisCRC64(b[start:]))
 }
 
 const (
-	rdbTypeHash    = 4
-	dumpRDBVersion = 9
+	rdbTypeHash         = 4
+	rdbTypeHashListpack = 16
+	rdbVersionPlain     = 9
+	rdbVersionListpack  = 10
 )
+
+// appendRDBListpack appends the hash {field: 1} as RDB writes a listpack
+// hash: its type, then the listpack as a string (its length, then its
+// bytes). The listpack: its size in bytes (32 bits) and element count (16
+// bits), little-endian; the field as a string entry (encoding, bytes,
+// back-length) and the count as a 7-bit integer entry (1, back-length 1);
+// the end byte.
+func appendRDBListpack(b []byte, field string) []byte {
+	size := listpackStringHeaderLen(len(field)) + len(field)
+	lpLen := 6 + size + listpackBacklenLen(size) + 2 + 1
+	b = append(b, rdbTypeHashListpack)
+	b = appendRDBLen(b, lpLen)
+	b = binary.LittleEndian.AppendUint32(b, uint32(lpLen))
+	b = binary.LittleEndian.AppendUint16(b, 2) // field and value
+	b = listpackStringHeader(b, len(field))
+	b = append(b, field...)
+	b = listpackBacklen(b, size)
+	b = append(b, 0x01, 0x01) // the integer 1 and its back-length
+	return append(b, 0xff)
+}
+
+// listpackStringHeaderLen is the length of listpackStringHeader's bytes.
+func listpackStringHeaderLen(n int) int {
+	switch {
+	case n < 1<<6:
+		return 1
+	case n < 1<<12:
+		return 2
+	default:
+		return 5
+	}
+}
+
+// listpackBacklenLen is the length of listpackBacklen's bytes, as Redis
+// sizes it (lpEncodeBacklen: its bounds are one below the 7-bit groups'
+// from 2 bytes on, and its validation wants that length).
+func listpackBacklenLen(n int) int {
+	switch {
+	case n <= 127:
+		return 1
+	case n < 16383:
+		return 2
+	case n < 2097151:
+		return 3
+	case n < 268435455:
+		return 4
+	default:
+		return 5
+	}
+}
+
+// listpackStringHeader appends the encoding byte(s) of a listpack string
+// entry of n bytes: 6, 12 or 32 bits of length.
+func listpackStringHeader(b []byte, n int) []byte {
+	switch {
+	case n < 1<<6:
+		return append(b, 0x80|byte(n))
+	case n < 1<<12:
+		return append(b, 0xe0|byte(n>>8), byte(n))
+	default:
+		return binary.LittleEndian.AppendUint32(append(b, 0xf0), uint32(n))
+	}
+}
+
+// listpackBacklen appends a listpack entry's back-length, the size of its
+// encoding and data (n), in listpackBacklenLen(n) bytes of 7 bits read from
+// the end: the last byte holds the lowest bits, each byte but the first has
+// its high bit set.
+func listpackBacklen(b []byte, n int) []byte {
+	k := listpackBacklenLen(n)
+	b = append(b, byte(n>>(7*(k-1))))
+	for i := k - 2; i >= 0; i-- {
+		b = append(b, byte(n>>(7*i))&127|128)
+	}
+	return b
+}
 
 // appendRDBLen appends n in RDB's length encoding.
 func appendRDBLen(b []byte, n int) []byte {

@@ -21,12 +21,18 @@ func isTransient(err error) bool {
 // refusesRestore reports whether err says the server will never run our
 // RESTORE.
 func refusesRestore(err error) bool {
-	for _, p := range []string{"NOPERM", "unknown command", "unknown or disabled command", "DUMP payload", "Bad data format"} {
+	for _, p := range []string{"NOPERM", "unknown command", "unknown or disabled command"} {
 		if redis.HasErrorPrefix(err, p) {
 			return true
 		}
 	}
-	return false
+	return refusesPayload(err)
+}
+
+// refusesPayload reports whether err is RESTORE's refusal of the payload
+// itself: an RDB version newer than the server's, or data it cannot read.
+func refusesPayload(err error) bool {
+	return redis.HasErrorPrefix(err, "DUMP payload") || redis.HasErrorPrefix(err, "Bad data format")
 }
 
 // isServerError reports whether err is an error reply of the server (not a
