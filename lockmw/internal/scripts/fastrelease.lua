@@ -26,8 +26,8 @@
 -- n > 1 locks (the batcher's merge of the short releases queued in one
 -- pipeline, batchmerge.go): returns an array of n such replies, where a
 -- release that failed (a key of the wrong type) is an error reply of its
--- own and the others still run (one pcall for the run, resumed after a
--- release that fails). Redis charges a script's run once and its
+-- own and the others still run (the HGET that finds it is a redis.pcall:
+-- one loop, no closure or pcall). Redis charges a script's run once and its
 -- calls each, so the queues are looked at with one EXISTS, the subscribers
 -- counted with one NUMSUB (a second for the few channels that have any),
 -- the locks deleted with one DEL and the latch set with one SET for all n:
@@ -59,54 +59,29 @@ if #heard > 0 then
   local counts = redis.call('pubsub', numsub, unpack(calls))
   for j, i in ipairs(heard) do rlocks[i] = counts[2 * j] end
 end
-local marks, freed = {}, 0
-
--- release frees the i-th lock (from 1) and marks it in marks.
-local function release(i)
+local out, marks, freed = {}, {}, 0
+for i = 1, n do
+  local r
   if prior and string.sub(prior, i, i) == '1' then
-    marks[i] = 'r' -- a re-sent run: its first copy freed this one
-    return 1
-  end
-  marks[i] = '0'
-  if redis.call('hget', KEYS[1 + i], ARGV[2 + i]) ~= '1' then
-    return 4
-  end
-  if queued > 0 and redis.call('exists', KEYS[2 * n + 1 + i]) == 1 then
-    return 3
-  end
-  local redisson = subs[2 * i]
-  if redisson > 0 and redisson > rlocks[i] then
-    return 3
-  end
-  marks[i] = '1'
-  freed = freed + 1
-  if redisson > 0 then
-    redis.call(ARGV[1], KEYS[n + 1 + i], '0')
-  end
-  return 1
-end
-
-local out
-if n == 1 then
-  out = release(1)
-else
-  -- One pcall for the run, not one a lock: a release that fails (a key of
-  -- the wrong type) gets its error reply, and the loop goes on after it.
-  out = {}
-  local i = 1
-  local function from()
-    while i <= n do
-      out[i] = release(i)
-      i = i + 1
+    marks[i], r = 'r', 1 -- a re-sent run: its first copy freed this one
+  else
+    marks[i] = '0'
+    local v = redis.pcall('hget', KEYS[1 + i], ARGV[2 + i])
+    local redisson = subs[2 * i]
+    if v ~= '1' then
+      r = 4
+      if type(v) == 'table' then r = v end -- a key of the wrong type: its error, the others go on
+    elseif queued > 0 and redis.call('exists', KEYS[2 * n + 1 + i]) == 1 then
+      r = 3
+    elseif redisson > 0 and redisson > rlocks[i] then
+      r = 3
+    else
+      marks[i], r = '1', 1
+      freed = freed + 1
+      if redisson > 0 then redis.call(ARGV[1], KEYS[n + 1 + i], '0') end
     end
   end
-  while i <= n do
-    local ok, r = pcall(from)
-    if not ok then
-      if type(r) == 'table' then out[i] = r else out[i] = redis.error_reply(tostring(r)) end
-      i = i + 1
-    end
-  end
+  out[i] = r
 end
 if freed > 0 then
   if freed == n then
@@ -122,4 +97,5 @@ if freed > 0 then
   if prior then latch = string.gsub(latch, 'r', '1') end
   redis.call('set', KEYS[1], latch, 'px', ARGV[2])
 end
+if n == 1 then return out[1] end
 return out
