@@ -19,9 +19,9 @@ import (
 // after a command queued behind it (one to take the same name).
 //
 // Nothing else changes for a caller: it queued its own EVALSHA, and gets
-// its own reply in it, an integer or an error of its own (the script runs
-// its releases under one pcall, resumed after one that fails: the others
-// are done). The run's keys are grouped by kind (every lock, then every
+// its own reply in it, an integer or an error of its own (the HGET that
+// finds a key of the wrong type is a redis.pcall: its error is that lock's
+// reply, and the others are done). The run's keys are grouped by kind (every lock, then every
 // channel, queue and roll-call channel) so that the script's commands over
 // all its locks take ranges of KEYS as they are. When
 // the merged run fails as a whole (NOSCRIPT after a restart, the network),

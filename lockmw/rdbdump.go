@@ -18,7 +18,7 @@ const (
 	dumpPlain                    // RDB 9: a hash, field by field (Redis 5 and later)
 )
 
-// String names the encoding, as the Client's log line about it does.
+// String names the encoding (tests and benchmarks print it).
 func (k dumpKind) String() string {
 	if k == dumpListpack {
 		return "listpack (RDB 10)"
@@ -70,29 +70,20 @@ const (
 // back-length) and the count as a 7-bit integer entry (1, back-length 1);
 // the end byte.
 func appendRDBListpack(b []byte, field string) []byte {
-	size := listpackStringHeaderLen(len(field)) + len(field)
-	lpLen := 6 + size + listpackBacklenLen(size) + 2 + 1
+	var hdr, bl [5]byte
+	header := listpackStringHeader(hdr[:0], len(field))
+	size := len(header) + len(field)
+	back := listpackBacklen(bl[:0], size)
+	lpLen := 6 + size + len(back) + 2 + 1
 	b = append(b, rdbTypeHashListpack)
 	b = appendRDBLen(b, lpLen)
 	b = binary.LittleEndian.AppendUint32(b, uint32(lpLen))
 	b = binary.LittleEndian.AppendUint16(b, 2) // field and value
-	b = listpackStringHeader(b, len(field))
+	b = append(b, header...)
 	b = append(b, field...)
-	b = listpackBacklen(b, size)
+	b = append(b, back...)
 	b = append(b, 0x01, 0x01) // the integer 1 and its back-length
 	return append(b, 0xff)
-}
-
-// listpackStringHeaderLen is the length of listpackStringHeader's bytes.
-func listpackStringHeaderLen(n int) int {
-	switch {
-	case n < 1<<6:
-		return 1
-	case n < 1<<12:
-		return 2
-	default:
-		return 5
-	}
 }
 
 // listpackBacklenLen is the length of listpackBacklen's bytes, as Redis
