@@ -2,10 +2,10 @@
 // this module does. The rule: an Option is a func(*config); the constructor
 // applies the options in the order given, then checks the result once,
 // after every option has run (so that a later option may correct an
-// earlier one, and each default is set in one place). A nil option or an invalid value panics with one line naming
-// the package, the option and the value, as http.ServeMux.Handle does with a
-// nil handler: configuration that can never be right is a programmer's
-// mistake.
+// earlier one, and each default is set in one place). A nil option or an
+// invalid value panics with one line naming the package, the option and the
+// value, as http.ServeMux.Handle does with a nil handler: configuration that
+// can never be right is a programmer's mistake.
 package construct
 
 // Apply applies opts to cfg in order and returns the result. pkg is the
