@@ -11,8 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // Client is one lock owner space on Redis, like one Redisson instance: every

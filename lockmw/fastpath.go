@@ -5,8 +5,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/go-rlock/rlock/lockmw/internal/rdbdump"
+	"github.com/go-rlock/rlock/lockmw/internal/rediserr"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // The fast path: a lock nobody else wants is taken with one RESTORE of a
@@ -37,7 +40,7 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 		}
 	}
 	r := restoreLines.Get().(*restoreLine)
-	r.dump = appendLockDump(r.buf[:0], a.field, dumpKind(c.dumpKind.Load()))
+	r.dump = rdbdump.Append(r.buf[:0], a.field, rdbdump.Kind(c.dumpKind.Load()))
 	r.args = [...]any{"restore", m.keyArgs[0], c.ttlArg(a.ttl), r}
 	cmd := redis.NewStatusCmd(ctx, r.args[:]...)
 	if err := c.proc.Process(ctx, cmd); scripts.InFlight(err) {
@@ -54,12 +57,12 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 		// lost reply finds the lock its first copy made. The acquire script
 		// tells, and the engine remembers a busy reply.
 		return false, nil
-	case refusesRestore(err):
+	case rediserr.RefusesRestore(err):
 		// Refused for good (ACL, an old server, a proxy that does not
 		// know it): the scripts do the same work.
 		c.turnFastOff("RESTORE refused: " + err.Error())
 		return false, nil
-	case isServerError(err):
+	case rediserr.IsServerError(err):
 		return false, nil // LOADING, READONLY, OOM...: the script gets its own answer
 	}
 	return false, err
@@ -75,7 +78,7 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 type restoreLine struct {
 	args [4]any
 	dump []byte // the payload, in buf when it fits
-	buf  [dumpOverhead + 63]byte
+	buf  [rdbdump.Overhead + 63]byte
 }
 
 // restoreLines holds the restoreLines not in use.
@@ -147,14 +150,14 @@ func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
 		return !c.fastOff.Load(), nil
 	}
 	var why string
-	for _, kind := range []dumpKind{dumpListpack, dumpPlain} {
+	for _, kind := range []rdbdump.Kind{rdbdump.Listpack, rdbdump.Plain} {
 		var payload bool
 		if why, payload, err = c.probeDump(ctx, kind); !payload {
 			break
 		}
 	}
 	switch {
-	case err != nil && !isServerError(err):
+	case err != nil && !rediserr.IsServerError(err):
 		return false, err // the network: the caller fails as the script would
 	case err != nil:
 		return false, nil // ask again next time
@@ -171,20 +174,20 @@ func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
 // the Client's), and payload whether it refused the payload itself (another
 // encoding may do); err is an error of the network or a transient one of
 // the server (ask again later).
-func (c *Client) probeDump(ctx context.Context, kind dumpKind) (why string, payload bool, err error) {
+func (c *Client) probeDump(ctx context.Context, kind rdbdump.Kind) (why string, payload bool, err error) {
 	key := "rlock_probe:{" + c.nonce + "}"
 	var typ *redis.StatusCmd
 	_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.RestoreReplace(ctx, key, time.Second, string(lockDump(c.id+":0", kind)))
+		p.RestoreReplace(ctx, key, time.Second, string(rdbdump.Payload(c.id+":0", kind)))
 		typ = p.Type(ctx, key)
 		p.Del(ctx, key)
 		return nil
 	})
 	switch {
-	case err != nil && (!isServerError(err) || isTransient(err)):
+	case err != nil && (!rediserr.IsServerError(err) || rediserr.IsTransient(err)):
 		return "", false, err
 	case err != nil:
-		return "RESTORE refused: " + err.Error(), refusesPayload(err), nil
+		return "RESTORE refused: " + err.Error(), rediserr.RefusesPayload(err), nil
 	case typ.Val() != "hash":
 		return "RESTORE made a " + typ.Val() + ", not a hash", false, nil
 	}

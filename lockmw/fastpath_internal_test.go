@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw/internal/rdbdump"
 )
 
 // lockDump's payloads are read by a real server, which checks them deeply
@@ -27,10 +29,10 @@ func TestLockDumpRestores(t *testing.T) {
 	ctx := context.Background()
 	rdb := srv.Client()
 	require.NoError(t, rdb.ConfigSet(ctx, "sanitize-dump-payload", "yes").Err())
-	for _, kind := range []dumpKind{dumpListpack, dumpPlain} {
+	for _, kind := range []rdbdump.Kind{rdbdump.Listpack, rdbdump.Plain} {
 		for _, n := range []int{1, 63, 64, 125, 126, 4095, 4096, 16377, 16378, 16383, 16384, 70000} {
 			field := strings.Repeat("f", n-1) + "\xff" // any bytes
-			require.NoError(t, rdb.Restore(ctx, "dumped", time.Minute, string(lockDump(field, kind))).Err(), "%s, field of %d bytes", kind, n)
+			require.NoError(t, rdb.Restore(ctx, "dumped", time.Minute, string(rdbdump.Payload(field, kind))).Err(), "%s, field of %d bytes", kind, n)
 			got, err := rdb.HGetAll(ctx, "dumped").Result()
 			require.NoError(t, err)
 			assert.Equal(t, map[string]string{field: "1"}, got, "%s, field of %d bytes", kind, n)
@@ -60,11 +62,11 @@ func TestRestorePayloadForTheServer(t *testing.T) {
 		hctx, err := m.Lock(ctx)
 		require.NoError(t, err)
 		require.NoError(t, m.Unlock(hctx))
-		want := dumpListpack
+		want := rdbdump.Listpack
 		if older {
-			want = dumpPlain
+			want = rdbdump.Plain
 		}
-		assert.Equal(t, want, dumpKind(c.dumpKind.Load()), "older server: %v", older)
+		assert.Equal(t, want, rdbdump.Kind(c.dumpKind.Load()), "older server: %v", older)
 		assert.False(t, c.fastOff.Load(), "older server: %v", older)
 		assert.Equal(t, int64(1), restores.made.Load(), "older server: %v: the lock was made by RESTORE", older)
 		require.NoError(t, c.Close())
@@ -130,12 +132,12 @@ func (h *restoreHook) rewrite(cmd redis.Cmder) {
 	default:
 		return
 	}
-	if payload[0] != rdbTypeHashListpack {
+	if payload[0] != rdbdump.TypeHashListpack {
 		return
 	}
 	body := payload[:len(payload)-10]
 	payload = binary.LittleEndian.AppendUint16(body, 99)
-	args[3] = string(binary.LittleEndian.AppendUint64(payload, redisCRC64(payload)))
+	args[3] = string(binary.LittleEndian.AppendUint64(payload, rdbdump.CRC64(payload)))
 }
 
 // go-redis re-sends a RESTORE whose reply was lost: the re-send finds the
@@ -167,12 +169,12 @@ func TestResentRestoreWins(t *testing.T) {
 // server's time per RESTORE (INFO commandstats): the plain hash is read
 // field by field, the listpack copied.
 func BenchmarkRestorePayload(b *testing.B) {
-	for _, kind := range []dumpKind{dumpListpack, dumpPlain} {
+	for _, kind := range []rdbdump.Kind{rdbdump.Listpack, rdbdump.Plain} {
 		b.Run(strings.Fields(kind.String())[0], func(b *testing.B) {
 			srv := redistest.Start(b)
 			ctx := context.Background()
 			rdb := srv.Client()
-			payload := string(lockDump("0123456789abcdef0123456789abcdef:1000", kind))
+			payload := string(rdbdump.Payload("0123456789abcdef0123456789abcdef:1000", kind))
 			require.NoError(b, rdb.ConfigResetStat(ctx).Err())
 			b.ResetTimer()
 			for i := 0; i < b.N; i += 100 {

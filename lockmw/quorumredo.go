@@ -5,8 +5,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/go-rlock/rlock/lockmw/internal/rediserr"
+	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
 // A member's background requests, and how every quorum script reaches a
@@ -105,7 +107,7 @@ func (mb *member) send(calls []redo) []redo {
 	defer cancel()
 	var failed []redo
 	for i, cmd := range mb.pipeline(ctx, calls) {
-		if err := cmd.Err(); err != nil && (!isServerError(err) || isTransient(err)) { // a script error will not pass
+		if err := cmd.Err(); err != nil && (!rediserr.IsServerError(err) || rediserr.IsTransient(err)) { // a script error will not pass
 			failed = append(failed, calls[i])
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/go-rlock/rlock/lockmw/internal/rediserr"
 )
 
 // A wait rides out a transient error. An acquisition that may wait (Lock,
@@ -90,7 +92,7 @@ func failureKind(err error) int {
 	case nil:
 		return noFailure
 	case redis.Error:
-		if isTransient(e) {
+		if rediserr.IsTransient(e) {
 			return mayPass
 		}
 		return refused

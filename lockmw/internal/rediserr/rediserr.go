@@ -1,4 +1,7 @@
-package lockmw
+// Package rediserr classes the error replies of Redis that lockmw decides on:
+// the transient ones, a refused RESTORE or payload, a server's error reply
+// as opposed to a network or context error.
+package rediserr
 
 import (
 	"errors"
@@ -6,10 +9,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// isTransient reports whether err is a server error that passes (a
+// IsTransient reports whether err is a server error that passes (a
 // loading or read-only server, memory, a busy script, a cluster or
 // fail-over state, too many clients).
-func isTransient(err error) bool {
+func IsTransient(err error) bool {
 	for _, p := range []string{"LOADING", "READONLY", "OOM", "BUSY ", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "max number of clients"} {
 		if redis.HasErrorPrefix(err, p) {
 			return true
@@ -18,26 +21,26 @@ func isTransient(err error) bool {
 	return false
 }
 
-// refusesRestore reports whether err says the server will never run our
+// RefusesRestore reports whether err says the server will never run our
 // RESTORE.
-func refusesRestore(err error) bool {
+func RefusesRestore(err error) bool {
 	for _, p := range []string{"NOPERM", "unknown command", "unknown or disabled command"} {
 		if redis.HasErrorPrefix(err, p) {
 			return true
 		}
 	}
-	return refusesPayload(err)
+	return RefusesPayload(err)
 }
 
-// refusesPayload reports whether err is RESTORE's refusal of the payload
+// RefusesPayload reports whether err is RESTORE's refusal of the payload
 // itself: an RDB version newer than the server's, or data it cannot read.
-func refusesPayload(err error) bool {
+func RefusesPayload(err error) bool {
 	return redis.HasErrorPrefix(err, "DUMP payload") || redis.HasErrorPrefix(err, "Bad data format")
 }
 
-// isServerError reports whether err is an error reply of the server (not a
+// IsServerError reports whether err is an error reply of the server (not a
 // network or context error).
-func isServerError(err error) bool {
+func IsServerError(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
 }

@@ -1,47 +1,50 @@
-package lockmw
+// Package rdbdump builds the DUMP payload of a lock hash for RESTORE, the
+// fast path of a new acquisition (lockmw's fastpath.go): the hash in the
+// encoding a server of a given RDB version reads, and Redis's CRC-64.
+package rdbdump
 
 import (
 	"encoding/binary"
 	"hash/crc64"
 )
 
-// dumpKind is the encoding of lockDump's payload. A server reads a payload
+// Kind is the encoding of Payload's payload. A server reads a payload
 // of its own RDB version or older: Redis 7 and later (RDB 10) load a hash
 // given as a listpack, which is how they keep a small hash, by copying it;
 // older servers read the plain hash (RDB 9), which they build field by
 // field. The Client's probe (probeRestore) picks the first its server
 // takes.
-type dumpKind uint32
+type Kind uint32
 
 const (
-	dumpListpack dumpKind = iota // RDB 10: a hash in a listpack (Redis 7 and later)
-	dumpPlain                    // RDB 9: a hash, field by field (Redis 5 and later)
+	Listpack Kind = iota // RDB 10: a hash in a listpack (Redis 7 and later)
+	Plain                // RDB 9: a hash, field by field (Redis 5 and later)
 )
 
 // String names the encoding (tests and benchmarks print it).
-func (k dumpKind) String() string {
-	if k == dumpListpack {
+func (k Kind) String() string {
+	if k == Listpack {
 		return "listpack (RDB 10)"
 	}
 	return "hash (RDB 9)"
 }
 
-// lockDump is the DUMP payload of a lock hash holding field with count 1,
+// Payload is the DUMP payload of a lock hash holding field with count 1,
 // for RESTORE: the value's type, the hash as RDB writes it in kind's
 // encoding, the RDB version, and Redis's CRC-64 of all that.
-func lockDump(field string, kind dumpKind) []byte {
-	return appendLockDump(make([]byte, 0, dumpOverhead+len(field)), field, kind)
+func Payload(field string, kind Kind) []byte {
+	return Append(make([]byte, 0, Overhead+len(field)), field, kind)
 }
 
-// dumpOverhead bounds what lockDump adds to a field of less than 64 bytes
+// Overhead bounds what Payload adds to a field of less than 64 bytes
 // (the listpack's, the larger): type 1, blob length 1, listpack header 6,
 // the field's entry 1+1, the count's 2, end 1, version 2, CRC 8.
-const dumpOverhead = 1 + 1 + 6 + 1 + 1 + 2 + 1 + 2 + 8
+const Overhead = 1 + 1 + 6 + 1 + 1 + 2 + 1 + 2 + 8
 
-// appendLockDump appends lockDump(field, kind) to b.
-func appendLockDump(b []byte, field string, kind dumpKind) []byte {
+// Append appends Payload(field, kind) to b.
+func Append(b []byte, field string, kind Kind) []byte {
 	start := len(b)
-	if kind == dumpListpack {
+	if kind == Listpack {
 		b = appendRDBListpack(b, field)
 		b = binary.LittleEndian.AppendUint16(b, rdbVersionListpack)
 	} else {
@@ -53,14 +56,17 @@ func appendLockDump(b []byte, field string, kind dumpKind) []byte {
 		b = append(b, '1')
 		b = binary.LittleEndian.AppendUint16(b, rdbVersionPlain)
 	}
-	return binary.LittleEndian.AppendUint64(b, redisCRC64(b[start:]))
+	return binary.LittleEndian.AppendUint64(b, CRC64(b[start:]))
 }
 
+// TypeHashListpack is the first byte of a Listpack payload: RDB's type of
+// a hash kept as a listpack.
+const TypeHashListpack = 16
+
 const (
-	rdbTypeHash         = 4
-	rdbTypeHashListpack = 16
-	rdbVersionPlain     = 9
-	rdbVersionListpack  = 10
+	rdbTypeHash        = 4
+	rdbVersionPlain    = 9
+	rdbVersionListpack = 10
 )
 
 // appendRDBListpack appends the hash {field: 1} as RDB writes a listpack
@@ -75,7 +81,7 @@ func appendRDBListpack(b []byte, field string) []byte {
 	size := len(header) + len(field)
 	back := listpackBacklen(bl[:0], size)
 	lpLen := 6 + size + len(back) + 2 + 1
-	b = append(b, rdbTypeHashListpack)
+	b = append(b, TypeHashListpack)
 	b = appendRDBLen(b, lpLen)
 	b = binary.LittleEndian.AppendUint32(b, uint32(lpLen))
 	b = binary.LittleEndian.AppendUint16(b, 2) // field and value
@@ -146,6 +152,6 @@ func appendRDBLen(b []byte, n int) []byte {
 // DUMP payloads.
 var crcJones = crc64.MakeTable(0x95ac9329ac4bc9b5)
 
-// redisCRC64 is Redis's crc64(0, p): hash/crc64 starts from and ends with
+// CRC64 is Redis's crc64(0, p): hash/crc64 starts from and ends with
 // the complement, Redis from 0 and as is.
-func redisCRC64(p []byte) uint64 { return ^crc64.Update(^uint64(0), crcJones, p) }
+func CRC64(p []byte) uint64 { return ^crc64.Update(^uint64(0), crcJones, p) }
