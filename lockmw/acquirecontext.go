@@ -2,15 +2,7 @@ package lockmw
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
-)
-
-// The states of an attempt.
-const (
-	attemptPending   int32 = iota // TryLock is under way
-	attemptTaken                  // TryLock returned in time; the caller has the result
-	attemptAbandoned              // the caller gave up (actx or ctx ended)
 )
 
 // A boundedAttempt is one TryLock run on a goroutine of its own for a call with
@@ -32,11 +24,10 @@ const (
 // The embedded context is a *cancelCtx's, so the contexts TryLock derives
 // from an attempt attach to it directly, without a goroutine.
 type boundedAttempt struct {
-	context.Context                         // the call's, cancelled by the caller giving up
-	cancel          context.CancelCauseFunc // cancels the embedded context
-	deadline        time.Time               // zero: none to report while pending
-	state           atomic.Int32
-	result          chan attemptResult // buffered: the goroutine's answer once taken
+	context.Context                          // the call's, cancelled by the caller giving up
+	cancel          context.CancelCauseFunc  // cancels the embedded context
+	deadline        time.Time                // zero: none to report while pending
+	result          *handover[attemptResult] // TryLock's answer (bounded.go)
 }
 
 type attemptResult struct {
@@ -47,7 +38,7 @@ type attemptResult struct {
 // Deadline reports the attempt's deadline while it is pending or abandoned,
 // and the call's once taken.
 func (a *boundedAttempt) Deadline() (time.Time, bool) {
-	if a.state.Load() == attemptTaken || a.deadline.IsZero() {
+	if a.result.taken() || a.deadline.IsZero() {
 		return a.Context.Deadline()
 	}
 	return a.deadline, true
@@ -66,7 +57,7 @@ func acquireWithin(ctx, actx context.Context, m Locker, wait, lease time.Duratio
 		}
 	}
 	hctx, cancel := context.WithCancelCause(ctx)
-	a := &boundedAttempt{Context: hctx, cancel: cancel, result: make(chan attemptResult, 1)}
+	a := &boundedAttempt{Context: hctx, cancel: cancel, result: newHandover[attemptResult]()}
 	if lease == 0 {
 		a.deadline = earliestDeadline(ctx, actx)
 	}
@@ -74,26 +65,25 @@ func acquireWithin(ctx, actx context.Context, m Locker, wait, lease time.Duratio
 
 	var cause error
 	select {
-	case r := <-a.result:
+	case r := <-a.result.done:
 		return a.finish(r)
 	case <-actx.Done():
 		cause = ctxErr(actx)
 	case <-ctx.Done():
 		cause = ctxErr(ctx)
 	}
-	if a.state.CompareAndSwap(attemptPending, attemptAbandoned) {
+	if a.result.giveUp() {
 		a.cancel(cause)
 		return nil, nil, cause
 	}
-	return a.finish(<-a.result) // TryLock returned just in time
+	return a.finish(a.result.take()) // TryLock returned just in time
 }
 
 // run calls TryLock and hands the result to the caller, or gives a lock won
 // after the caller gave up back.
 func (a *boundedAttempt) run(m Locker, wait, lease time.Duration) {
 	hold, err := m.TryLock(a, wait, lease)
-	if a.state.CompareAndSwap(attemptPending, attemptTaken) {
-		a.result <- attemptResult{hold, err}
+	if a.result.offer(attemptResult{hold, err}) {
 		return
 	}
 	if err == nil {

@@ -83,15 +83,46 @@ func (c *Client) mustBound(ctx context.Context) bool {
 	return ok
 }
 
-// boundedCall is one call of within: what the goroutine runs, and its
-// answer once taken. One allocation besides the channel.
-type boundedCall[T any] struct {
-	ctx   context.Context
-	f     func(context.Context) (T, error)
-	late  func(T, error)
-	state atomic.Int32 // attemptPending, attemptTaken or attemptAbandoned
-	done  chan boundedResult[T]
+// The states of a handover.
+const (
+	attemptPending   int32 = iota // the goroutine is under way
+	attemptTaken                  // it answered in time; the caller has the result
+	attemptAbandoned              // the caller gave up
+)
+
+// handover is the one mechanism of lockmw for a result raced against its
+// caller giving up (within, acquireWithin): the goroutine that produces it
+// offers it, the caller waits for it or gives up, and exactly one of them
+// wins. A result offered after the caller gave up stays the goroutine's,
+// to undo.
+type handover[T any] struct {
+	state atomic.Int32
+	done  chan T // buffered: the goroutine never blocks
 }
+
+func newHandover[T any]() *handover[T] { return &handover[T]{done: make(chan T, 1)} }
+
+// offer hands v to the caller; false when the caller gave up, and v is
+// the goroutine's to undo.
+func (h *handover[T]) offer(v T) bool {
+	if h.state.CompareAndSwap(attemptPending, attemptTaken) {
+		h.done <- v
+		return true
+	}
+	return false
+}
+
+// giveUp gives the result up; false when it was offered just in time: the
+// caller then takes it (take).
+func (h *handover[T]) giveUp() bool {
+	return h.state.CompareAndSwap(attemptPending, attemptAbandoned)
+}
+
+// take waits for the result offered.
+func (h *handover[T]) take() T { return <-h.done }
+
+// taken reports whether the caller has the result.
+func (h *handover[T]) taken() bool { return h.state.Load() == attemptTaken }
 
 type boundedResult[T any] struct {
 	v   T
@@ -103,30 +134,36 @@ type boundedResult[T any] struct {
 // on until f returns and then calls late (when not nil) with f's result:
 // late undoes what f did that nobody will use.
 func within[T any](ctx context.Context, f func(context.Context) (T, error), late func(T, error)) (T, error) {
-	b := &boundedCall[T]{ctx: ctx, f: f, late: late, done: make(chan boundedResult[T], 1)}
+	b := &boundedCall[T]{ctx: ctx, f: f, late: late}
+	b.done = make(chan boundedResult[T], 1)
 	go b.run()
 	select {
 	case r := <-b.done:
 		return r.v, r.err
 	case <-ctx.Done():
 	}
-	if b.state.CompareAndSwap(attemptPending, attemptAbandoned) {
+	if b.giveUp() {
 		var zero T
 		return zero, ctxErr(ctx)
 	}
-	r := <-b.done // f returned just in time
+	r := b.take() // f returned just in time
 	return r.v, r.err
+}
+
+// boundedCall is one call of within: what the goroutine runs, and its
+// handover. One allocation besides the channel.
+type boundedCall[T any] struct {
+	handover[boundedResult[T]]
+	ctx  context.Context
+	f    func(context.Context) (T, error)
+	late func(T, error)
 }
 
 // run runs the call and hands its result over, or to late when the caller
 // gave up.
 func (b *boundedCall[T]) run() {
 	v, err := b.f(b.ctx)
-	if b.state.CompareAndSwap(attemptPending, attemptTaken) {
-		b.done <- boundedResult[T]{v, err}
-		return
-	}
-	if b.late != nil {
+	if !b.offer(boundedResult[T]{v, err}) && b.late != nil {
 		b.late(v, err)
 	}
 }
