@@ -313,8 +313,11 @@ func TestReleasedWhenFnPanics(t *testing.T) {
 func TestLockLostWhileFnRuns(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	// A short watchdog timeout so that renewal (every 100ms) finds the loss soon.
-	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	// A watchdog timeout short enough that a renewal (every second) finds the
+	// loss soon, long enough that the key does not expire unrenewed on a
+	// loaded machine before fn forces it free (with 300 ms it did, and
+	// ForceUnlock found nothing to force).
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(3*time.Second))
 	other := locktest.NewOn(t, srv)
 	ctx := testsupport.Ctx(t)
 
@@ -353,7 +356,7 @@ func TestLockLostWhileFnRuns(t *testing.T) {
 func TestOuterLockLossIsReportedByTheOuterCall(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond))
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(3*time.Second)) // as TestLockLostWhileFnRuns
 	other := locktest.NewOn(t, srv)
 	ctx := testsupport.Ctx(t)
 

@@ -315,13 +315,35 @@ func TestWaitContextCancelled(t *testing.T) {
 	ctx := testsupport.Ctx(t)
 	a, b := locktest.NewOn(t, srv), locktest.NewOn(t, srv)
 	ha := locktest.MustLock(t, a.Mutex("cancel-wait"), ctx)
+	// A wait that ends at its deadline: whether its first attempt was
+	// answered by then depends on the machine's load (a new client's first
+	// round trip dials, says HELLO and loads the script), so no busy reply
+	// is asked for here.
 	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	_, err := b.Mutex("cancel-wait").Lock(wctx)
 	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "the context error is joined")
+
+	// A wait cancelled once it is queued, so once an attempt was answered
+	// busy: the busy reply is joined too.
+	qctx, cancelQueued := context.WithCancel(ctx)
+	defer cancelQueued()
+	got := make(chan error, 1)
+	go func() {
+		_, err := b.Mutex("cancel-wait").Lock(qctx)
+		got <- err
+	}()
+	testsupport.Eventually(t, 30*time.Second, "the waiter queued", func() bool {
+		n, err := srv.Client().ZCard(ctx, "rlock_queue:{cancel-wait}").Result()
+		return err == nil && n == 1
+	})
+	cancelQueued()
+	err = testsupport.Recv(t, got, 30*time.Second, "the cancelled Lock")
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	assert.ErrorIs(t, err, context.Canceled, "the context error is joined")
 	var busy *lockmw.BusyError
-	assert.ErrorAs(t, err, &busy)
+	assert.ErrorAs(t, err, &busy, "the busy reply of the answered attempt")
 
 	done, cancel2 := context.WithCancel(ctx)
 	cancel2()

@@ -135,15 +135,19 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 		}
 		latch = q.latchFor(ttl)
 	}
-	// The requests that end the hold on member i: the release, after the
-	// end latch where a late acquisition may still run.
+	// The requests that end the hold on member i: the release, then, where
+	// a late acquisition may still run, the end latch, which frees the lock
+	// too. The two may not run back to back: a master that lacks a script
+	// answers NOSCRIPT and runs it only when it is sent again with EVAL,
+	// after the other, and a late acquisition may run in between; so
+	// whichever of them runs after the acquisition frees it.
 	calls := func(i int) []redo {
 		until := time.Now().Add(latch)
 		rel := redo{s: scripts.Release, call: scripts.Call{Keys: keys, Args: args}, until: until}
 		if dirty == nil || !dirty[i] {
 			return []redo{rel}
 		}
-		return []redo{{s: scripts.QuorumEnd, call: q.endCall(m, rr.h.field, endAll, latch, false), until: until}, rel}
+		return []redo{rel, {s: scripts.QuorumEnd, call: q.endCall(m, rr.h.field, endAll, latch, true), until: until}}
 	}
 	out, _, err := q.vote(ctx, func(ctx context.Context, mb *member) (int64, error) {
 		cmds := mb.pipeline(ctx, calls(mb.i))
@@ -155,7 +159,7 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 				return 0, err
 			}
 		}
-		return cmds[len(cmds)-1].Int64()
+		return cmds[0].Int64() // the release's reply
 	}, nil)
 	switch out {
 	case RenewalOK:
