@@ -44,7 +44,7 @@ import (
 const mergeMax = 64
 
 // fastReleaseArgs is the length of a short release's command line
-// (fastpath.go's fastRelease): "evalsha", the hash, the key count, the
+// (mutexfastpath.go's fastRelease): "evalsha", the hash, the key count, the
 // latch, four keys of its lock, the publish command, the latch TTL and the
 // field.
 const fastReleaseArgs = 11

@@ -44,7 +44,7 @@ type Client struct {
 	claimWDArg  any // claimWindow of the watchdog timeout
 	tokenTTLArg any // the fencing counter's TTL in ms (fencing.go)
 
-	contention  *contention   // where contention was seen lately (fastpath.go)
+	contention  *contention   // where contention was seen lately (mutexfastpath.go)
 	fastOff     atomic.Bool   // the server refused RESTORE: acquire with scripts only
 	fastChecked atomic.Bool   // a lock made by RESTORE was seen to be a hash
 	dumpKind    atomic.Uint32 // RESTORE's payload: the dumpKind the probe saw make a hash

@@ -264,7 +264,7 @@ func (h *hold) renewed(sent time.Time) {
 // newHold returns the hold-to-be of a new acquisition, made before its
 // first attempt so that the owner field lives in it: one allocation whether
 // it wins or not. Its field and its first level's latch key (a new request
-// ID) are one string. (The attempt's RESTORE line is pooled: fastpath.go.)
+// ID) are one string. (The attempt's RESTORE line is pooled: mutexfastpath.go.)
 func (b *lockBase) newHold() *hold {
 	c := b.c
 	var buf [192]byte

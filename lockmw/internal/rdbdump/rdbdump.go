@@ -1,5 +1,5 @@
 // Package rdbdump builds the DUMP payload of a lock hash for RESTORE, the
-// fast path of a new acquisition (lockmw's fastpath.go): the hash in the
+// fast path of a new acquisition (lockmw's mutexfastpath.go): the hash in the
 // encoding a server of a given RDB version reads, and Redis's CRC-64.
 package rdbdump
 
