@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -284,4 +285,33 @@ func TestEmptyKeyRunsUnlocked(t *testing.T) {
 	keys, err := e.redis.Client().Keys(t.Context(), rivermw.DefaultKeyPrefix+"*").Result()
 	require.NoError(t, err)
 	require.Empty(t, keys, "no lock was taken")
+}
+
+// logRecords is a slog.Handler that hands every record to a channel.
+type logRecords chan slog.Record
+
+func (logRecords) Enabled(context.Context, slog.Level) bool        { return true }
+func (h logRecords) Handle(_ context.Context, r slog.Record) error { h <- r; return nil }
+func (h logRecords) WithAttrs([]slog.Attr) slog.Handler            { return h }
+func (h logRecords) WithGroup(string) slog.Handler                 { return h }
+
+func TestFailedReleaseAfterSuccessCompletesTheJobAndLogs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	logs := make(logRecords, 10)
+	c := e.start(t, node{
+		locks: locktest.NewOn(t, e.redis, lockmw.WithReleaseTimeout(time.Second)),
+		opts:  []rivermw.Option{rivermw.WithLogger(slog.New(logs))},
+		work: func(context.Context, *river.Job[jobArgs]) error {
+			return e.redis.Stop() // the release that follows fails
+		},
+	})
+	job := insert(t, c, jobArgs{Key: "x"}, "")
+	a := e.next(t, "the attempt", func(a attempt) bool { return a.id == job.ID })
+	require.NoError(t, a.err, "the job is not retried for the middleware's bookkeeping")
+	r := testsupport.Recv(t, logs, waitLimit, "the failed release is logged")
+	require.Equal(t, slog.LevelWarn, r.Level)
+	require.Contains(t, r.Message, "releasing its lock failed")
+	done := finished(t, c, job.ID, rivertype.JobStateCompleted)
+	require.Equal(t, 1, done.Attempt)
 }
