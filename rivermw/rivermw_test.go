@@ -315,3 +315,30 @@ func TestFailedReleaseAfterSuccessCompletesTheJobAndLogs(t *testing.T) {
 	done := finished(t, c, job.ID, rivertype.JobStateCompleted)
 	require.Equal(t, 1, done.Attempt)
 }
+
+func TestStopAndCancelEndsAWait(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	waiting := make(chan string, 10)
+	locks := locktest.NewOn(t, e.redis, lockmw.WithHooks(lockmw.Hooks{
+		AcquireStart: func(ctx context.Context, ev lockmw.AcquireStartEvent) context.Context {
+			waiting <- ev.Name
+			return ctx
+		},
+	}))
+	c := e.start(t, node{locks: locks, opts: []rivermw.Option{rivermw.WithWait(time.Hour)}, work: func(context.Context, *river.Job[jobArgs]) error {
+		t.Error("the worker ran while its key was held")
+		return nil
+	}})
+	job := insert(t, c, jobArgs{Key: "held"}, "")
+	holder := locktest.NewOn(t, e.redis)
+	locktest.MustLock(t, holder.Mutex(lockName(job)), t.Context())
+	require.Equal(t, lockName(job), testsupport.Recv(t, waiting, waitLimit, "the job starts waiting"))
+
+	require.NoError(t, c.StopAndCancel(testsupport.CtxFor(t, waitLimit)))
+	a := e.next(t, "the attempt", func(a attempt) bool { return a.id == job.ID })
+	require.ErrorIs(t, a.err, context.Canceled)
+	row := finished(t, c, job.ID, rivertype.JobStateAvailable) // back in its queue
+	require.Zero(t, row.Attempt, "the interrupted wait used no attempt")
+	require.Empty(t, row.Errors)
+}
