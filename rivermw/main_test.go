@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,7 +158,9 @@ func (e *env) start(t *testing.T, n node) *river.Client[pgx.Tx] {
 // quickRetry retries a failed job 10ms later, instead of River's back-off.
 type quickRetry struct{}
 
-func (quickRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(10 * time.Millisecond) }
+func (quickRetry) NextRetry(*rivertype.JobRow) time.Time {
+	return time.Now().Add(10 * time.Millisecond)
+}
 
 // insert inserts a job with args into queue ("": the default queue).
 func insert(t *testing.T, c *river.Client[pgx.Tx], args jobArgs, queue string, opts ...func(*river.InsertOpts)) *rivertype.JobRow {
@@ -193,12 +194,6 @@ func snoozed(id int64) func(attempt) bool {
 	}
 }
 
-// anySnooze reports whether an attempt was a snooze.
-func anySnooze(a attempt) bool {
-	_, ok := a.err.(*rivertype.JobSnoozeError)
-	return ok
-}
-
 // finished waits until job id is in state and returns its row.
 func finished(t *testing.T, c *river.Client[pgx.Tx], id int64, state rivertype.JobState) *rivertype.JobRow {
 	t.Helper()
@@ -216,22 +211,3 @@ func finished(t *testing.T, c *river.Client[pgx.Tx], id int64, state rivertype.J
 func lockName(job *rivertype.JobRow) string {
 	return rivermw.DefaultKeyPrefix + "lock:" + rivermw.DefaultKey(context.Background(), job)
 }
-
-// maxTracker tracks how many workers of one key run at once.
-type maxTracker struct {
-	cur, max atomic.Int32
-}
-
-func (m *maxTracker) enter() {
-	n := m.cur.Add(1)
-	for {
-		old := m.max.Load()
-		if n <= old || m.max.CompareAndSwap(old, n) {
-			return
-		}
-	}
-}
-
-func (m *maxTracker) leave() { m.cur.Add(-1) }
-
-func (m *maxTracker) peak() int { return int(m.max.Load()) }

@@ -23,7 +23,7 @@ import (
 type blocker struct {
 	started chan int64
 	release chan struct{}
-	running maxTracker
+	running testsupport.Peak
 }
 
 func newBlocker() *blocker {
@@ -31,8 +31,8 @@ func newBlocker() *blocker {
 }
 
 func (b *blocker) work(ctx context.Context, job *river.Job[jobArgs]) error {
-	b.running.enter()
-	defer b.running.leave()
+	b.running.Enter()
+	defer b.running.Leave()
 	b.started <- job.ID
 	select {
 	case <-b.release:
@@ -67,7 +67,7 @@ func TestSameKeyJobsNeverOverlapAcrossClients(t *testing.T) {
 		job := finished(t, a, id, rivertype.JobStateCompleted)
 		require.Empty(t, job.Errors, "a snooze records no error")
 	}
-	require.Equal(t, 1, b.running.peak(), "jobs of one key ran at once")
+	require.Equal(t, 1, b.running.Max(), "jobs of one key ran at once")
 }
 
 func TestOtherKeysRunSideBySide(t *testing.T) {
@@ -87,7 +87,7 @@ func TestOtherKeysRunSideBySide(t *testing.T) {
 	close(b.release)
 	finished(t, a, x.ID, rivertype.JobStateCompleted)
 	finished(t, a, y.ID, rivertype.JobStateCompleted)
-	require.Equal(t, 2, b.running.peak())
+	require.Equal(t, 2, b.running.Max())
 }
 
 func TestPermitsLetNJobsOfAKeyRun(t *testing.T) {
@@ -108,7 +108,7 @@ func TestPermitsLetNJobsOfAKeyRun(t *testing.T) {
 	for _, id := range ids {
 		finished(t, a, id, rivertype.JobStateCompleted)
 	}
-	require.Equal(t, 2, b.running.peak())
+	require.Equal(t, 2, b.running.Max())
 }
 
 // snoozes is River's snooze count in a job's metadata.
