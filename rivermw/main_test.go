@@ -2,6 +2,7 @@ package rivermw_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -206,6 +207,24 @@ func finished(t *testing.T, c *river.Client[pgx.Tx], id int64, state rivertype.J
 	})
 	return job
 }
+
+// byArgsKey returns opts after a key function that keys a job by its args'
+// Key, so that a test knows a job's lock (heldLock for Key "held") before it
+// inserts the job. (The default key hashes the args as the database returns
+// them.)
+func byArgsKey(opts ...rivermw.Option) []rivermw.Option {
+	key := func(_ context.Context, job *rivertype.JobRow) string {
+		var args jobArgs
+		if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
+			return "undecodable"
+		}
+		return "test:" + args.Key
+	}
+	return append([]rivermw.Option{rivermw.WithKey(key)}, opts...)
+}
+
+// heldLock is the lock of the jobs with Key "held" under byArgsKey.
+const heldLock = rivermw.DefaultKeyPrefix + "lock:test:held"
 
 // lockName is the lock the middleware takes for job by default.
 func lockName(job *rivertype.JobRow) string {

@@ -128,14 +128,13 @@ func TestRiverRecordsTheSnooze(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ran := make(chan int64, 10)
-	c := e.start(t, node{work: func(_ context.Context, job *river.Job[jobArgs]) error {
+	c := e.start(t, node{opts: byArgsKey(), work: func(_ context.Context, job *river.Job[jobArgs]) error {
 		ran <- job.ID
 		return nil
 	}})
-	job := insert(t, c, jobArgs{Key: "held"}, "")
-	holder := locktest.NewOn(t, e.redis)
-	m := holder.Mutex(lockName(job))
+	m := locktest.NewOn(t, e.redis).Mutex(heldLock)
 	hold := locktest.MustLock(t, m, t.Context())
+	job := insert(t, c, jobArgs{Key: "held"}, "")
 
 	e.next(t, "a first snooze", snoozed(job.ID))
 	e.next(t, "a second snooze", snoozed(job.ID))
@@ -164,13 +163,12 @@ func TestSnoozeCapFailsTheJob(t *testing.T) {
 		t.Run(map[int]string{0: "no snooze at all", 2: "after two snoozes"}[max], func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			c := e.start(t, node{opts: []rivermw.Option{rivermw.WithMaxSnoozes(max)}, work: func(context.Context, *river.Job[jobArgs]) error {
+			c := e.start(t, node{opts: byArgsKey(rivermw.WithMaxSnoozes(max)), work: func(context.Context, *river.Job[jobArgs]) error {
 				t.Error("the worker ran while its key was held")
 				return nil
 			}})
+			locktest.MustLock(t, locktest.NewOn(t, e.redis).Mutex(heldLock), t.Context())
 			job := insert(t, c, jobArgs{Key: "held"}, "", func(o *river.InsertOpts) { o.MaxAttempts = 1 })
-			holder := locktest.NewOn(t, e.redis)
-			locktest.MustLock(t, holder.Mutex(lockName(job)), t.Context())
 
 			for range max {
 				e.next(t, "a snooze under the cap", snoozed(job.ID))
@@ -180,7 +178,7 @@ func TestSnoozeCapFailsTheJob(t *testing.T) {
 			require.ErrorIs(t, failed.err, rivermw.ErrBusy)
 			be, ok := errors.AsType[*lockmw.BusyError](failed.err)
 			require.True(t, ok, "a BusyError says who held the key: %v", failed.err)
-			require.Equal(t, lockName(job), be.Name)
+			require.Equal(t, heldLock, be.Name)
 
 			row := finished(t, c, job.ID, rivertype.JobStateDiscarded)
 			require.Equal(t, max, snoozes(t, row))
@@ -200,12 +198,11 @@ func TestWaitTakesTheKeyWhenItIsFreed(t *testing.T) {
 			return ctx
 		},
 	}))
-	c := e.start(t, node{locks: locks, opts: []rivermw.Option{rivermw.WithWait(waitLimit)}, work: func(context.Context, *river.Job[jobArgs]) error { return nil }})
-	job := insert(t, c, jobArgs{Key: "held"}, "")
-	holder := locktest.NewOn(t, e.redis)
-	m := holder.Mutex(lockName(job))
+	c := e.start(t, node{locks: locks, opts: byArgsKey(rivermw.WithWait(waitLimit)), work: func(context.Context, *river.Job[jobArgs]) error { return nil }})
+	m := locktest.NewOn(t, e.redis).Mutex(heldLock)
 	hold := locktest.MustLock(t, m, t.Context())
-	require.Equal(t, lockName(job), testsupport.Recv(t, waiting, waitLimit, "the job starts waiting"))
+	job := insert(t, c, jobArgs{Key: "held"}, "")
+	require.Equal(t, heldLock, testsupport.Recv(t, waiting, waitLimit, "the job starts waiting"))
 	require.NoError(t, m.Unlock(hold))
 	done := finished(t, c, job.ID, rivertype.JobStateCompleted)
 	require.Zero(t, snoozes(t, done), "a job that waited was never snoozed")
@@ -215,11 +212,10 @@ func TestWaitTakesTheKeyWhenItIsFreed(t *testing.T) {
 func TestWaitEndsInASnooze(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := e.start(t, node{opts: []rivermw.Option{rivermw.WithWait(testSnooze)}, work: func(context.Context, *river.Job[jobArgs]) error { return nil }})
-	job := insert(t, c, jobArgs{Key: "held"}, "")
-	holder := locktest.NewOn(t, e.redis)
-	m := holder.Mutex(lockName(job))
+	c := e.start(t, node{opts: byArgsKey(rivermw.WithWait(testSnooze)), work: func(context.Context, *river.Job[jobArgs]) error { return nil }})
+	m := locktest.NewOn(t, e.redis).Mutex(heldLock)
 	hold := locktest.MustLock(t, m, t.Context())
+	job := insert(t, c, jobArgs{Key: "held"}, "")
 	e.next(t, "the job snoozed after its wait", snoozed(job.ID))
 	require.NoError(t, m.Unlock(hold))
 	finished(t, c, job.ID, rivertype.JobStateCompleted)
@@ -326,14 +322,13 @@ func TestStopAndCancelEndsAWait(t *testing.T) {
 			return ctx
 		},
 	}))
-	c := e.start(t, node{locks: locks, opts: []rivermw.Option{rivermw.WithWait(time.Hour)}, work: func(context.Context, *river.Job[jobArgs]) error {
+	c := e.start(t, node{locks: locks, opts: byArgsKey(rivermw.WithWait(time.Hour)), work: func(context.Context, *river.Job[jobArgs]) error {
 		t.Error("the worker ran while its key was held")
 		return nil
 	}})
+	locktest.MustLock(t, locktest.NewOn(t, e.redis).Mutex(heldLock), t.Context())
 	job := insert(t, c, jobArgs{Key: "held"}, "")
-	holder := locktest.NewOn(t, e.redis)
-	locktest.MustLock(t, holder.Mutex(lockName(job)), t.Context())
-	require.Equal(t, lockName(job), testsupport.Recv(t, waiting, waitLimit, "the job starts waiting"))
+	require.Equal(t, heldLock, testsupport.Recv(t, waiting, waitLimit, "the job starts waiting"))
 
 	require.NoError(t, c.StopAndCancel(testsupport.CtxFor(t, waitLimit)))
 	a := e.next(t, "the attempt", func(a attempt) bool { return a.id == job.ID })

@@ -87,7 +87,7 @@ func Launch() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "pgtest-")
+	dir, err := os.MkdirTemp(tempBase(cred), "pgtest-")
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
@@ -104,6 +104,23 @@ func Launch() (*Server, error) {
 		if !errors.Is(err, errAddrInUse) || attempt == launchAttempts {
 			_ = os.RemoveAll(dir)
 			return nil, err
+		}
+	}
+}
+
+// tempBase is where the server's directory is made: the system's temporary
+// directory, unless the user of cred cannot reach it (a TMPDIR under root's
+// home, say); then /tmp.
+func tempBase(cred *syscall.Credential) string {
+	if cred == nil {
+		return ""
+	}
+	for d := os.TempDir(); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return "/tmp"
+		}
+		if d == filepath.Dir(d) {
+			return ""
 		}
 	}
 }
