@@ -27,7 +27,7 @@ install() {
 	echo "PostgreSQL (postgres, initdb) not found; installing it with apt-get" >&2
 	"$@" apt-get update
 	"$@" env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql
-	"$@" service postgresql stop >/dev/null 2>&1 || true
+	"$@" service postgresql stop >/dev/null 2>&1 || "$@" systemctl stop postgresql >/dev/null 2>&1 || true
 }
 
 if command -v apt-get >/dev/null 2>&1; then
