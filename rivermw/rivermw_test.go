@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
@@ -42,12 +43,20 @@ func (b *blocker) work(ctx context.Context, job *river.Job[jobArgs]) error {
 	}
 }
 
+// twoClients starts a blocker's River clients on e, working the queues "a"
+// and "b", as two processes of one deployment.
+func (e *env) twoClients(t *testing.T, opts ...rivermw.Option) (b *blocker, a, bc *river.Client[pgx.Tx]) {
+	t.Helper()
+	b = newBlocker()
+	a = e.start(t, node{queue: "a", opts: opts, work: b.work})
+	bc = e.start(t, node{queue: "b", opts: opts, work: b.work})
+	return b, a, bc
+}
+
 func TestSameKeyJobsNeverOverlapAcrossClients(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	b := newBlocker()
-	a := e.start(t, node{queue: "a", work: b.work})
-	bc := e.start(t, node{queue: "b", work: b.work})
+	b, a, bc := e.twoClients(t)
 
 	first := insert(t, a, jobArgs{Key: "k"}, "a")
 	require.Equal(t, first.ID, testsupport.Recv(t, b.started, waitLimit, "the first job starts"))
@@ -73,9 +82,7 @@ func TestSameKeyJobsNeverOverlapAcrossClients(t *testing.T) {
 func TestOtherKeysRunSideBySide(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	b := newBlocker()
-	a := e.start(t, node{queue: "a", work: b.work})
-	bc := e.start(t, node{queue: "b", work: b.work})
+	b, a, bc := e.twoClients(t)
 
 	x := insert(t, a, jobArgs{Key: "x"}, "a")
 	y := insert(t, bc, jobArgs{Key: "y"}, "b")
@@ -93,10 +100,7 @@ func TestOtherKeysRunSideBySide(t *testing.T) {
 func TestPermitsLetNJobsOfAKeyRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	b := newBlocker()
-	opts := []rivermw.Option{rivermw.WithPermits(2)}
-	a := e.start(t, node{queue: "a", opts: opts, work: b.work})
-	bc := e.start(t, node{queue: "b", opts: opts, work: b.work})
+	b, a, bc := e.twoClients(t, rivermw.WithPermits(2))
 
 	ids := []int64{insert(t, a, jobArgs{Key: "k"}, "a").ID, insert(t, bc, jobArgs{Key: "k"}, "b").ID}
 	for range 2 {
