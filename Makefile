@@ -1,6 +1,7 @@
 # Targets: test (default), lint, demo, stress, bench, soak, fuzz.
 # Only Go (see go.mod), git and make are needed; "make test" installs
-# redis-server when it is missing (Debian/Ubuntu, via apt-get).
+# redis-server when it is missing (Debian/Ubuntu, via apt-get), and
+# PostgreSQL for rivermw's tests.
 
 GO ?= go
 # staticcheck 2026.2.2 (module version v0.8.2), the newest release; it
@@ -13,13 +14,14 @@ ADAPTER_DEPS := go-co-op/gocron|hibiken/asynq|go\.opentelemetry\.io|golang\.org/
 # module of its own so that the root go.mod requires no router; the load tool
 # and the router examples, modules so that the libraries they use stay out of
 # the root go.mod. lint and test cover each.
-RELEASED_MODULES := httpmw/ginmw httpmw/echomw httpmw/fibermw # also listed in MODULES, literally
-MODULES := . httpmw/ginmw httpmw/echomw httpmw/fibermw examples/bench examples/routers
+RELEASED_MODULES := httpmw/ginmw httpmw/echomw httpmw/fibermw rivermw # also listed in MODULES, literally
+MODULES := . httpmw/ginmw httpmw/echomw httpmw/fibermw rivermw examples/bench examples/routers
 
 .PHONY: test lint demo stress bench soak fuzz release-bump
 
 test:
 	./.ci/install-redis.sh
+	./.ci/install-postgres.sh
 	@for m in $(MODULES); do \
 		echo "== go test $$m"; \
 		(cd $$m && $(GO) test -race -count=1 -timeout 9m ./...) || exit 1; \
@@ -48,6 +50,7 @@ demo:
 stress: N ?= 10
 stress:
 	./.ci/install-redis.sh
+	./.ci/install-postgres.sh
 	GO=$(GO) ./.ci/stress.sh $(N)
 
 bench:

@@ -35,14 +35,14 @@ func TestServerLimitRunsTwoAtATime(t *testing.T) {
 	c2 := locktest.New(t, rdb2) // the second server is another process
 
 	const tasks, limit = 6, 2
-	var tr maxTracker
+	var tr testsupport.Peak
 	in := make(chan struct{}, tasks)
 	release := make(chan struct{})
 	var onServer [2]atomic.Int32
 	handler := func(server int) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-			tr.enter()
-			defer tr.leave()
+			tr.Enter()
+			defer tr.Leave()
 			onServer[server].Add(1)
 			in <- struct{}{}
 			select {
@@ -70,9 +70,9 @@ func TestServerLimitRunsTwoAtATime(t *testing.T) {
 	var waiting int64
 	testsupport.Eventually(t, waitLimit, "every task running or waiting for a permit", func() bool {
 		waiting = e.rdb.ZCard(t.Context(), queue).Val()
-		return int(waiting)+int(tr.cur.Load()) == tasks
+		return int(waiting)+tr.Now() == tasks
 	})
-	require.Equal(t, limit, int(tr.cur.Load()), "tasks running at once")
+	require.Equal(t, limit, tr.Now(), "tasks running at once")
 	require.EqualValues(t, tasks-limit, waiting, "tasks waiting for a permit")
 
 	for i := range tasks { // one at a time: each end lets one waiter in, to run beside the other
@@ -83,7 +83,7 @@ func TestServerLimitRunsTwoAtATime(t *testing.T) {
 			testsupport.Recv(t, in, waitLimit, "a waiter's start")
 		}
 	}
-	require.Equal(t, limit, tr.peak(), "more than two tasks with one key ran at once")
+	require.Equal(t, limit, tr.Max(), "more than two tasks with one key ran at once")
 	// Six workers took the six tasks at once, so each server ran three.
 	require.EqualValues(t, 3, onServer[0].Load())
 	require.EqualValues(t, 3, onServer[1].Load())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,22 +115,3 @@ func doneKey(typ string, payload []byte) string {
 	sum := sha256.Sum256(payload)
 	return "asynq:done:" + typ + ":" + hex.EncodeToString(sum[:])[:32]
 }
-
-// maxTracker tracks how many handlers of one key run at once.
-type maxTracker struct {
-	cur, max atomic.Int32
-}
-
-func (m *maxTracker) enter() {
-	n := m.cur.Add(1)
-	for {
-		old := m.max.Load()
-		if n <= old || m.max.CompareAndSwap(old, n) {
-			return
-		}
-	}
-}
-
-func (m *maxTracker) leave() { m.cur.Add(-1) }
-
-func (m *maxTracker) peak() int { return int(m.max.Load()) }

@@ -26,11 +26,11 @@ func TestServerIdenticalTasksNeverOverlap(t *testing.T) {
 	c2 := locktest.New(t, rdb2) // the second server is another process: another owner
 
 	const tasks = 8
-	var tr maxTracker
+	var tr testsupport.Peak
 	var runs atomic.Int32
 	h := asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		tr.enter()
-		defer tr.leave()
+		tr.Enter()
+		defer tr.Leave()
 		time.Sleep(20 * time.Millisecond) // the work, during which duplicates arrive
 		runs.Add(1)
 		return nil
@@ -58,7 +58,7 @@ func TestServerIdenticalTasksNeverOverlap(t *testing.T) {
 		}
 	}
 	require.EqualValues(t, tasks, runs.Load())
-	require.Equal(t, 1, tr.peak(), "identical tasks overlapped")
+	require.Equal(t, 1, tr.Max(), "identical tasks overlapped")
 	require.Positive(t, busy, "no task ever found the key busy: the test proved nothing")
 	t.Logf("%d busy attempts", busy)
 }

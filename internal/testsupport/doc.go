@@ -1,7 +1,8 @@
 // Package testsupport holds the helpers that this module's tests share: a
 // context that ends a hung test, polling for a condition, and bounded waits
 // on a channel or a context. Every helper fails the test with a message that
-// names what was awaited and for how long.
+// names what was awaited and for how long. [Peak] counts how many handlers
+// run at once.
 //
 // It imports nothing of this module, so that any test may use it, including
 // the internal tests of package lockmw (package lockmw, not lockmw_test). The

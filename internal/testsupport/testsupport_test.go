@@ -87,3 +87,14 @@ func TestDone(t *testing.T) {
 	testsupport.Done(t, ctx, time.Minute, "cancelled")
 	assert.Equal(t, context.Canceled, testsupport.WaitDone(ctx, time.Minute))
 }
+
+func TestPeakKeepsTheMostAtOnce(t *testing.T) {
+	var p testsupport.Peak
+	p.Enter()
+	p.Enter()
+	p.Leave()
+	p.Enter()
+	p.Leave()
+	p.Leave()
+	require.Equal(t, 2, p.Max())
+}
