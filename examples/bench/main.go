@@ -287,6 +287,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -402,6 +403,7 @@ type config struct {
 	rwWork    time.Duration // rwmutex: how long each operation holds the lock (its work)
 
 	latency time.Duration // one-way delay each direction through a faultproxy; 0: none
+	cluster int           // parallel scenarios: masters of a Redis Cluster the tool starts; 0: one server
 
 	goroutines int           // parallel: goroutines sharing one client, each on a name of its own
 	parRounds  int           // parallel: rounds, the locks taking turns in each
@@ -416,6 +418,14 @@ var allScenarios = []string{"uncontended", "contended", "many-held", "many-waite
 // waiting for rlock's unlock latches to expire, it runs for about three
 // minutes on its own.
 const parallelScenario = "parallel"
+
+// parallelSemaphoreScenario is the parallel scenario on rlock's Semaphore
+// (a name of semaphorePermits per goroutine) beside rlock's Mutex; not
+// among allScenarios either.
+const parallelSemaphoreScenario = "parallel-semaphore"
+
+// parallelScenarios are the scenarios with a cluster ground (-cluster).
+var parallelScenarios = []string{parallelScenario, parallelSemaphoreScenario}
 
 // defaultConfig is what the flags default to.
 func defaultConfig() config {
@@ -455,10 +465,11 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		fmt.Fprintln(stderr, "usage: go run . [flags]   (in examples/bench; from the root: go run -C examples/bench . [flags])\n\nMeasures rlock beside redsync, bsm/redislock, rueidislock, a polling lock and a SET NX floor against one redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	scenario := fs.String("scenario", "all", "all (every scenario but parallel), uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex or parallel")
+	scenario := fs.String("scenario", "all", "all (every scenario but the parallel ones), uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex, parallel or parallel-semaphore")
 	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(lockKinds, ", "))
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
 	fs.DurationVar(&cfg.latency, "latency", 0, "put a faultproxy between every client and the server that delays each direction by this much (e.g. 500us: a round trip 1ms longer); 0: none")
+	fs.IntVar(&cfg.cluster, "cluster", 0, "parallel and parallel-semaphore: start a Redis Cluster of this many masters (no replicas) instead of one redis-server, every lock on a cluster client of its own, the server CPU summed over the nodes; 0: one server")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
 	fs.IntVar(&cfg.n, "n", cfg.n, "uncontended: lock+unlock pairs (and floor pairs) per run")
 	fs.IntVar(&cfg.runs, "runs", cfg.runs, "uncontended: alternating runs of lock+unlock and of the floor")
@@ -492,10 +503,10 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	switch *scenario {
 	case "all":
 		cfg.scenarios = allScenarios
-	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore", "rwmutex", parallelScenario:
+	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore", "rwmutex", parallelScenario, parallelSemaphoreScenario:
 		cfg.scenarios = []string{*scenario}
 	default:
-		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex or parallel", *scenario)
+		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex, parallel or parallel-semaphore", *scenario)
 	}
 	if *rounds != 0 {
 		cfg.rounds, cfg.parRounds = *rounds, *rounds
@@ -524,6 +535,16 @@ func parseMix(s string) ([]mix, error) {
 }
 
 func (c config) validate() error {
+	if c.cluster > 0 {
+		if c.addr != "" {
+			return errors.New("-cluster starts a cluster of its own: not with -addr")
+		}
+		for _, sc := range c.scenarios {
+			if !slices.Contains(parallelScenarios, sc) {
+				return fmt.Errorf("-cluster: -scenario %s has no cluster ground (only parallel and parallel-semaphore)", sc)
+			}
+		}
+	}
 	for _, v := range []struct {
 		name string
 		ok   bool
@@ -544,6 +565,7 @@ func (c config) validate() error {
 		{"-poll-min must be positive", c.pollMin > 0},
 		{"-poll-max must not be less than -poll-min", c.pollMax >= c.pollMin},
 		{"-latency must not be negative", c.latency >= 0},
+		{"-cluster must not be negative", c.cluster >= 0},
 		{"-goroutines must be positive", c.goroutines > 0},
 		{"-rounds must be positive", c.parRounds > 0},
 		{"-settle must not be negative", c.settle >= 0},

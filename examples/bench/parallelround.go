@@ -37,7 +37,7 @@ type parRound struct {
 // what the server would spend idling as long is no cost of the run.
 func runParRound(ctx context.Context, e *env, cfg config, kind string, idle float64) (*parRound, error) {
 	counter := newCmdCounter()
-	rdb := e.newRedis("rlock-bench-parallel", counter)
+	rdb := e.newClient("rlock-bench-parallel", counter)
 	defer rdb.Close()
 	names := make([]string, cfg.goroutines)
 	for i := range names {
@@ -47,7 +47,7 @@ func runParRound(ctx context.Context, e *env, cfg config, kind string, idle floa
 	if err != nil {
 		return nil, err
 	}
-	keys, err := e.admin.DBSize(ctx).Result()
+	keys, err := sumNodes(ctx, e, dbSize)
 	if err != nil {
 		return nil, errors.Join(err, closeAll())
 	}
@@ -66,7 +66,7 @@ func runParRound(ctx context.Context, e *env, cfg config, kind string, idle floa
 	}
 	pr.tail = time.Since(t0)
 	pr.tailIdle = time.Duration(idle * float64(pr.tail))
-	after, err := readServer(ctx, e.admin)
+	after, err := readNodes(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func runParRound(ctx context.Context, e *env, cfg config, kind string, idle floa
 // measureRun runs the load between two readings of the server's CPU time
 // and of this process's counters; it returns the first reading too.
 func measureRun(ctx context.Context, e *env, cfg config, lockers []locker, counter *cmdCounter) (*parRound, serverReading, error) {
-	before, err := readServer(ctx, e.admin)
+	before, err := readNodes(ctx, e)
 	if err != nil {
 		return nil, before, err
 	}
@@ -89,11 +89,11 @@ func measureRun(ctx context.Context, e *env, cfg config, lockers []locker, count
 	}
 	pr := &parRound{loadRun: run, clientCPU: processCPU() - cpu, mallocs: heapMallocs() - mallocs}
 	_, pr.client = delta(sent, counter.snapshot())
-	end, err := redisCPU(ctx, e.admin)
+	end, err := sumNodes(ctx, e, redisCPU)
 	if err != nil {
 		return nil, before, err
 	}
-	reads, err := serverReads(ctx, e.admin)
+	reads, err := sumNodes(ctx, e, serverReads)
 	if err != nil {
 		return nil, before, err
 	}
@@ -107,7 +107,7 @@ func measureRun(ctx context.Context, e *env, cfg config, lockers []locker, count
 func settle(ctx context.Context, e *env, keys int64, limit time.Duration) (int64, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		n, err := e.admin.DBSize(ctx).Result()
+		n, err := sumNodes(ctx, e, dbSize)
 		if err != nil {
 			return 0, err
 		}
@@ -125,7 +125,7 @@ func settle(ctx context.Context, e *env, keys int64, limit time.Duration) (int64
 // idleCPU is the server's CPU time per second of wall time over d in
 // which the tool sends it nothing but two INFOs.
 func idleCPU(ctx context.Context, e *env, d time.Duration) (float64, error) {
-	before, err := redisCPU(ctx, e.admin)
+	before, err := sumNodes(ctx, e, redisCPU)
 	if err != nil {
 		return 0, err
 	}
@@ -135,7 +135,7 @@ func idleCPU(ctx context.Context, e *env, d time.Duration) (float64, error) {
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-	after, err := redisCPU(ctx, e.admin)
+	after, err := sumNodes(ctx, e, redisCPU)
 	if err != nil {
 		return 0, err
 	}
