@@ -26,8 +26,8 @@ type machine struct {
 	Addr       string `json:"addr"` // the server's, or the first master's
 	// Cluster is -cluster: the masters of the Redis Cluster the tool
 	// started; 0, one server.
-	Cluster    int    `json:"cluster_masters,omitempty"`
-	OwnServer  bool   `json:"own_server"`
+	Cluster   int  `json:"cluster_masters,omitempty"`
+	OwnServer bool `json:"own_server"`
 	// Ground is the network between the clients and the server, in words:
 	// "loopback; PING p50 45µs", "through faultproxy, 500µs each way; PING
 	// p50 1.3ms".
