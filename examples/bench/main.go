@@ -13,6 +13,8 @@
 //	go run .                                   # every scenario but parallel, every lock, about 2 minutes
 //	go run . -scenario contended               # every lock's contended row, then rlock's targets
 //	go run . -scenario parallel                # many independent locks from one client, about 4 minutes
+//	go run . -scenario parallel -cluster 3     # the same on a Redis Cluster of 3 masters
+//	go run . -scenario parallel-semaphore      # rlock's Semaphore beside its Mutex, about 3 minutes
 //	go run . -scenario contended -lock rlock,poll
 //	go run . -json > bench.json
 //	go run . -addr 127.0.0.1:6379              # an existing server
@@ -221,7 +223,15 @@
 //     floors' and rueidislock's with their medians. Targets (medians of
 //     per-round ratios): acquisitions/s ≥ 1.2 × setnx's, ≥ rueidislock's,
 //     ≥ 0.5 × setnx-autopipeline's; redis-server CPU per acquisition ≤
-//     setnx's and ≤ 3 × setnx-autopipeline's; p99 ≤ setnx's.
+//     setnx's, ≤ rueidislock's and ≤ 3 × setnx-autopipeline's; p99 ≤
+//     setnx's.
+//   - parallel-semaphore (not part of -scenario all either; rlock only,
+//     whatever -lock says): the parallel scenario on rlock's Mutex and on
+//     its Semaphore, each goroutine a name of 2 permits of its own
+//     (lockmw.Semaphore, one lockmw.Client), taking turns as parallel's
+//     locks do: a line each, then "parallel-semaphore-compare
+//     rlock-semaphore", the per-round ratios of the Semaphore's figures to
+//     the Mutex's. Target: acquisitions/s ≥ 0.8 × the Mutex's.
 //
 // The other locks have no line of their own in many-held, mixed, trace,
 // semaphore and rwmutex: one line per scenario names them and says why.
@@ -230,8 +240,9 @@
 //
 //	-addr host:port   use this Redis instead of starting one
 //	-latency d        a faultproxy between every client and the server, delaying each direction by d
-//	-scenario s       all (every scenario but parallel), uncontended, contended, many-held, many-waiters,
-//	                  mixed, trace, semaphore, rwmutex or parallel (default all)
+//	-cluster N        parallel, parallel-semaphore: a Redis Cluster of N masters instead of one server (see Ground)
+//	-scenario s       all (every scenario but the parallel ones), uncontended, contended, many-held,
+//	                  many-waiters, mixed, trace, semaphore, rwmutex, parallel or parallel-semaphore (default all)
 //	-lock l           all (default), both (rlock,poll), or NAME[,NAME] of the locks above
 //	-json             print one JSON document instead of text lines
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
@@ -244,7 +255,7 @@
 //	                  many-held: 10000 locks, 3s watchdog (renewal every 1s), 3 intervals
 //	                  (-rounds: parallel's rounds too, 5 by default)
 //	-goroutines, -settle
-//	                  parallel: 64 goroutines; wait at most 1m for a run's keys to expire
+//	                  parallel, parallel-semaphore: 64 goroutines; wait at most 1m for a run's keys to expire
 //	-waiters          many-waiters: 1000 names and waiters
 //	-mix N:M, -mix all
 //	                  mixed: rlock and Redisson workers (4:4); all: each of 1, 2, 4 against each
@@ -275,6 +286,21 @@
 // rueidislock's own connections, the Redisson workers of mixed). The header
 // names the ground ("loopback", or "through faultproxy, 500µs each way")
 // with a PING p50 timed on it before the first scenario.
+//
+// -cluster N (parallel and parallel-semaphore only, not with -addr) starts
+// a Redis Cluster of N masters without replicas on loopback
+// (internal/redistest's LaunchCluster, the slots split evenly) instead of
+// one redis-server, and runs every lock through a cluster client of its
+// own: rlock and the go-redis floors on a redis.ClusterClient seeded with
+// the masters (default options; setnx-autopipeline through its
+// AutoPipeline(), which pipelines per master), rueidislock on a rueidis
+// client seeded with them (rueidis finds the cluster). The server's
+// figures (CPU time, commandstats, reads, keys) are sums over the masters;
+// the PING p50 is the first master's. With -latency every master has a
+// faultproxy of its own, and every cluster client reaches each node,
+// which it learns of from the cluster, through that node's proxy (a go-redis
+// Dialer, a rueidis DialCtxFn): an address without a proxy is an error,
+// never a direct connection.
 package main
 
 import (

@@ -27,9 +27,10 @@ type parRound struct {
 }
 
 // runParRound runs one lock of kind on cfg.goroutines names of its own,
-// one goroutine each, all on one go-redis client (the lock's own client,
-// for rueidislock), for cfg.duration. The server's CPU time and
-// commandstats are read from before the run until the keys the run wrote
+// one goroutine each, all on one go-redis client (a ClusterClient with
+// -cluster; the lock's own client, for rueidislock), for cfg.duration. The
+// server's CPU time and commandstats (summed over the masters of a
+// cluster) are read from before the run until the keys the run wrote
 // have expired (rlock's unlock latches live ~13 s), or cfg.settle has
 // passed: a lock's cost to the server includes the expiry of what it
 // leaves behind. idle is the idle server's CPU time per second of wall
