@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // settlePoll is how often the wait for a run's keys to expire asks DBSIZE.
@@ -49,6 +51,13 @@ func runParRound(ctx context.Context, e *env, cfg config, kind string, idle floa
 		return nil, err
 	}
 	keys, err := sumNodes(ctx, e, dbSize)
+	if err == nil && kind == semaphoreKind {
+		// A semaphore's count, the key of its name, stays: the wait
+		// would otherwise last -settle in the first round.
+		var fresh int64
+		fresh, err = missingKeys(ctx, rdb, names)
+		keys += fresh
+	}
 	if err != nil {
 		return nil, errors.Join(err, closeAll())
 	}
@@ -121,6 +130,20 @@ func settle(ctx context.Context, e *env, keys int64, limit time.Duration) (int64
 			return 0, ctx.Err()
 		}
 	}
+}
+
+// missingKeys is how many of keys do not exist, one EXISTS each (the keys
+// of a cluster are on many nodes).
+func missingKeys(ctx context.Context, rdb redis.UniversalClient, keys []string) (int64, error) {
+	var n int64
+	for _, k := range keys {
+		found, err := rdb.Exists(ctx, k).Result()
+		if err != nil {
+			return 0, err
+		}
+		n += 1 - found
+	}
+	return n, nil
 }
 
 // idleCPU is the server's CPU time per second of wall time over d in
