@@ -65,6 +65,20 @@ func (s *strArg) MarshalBinary() ([]byte, error) {
 
 func (s *strArg) String() string { return string(*s) }
 
+// argString is a key argument as a string: a string, or one kept
+// elsewhere (strArg, a level's latch); false for anything else.
+func argString(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case *strArg:
+		return string(*v), true
+	case *levelLatch:
+		return v.latch, true
+	}
+	return "", false
+}
+
 // argOf is *s as a script argument, without an allocation: *s must not
 // change once a command holds it.
 func argOf(s *string) any { return (*strArg)(s) }

@@ -47,27 +47,47 @@ import (
 // hooks see the batch, with the values of that caller's context (a span),
 // through ProcessPipelineHook (its short releases as one EVALSHA of
 // fastrelease.lua over their locks, batchmerge.go); a call run at once is seen through
-// ProcessHook with its own context. Only a single Redis (a *redis.Client,
-// Sentinel's too) batches; a cluster client or a quorum does not.
-// WithoutBatching turns it off.
+// ProcessHook with its own context.
+//
+// On a cluster every master has a lane of its own (a queue, its calls run at
+// once and its senders, maxInFlight round trips under way at most): calls
+// for one master share that master's pipelines, and a slow master holds up
+// only its own callers. A call's lane is its first key's master
+// (ClusterClient.MasterForKey, the cluster state go-redis keeps). The
+// pipeline still goes through the ClusterClient, so the user's hooks on it
+// see every command, and go-redis routes each command as usual: a call whose
+// slot moved meanwhile goes where the slot now is (go-redis follows MOVED and
+// ASK for the commands of a pipeline; a stale lane only batches less well),
+// and a fail-over fails the calls of that pipeline as it fails a lone call.
+// Short releases merge only within one hash slot (a script's keys must
+// share one). A quorum does not batch. WithoutBatching turns it off.
 type batcher struct {
 	rdb redis.UniversalClient
-	wg  sync.WaitGroup // the goroutines that send the queue
+	cc  *redis.ClusterClient // a cluster: a lane per master; nil: the one lane
+	wg  sync.WaitGroup       // the goroutines that send the queues
 
 	mu      sync.Mutex
-	closed  bool // Close was called: no new goroutine; calls run at once
+	closed  bool             // Close was called: no new goroutine; calls run at once
+	lane                     // a single Redis's lane
+	lanes   map[string]*lane // a cluster's, by master address ("" when the master is unknown)
+	started uint64           // round trips begun; each is numbered by this count
+	under   []uint64         // the numbers of the round trips under way (maxInFlight per lane at most)
+	wakeAt  uint64           // settled's: call onEnd once no round trip up to it is under way (0: no)
+	onEnd   func()           // the renewer's wake: non-blocking
+}
+
+// lane is one node's queue: the calls for it run at once or queued, and
+// the goroutines sending its queue. Its fields are guarded by batcher.mu.
+type lane struct {
+	slotted bool // a cluster's: merge short releases per hash slot only
 	atOnce  int  // calls run at once under way
 	senders int  // goroutines sending the queue
 	queue   []*queuedCmd
 	spare   []*queuedCmd // a sent batch's slice, to queue in again
-	started uint64       // round trips begun; each is numbered by this count
-	under   []uint64     // the numbers of the round trips under way (maxInFlight at most)
-	wakeAt  uint64       // settled's: call onEnd once no round trip up to it is under way (0: no)
-	onEnd   func()       // the renewer's wake: non-blocking
 }
 
-// maxInFlight bounds the round trips of one batcher under way at once:
-// calls run at once and goroutines sending the queue (each has one round
+// maxInFlight bounds the round trips of one lane (one node) under way at
+// once: calls run at once and goroutines sending the queue (each has one round
 // trip under way, or gathers its next). A call runs at once when none is
 // busy; the first call queued while fewer are busy starts a sender. (Sent
 // alone, that call took a round trip of its own beside every pipeline, and
@@ -100,12 +120,57 @@ const (
 	queuedGaveUp         // its caller returned: the batcher no longer answers it
 )
 
-// newBatcher returns rdb's batcher, or nil when rdb does not batch.
+// newBatcher returns rdb's batcher, or nil when rdb does not batch: a
+// *redis.Client (a failover client too) or a *redis.ClusterClient does.
 func newBatcher(rdb redis.UniversalClient, off bool) *batcher {
-	if _, ok := rdb.(*redis.Client); !ok || off {
+	if off {
 		return nil
 	}
-	return &batcher{rdb: rdb}
+	switch r := rdb.(type) {
+	case *redis.Client:
+		return &batcher{rdb: rdb}
+	case *redis.ClusterClient:
+		return &batcher{rdb: rdb, cc: r, lanes: make(map[string]*lane)}
+	}
+	return nil
+}
+
+// laneOf returns the lane of cmd: the one lane, or on a cluster that of the
+// master serving cmd's first key. It takes b.mu, and returns with it held.
+func (b *batcher) laneOf(ctx context.Context, cmd redis.Cmder) *lane {
+	if b.cc == nil {
+		b.mu.Lock()
+		return &b.lane
+	}
+	addr := ""
+	if key, ok := firstKey(cmd.Args()); ok {
+		if node, err := b.cc.MasterForKey(ctx, key); err == nil {
+			addr = node.Options().Addr
+		}
+	}
+	b.mu.Lock()
+	l := b.lanes[addr]
+	if l == nil {
+		l = &lane{slotted: true}
+		b.lanes[addr] = l
+	}
+	return l
+}
+
+// firstKey is the first key of a hot-path command line: a script's
+// (EVALSHA or EVAL, hash, key count, keys…) or RESTORE's.
+func firstKey(args []any) (string, bool) {
+	if len(args) < 2 {
+		return "", false
+	}
+	at := 1
+	if name, _ := args[0].(string); name == "evalsha" || name == "eval" {
+		if len(args) < 4 {
+			return "", false
+		}
+		at = 3
+	}
+	return argString(args[at])
 }
 
 // Process runs cmd, at once or in a later pipeline. When ctx ends first it
@@ -113,31 +178,31 @@ func newBatcher(rdb redis.UniversalClient, off bool) *batcher {
 // scripts.InFlight and cmd belongs to the pipeline still: the caller must
 // not read it.
 func (b *batcher) Process(ctx context.Context, cmd redis.Cmder) error {
-	b.mu.Lock()
-	busy := b.atOnce + b.senders
+	l := b.laneOf(ctx, cmd) // b.mu held
+	busy := l.atOnce + l.senders
 	if b.closed || busy == 0 {
 		var n uint64
 		if !b.closed {
-			b.atOnce++
+			l.atOnce++
 			n = b.beginLocked()
 		}
 		b.mu.Unlock()
 		err := b.rdb.Process(ctx, cmd)
 		if n != 0 {
-			b.ended1(n)
+			b.ended1(l, n)
 		}
 		return err
 	}
 	q := &queuedCmd{ctx: ctx, cmd: cmd, done: make(chan struct{})}
-	b.queue = append(b.queue, q)
-	second := busy < maxInFlight && len(b.queue) == 1
+	l.queue = append(l.queue, q)
+	second := busy < maxInFlight && len(l.queue) == 1
 	if second {
-		b.senders++
+		l.senders++
 		b.wg.Add(1)
 	}
 	b.mu.Unlock()
 	if second {
-		go b.sendCounted()
+		go b.sendCounted(l)
 	}
 	select {
 	case <-q.done:
@@ -161,54 +226,54 @@ func (b *batcher) Process(ctx context.Context, cmd redis.Cmder) error {
 // queue is never left without a sender or a call run at once to start one:
 // a call queues only when all maxInFlight are busy, and a sender ends only
 // when it finds the queue empty.
-func (b *batcher) ended1(n uint64) {
+func (b *batcher) ended1(l *lane, n uint64) {
 	b.mu.Lock()
-	b.atOnce--
+	l.atOnce--
 	b.endedLocked(n)
 	switch {
-	case len(b.queue) == 0 || b.atOnce+b.senders >= maxInFlight:
+	case len(l.queue) == 0 || l.atOnce+l.senders >= maxInFlight:
 		b.mu.Unlock()
 	case b.closed:
-		b.senders++
+		l.senders++
 		b.mu.Unlock()
-		b.send()
+		b.send(l)
 	default:
-		b.senders++
+		l.senders++
 		b.wg.Add(1)
 		b.mu.Unlock()
-		go b.sendCounted()
+		go b.sendCounted(l)
 	}
 }
 
 // sendCounted is send on a goroutine of its own, counted in b.wg (Close
 // waits for it).
-func (b *batcher) sendCounted() {
+func (b *batcher) sendCounted(l *lane) {
 	defer b.wg.Done()
-	b.send()
+	b.send(l)
 }
 
-// send sends the queue as pipelines, one after the other, until it is
+// send sends l's queue as pipelines, one after the other, until it is
 // empty. Another sender may run beside it (maxInFlight): each takes what
 // was queued when its last pipeline returned.
-func (b *batcher) send() {
-	var merge releaseMerge
+func (b *batcher) send(l *lane) {
+	merge := releaseMerge{slotted: l.slotted}
 	for {
 		b.mu.Lock()
-		b.gatherLocked()
-		qs := b.queue
+		b.gatherLocked(l)
+		qs := l.queue
 		if len(qs) == 0 {
-			b.senders--
+			l.senders--
 			b.mu.Unlock()
 			return
 		}
-		b.queue, b.spare = b.spare, nil
+		l.queue, l.spare = l.spare, nil
 		n := b.beginLocked()
 		b.mu.Unlock()
 		b.pipeline(qs, &merge)
 		clear(qs)
 		b.mu.Lock()
 		b.endedLocked(n)
-		b.spare = qs[:0]
+		l.spare = qs[:0]
 		b.mu.Unlock()
 	}
 }
@@ -216,12 +281,12 @@ func (b *batcher) send() {
 // gatherYields bounds gatherLocked's yields.
 const gatherYields = 8
 
-// gatherLocked yields to the runnable goroutines while they add to the
+// gatherLocked yields to the runnable goroutines while they add to l's
 // queue (the callers the last round trip answered), gatherYields times at
 // most; b.mu is held, and released while yielding.
-func (b *batcher) gatherLocked() {
-	for i, n := 0, -1; i < gatherYields && n != len(b.queue); i++ {
-		n = len(b.queue)
+func (b *batcher) gatherLocked(l *lane) {
+	for i, n := 0, -1; i < gatherYields && n != len(l.queue); i++ {
+		n = len(l.queue)
 		b.mu.Unlock()
 		runtime.Gosched()
 		b.mu.Lock()

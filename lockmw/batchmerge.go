@@ -79,25 +79,56 @@ func (l *levelLatch) MarshalBinary() ([]byte, error) { return (*strArg)(&l.latch
 func (l *levelLatch) String() string { return l.latch }
 
 // releaseMerge builds one pipeline's commands, its short releases merged.
-// It is a sender's, kept for its next pipeline.
+// It is a sender's, kept for its next pipeline. On a cluster (slotted) only
+// the releases of one hash slot merge, each slot's run in the place of its
+// first release.
 type releaseMerge struct {
-	cmds  []redis.Cmder // in queue order; nil: where the merged runs go (the first release's place)
-	parts []*redis.Cmd  // the short releases
-	runs  []*redis.Cmd  // the merged runs sent, mergeMax releases each
+	slotted bool
+	cmds    []redis.Cmder // in queue order; nil: where a group's merged runs go (its first release's place)
+	groups  []mergeGroup  // the short releases, by slot in order of their first (one group when not slotted)
+	runs    []mergedRun   // the merged runs sent, mergeMax releases each
+}
+
+// mergeGroup is the short releases of one pipeline in one hash slot.
+type mergeGroup struct {
+	slot  int
+	parts []*redis.Cmd
+}
+
+// mergedRun is one merged run and the releases it carries.
+type mergedRun struct {
+	run   *redis.Cmd
+	parts []*redis.Cmd
 }
 
 // queue adds cmd to the pipeline: a short release whose level was never
-// merged to the merged runs, which take the place of the first. (All are
-// one Client's: the publish command and the latch TTL are the same.)
+// merged to its slot's merged runs, which take the place of the slot's
+// first. (All are one Client's: the publish command and the latch TTL are
+// the same.)
 func (m *releaseMerge) queue(cmd redis.Cmder) {
-	if c, ok := cmd.(*redis.Cmd); ok && mergeable(c.Args()) {
-		if len(m.parts) == 0 {
-			m.cmds = append(m.cmds, nil)
-		}
-		m.parts = append(m.parts, c)
+	c, ok := cmd.(*redis.Cmd)
+	if !ok || !mergeable(c.Args()) {
+		m.cmds = append(m.cmds, cmd)
 		return
 	}
-	m.cmds = append(m.cmds, cmd)
+	slot := 0
+	if m.slotted {
+		key, _ := argString(c.Args()[4])
+		slot = keySlot(key)
+	}
+	for i := range m.groups {
+		if m.groups[i].slot == slot {
+			m.groups[i].parts = append(m.groups[i].parts, c)
+			return
+		}
+	}
+	m.cmds = append(m.cmds, nil)
+	if n := len(m.groups); n < cap(m.groups) { // the group's slice of an earlier pipeline
+		m.groups = m.groups[:n+1]
+		m.groups[n].slot, m.groups[n].parts = slot, append(m.groups[n].parts[:0], c)
+		return
+	}
+	m.groups = append(m.groups, mergeGroup{slot: slot, parts: []*redis.Cmd{c}})
 }
 
 // mergeable reports whether args are a short release's that may join the
@@ -110,24 +141,28 @@ func mergeable(args []any) bool {
 	return ok && l.ran.claimed.CompareAndSwap(false, true)
 }
 
-// send queues the pipeline's commands in p, in order: the short releases
-// as merged runs of mergeMax at most, a release left alone (the only one,
-// or one after full runs) as it is, with its own latch and reply.
+// send queues the pipeline's commands in p, in order: each group's short
+// releases as merged runs of mergeMax at most, a release left alone (the
+// only one of its slot, or one after full runs) as it is, with its own
+// latch and reply.
 func (m *releaseMerge) send(ctx context.Context, p redis.Pipeliner) {
+	g := 0
 	for _, c := range m.cmds {
 		if c != nil {
 			_ = p.Process(ctx, c)
 			continue
 		}
-		for i := 0; i < len(m.parts); i += mergeMax {
-			part := m.parts[i:min(i+mergeMax, len(m.parts))]
+		parts := m.groups[g].parts
+		g++
+		for i := 0; i < len(parts); i += mergeMax {
+			part := parts[i:min(i+mergeMax, len(parts))]
 			if len(part) == 1 {
 				_ = p.Process(ctx, part[0])
 				continue
 			}
 			run := runOf(ctx, part)
 			_ = p.Process(ctx, run)
-			m.runs = append(m.runs, run)
+			m.runs = append(m.runs, mergedRun{run: run, parts: part})
 		}
 	}
 }
@@ -160,18 +195,16 @@ func runOf(ctx context.Context, part []*redis.Cmd) *redis.Cmd {
 }
 
 // answer gives each release of a merged run its reply, from the run's,
-// once the pipeline has returned. Run i carried the i-th mergeMax parts (a
-// part sent alone, the last, has its own reply).
+// once the pipeline has returned (a part sent alone has its own reply).
 func (m *releaseMerge) answer() {
-	for i, run := range m.runs {
-		part := m.parts[i*mergeMax : min((i+1)*mergeMax, len(m.parts))]
-		replies, err := run.Slice()
-		for j, c := range part {
+	for _, r := range m.runs {
+		replies, err := r.run.Slice()
+		for j, c := range r.parts {
 			switch {
 			case err != nil:
 				c.SetErr(err)
 			case j >= len(replies):
-				c.SetErr(fmt.Errorf("lockmw: merged release answered %d of %d", len(replies), len(part)))
+				c.SetErr(fmt.Errorf("lockmw: merged release answered %d of %d", len(replies), len(r.parts)))
 			default:
 				setReply(c, replies[j])
 			}
@@ -182,9 +215,11 @@ func (m *releaseMerge) answer() {
 // reset empties m for the next pipeline, keeping its slices.
 func (m *releaseMerge) reset() {
 	clear(m.cmds)
-	clear(m.parts)
 	clear(m.runs)
-	m.cmds, m.parts, m.runs = m.cmds[:0], m.parts[:0], m.runs[:0]
+	for i := range m.groups {
+		clear(m.groups[i].parts)
+	}
+	m.cmds, m.groups, m.runs = m.cmds[:0], m.groups[:0], m.runs[:0]
 }
 
 // setReply sets c's reply from one element of a merged run's.

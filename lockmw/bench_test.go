@@ -286,3 +286,60 @@ func BenchmarkLoneCallerBatchingOnOff(b *testing.B) {
 		b.ReportMetric(on50/off50, "on/off")
 	}
 }
+
+// BenchmarkClusterParallel is BenchmarkLockUnlockParallel on a 3-master
+// cluster (loopback, no replicas), one ClusterClient: batched per master
+// (the default) and WithoutBatching, a mutex and a semaphore of 2 permits
+// per goroutine; the servers' CPU is summed over the masters.
+func BenchmarkClusterParallel(b *testing.B) {
+	cl := redistest.StartCluster(b, 3, 0)
+	for _, bc := range []struct {
+		name string
+		sem  bool
+		opts []lockmw.Option
+	}{
+		{"mutex/batched", false, nil},
+		{"mutex/unbatched", false, []lockmw.Option{lockmw.WithoutBatching()}},
+		{"semaphore/batched", true, nil},
+		{"semaphore/unbatched", true, []lockmw.Option{lockmw.WithoutBatching()}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := locktest.New(b, cl.NewClient(), bc.opts...)
+			ctx := context.Background()
+			var names atomic.Int64
+			cpu0 := clusterCPU(b, cl)
+			b.SetParallelism(32)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				name := bc.name + "-" + strconv.FormatInt(names.Add(1), 10)
+				var lk lockmw.Locker = c.Mutex(name)
+				if bc.sem {
+					lk = c.Semaphore(name, 2)
+				}
+				for pb.Next() {
+					h, err := lk.Lock(ctx)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if err := lk.Unlock(h); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(clusterCPU(b, cl)-cpu0)/1e3/float64(b.N), "redis-µs/op")
+		})
+	}
+}
+
+// clusterCPU is the CPU time of every node of cl so far.
+func clusterCPU(b *testing.B, cl *redistest.Cluster) time.Duration {
+	var sum time.Duration
+	for _, n := range cl.Nodes() {
+		sum += serverCPU(b, n)
+	}
+	return sum
+}

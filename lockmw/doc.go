@@ -223,9 +223,10 @@
 //
 // # Batching
 //
-// On a single Redis (a *redis.Client, Sentinel's failover client too) the
-// round trips of a Client's Lock, TryLock and Unlock calls that overlap share
-// pipelines: a call that finds none of them under way is sent at once, on
+// On a single Redis (a *redis.Client, Sentinel's failover client too) and on
+// each master of a cluster (a *redis.ClusterClient) the round trips of a
+// Client's Lock, TryLock and Unlock calls (a mutex's or a semaphore's) that
+// overlap share pipelines: a call that finds none of them under way is sent at once, on
 // its own goroutine, as without batching; the calls that come meanwhile are
 // queued and sent together, by a goroutine that lives while calls keep
 // coming, as a second round trip beside the first or when a round trip
@@ -238,6 +239,9 @@
 // reply). The go-redis hooks see a batch through ProcessPipelineHook, on a
 // context with the values of its first caller's. A round trip that hangs
 // holds up the calls queued behind it until their contexts end (or the
-// client's read timeout). [WithoutBatching] turns it off; a cluster client
-// and a quorum never batch.
+// client's read timeout). On a cluster each master has a queue of its own,
+// its pipelines go through the ClusterClient (its hooks see them; go-redis
+// follows MOVED and ASK for each command in them), and short releases merge
+// only within one hash slot. [WithoutBatching] turns it off; a quorum never
+// batches.
 package lockmw

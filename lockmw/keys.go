@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-rlock/rlock/internal/keyslot"
 	"github.com/go-rlock/rlock/internal/layout"
 )
 
@@ -103,29 +104,5 @@ func validateName(name string, cluster bool, newKeys func(string) keys) error {
 	return nil
 }
 
-// keySlot is Redis Cluster's hash slot of key: CRC16 of the hash tag (the
-// part between the first '{' and the next '}', when not empty) mod 16384.
-func keySlot(key string) int {
-	if s := strings.IndexByte(key, '{'); s >= 0 {
-		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
-			key = key[s+1 : s+1+e]
-		}
-	}
-	return int(crc16(key) % 16384)
-}
-
-// crc16 is CRC-16/XMODEM, the checksum Redis Cluster uses for slots.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
+// keySlot is Redis Cluster's hash slot of key (internal/keyslot).
+func keySlot(key string) int { return keyslot.Of(key) }

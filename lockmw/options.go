@@ -81,7 +81,8 @@ func WithHooks(h Hooks) Option {
 // WithoutBatching turns batching off: each of the Client's round trips
 // then takes a connection of its own, as plain go-redis calls do. By
 // default, the Client's Lock, TryLock and Unlock calls that overlap share
-// pipelines on a single Redis (not on a cluster or a quorum): a call that
+// pipelines on a single Redis and per master on a cluster (not on a
+// quorum): a call that
 // finds no round trip under way is sent at once, the others queued
 // meanwhile go out together when it returns. Each call still returns by
 // its own context's deadline. See "Batching" in the package documentation.

@@ -1,4 +1,4 @@
-package redistest_test
+package keyslot_test
 
 import (
 	"fmt"
@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-rlock/rlock/internal/keyslot"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 )
 
-func TestSlot(t *testing.T) {
+func TestOf(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		key  string
@@ -24,22 +25,22 @@ func TestSlot(t *testing.T) {
 		{"bar", 5061},
 		{"{foo}", 12182},
 		{"{foo}.bar", 12182},
-		{"x{foo}y{bar}", 12182},                  // the first tag counts
-		{"foo{}bar", redistest.Slot("foo{}bar")}, // an empty tag hashes the whole key
-		{"foo{{bar}}", redistest.Slot("{bar")},   // the tag ends at the first "}"
-		{"foo{bar", redistest.Slot("foo{bar")},   // no "}": the whole key
-		{"foo}bar{", redistest.Slot("foo}bar{")}, // "}" before "{": the whole key
-		{"{user1000}.following", redistest.Slot("{user1000}.followers")},
+		{"x{foo}y{bar}", 12182},              // the first tag counts
+		{"foo{}bar", keyslot.Of("foo{}bar")}, // an empty tag hashes the whole key
+		{"foo{{bar}}", keyslot.Of("{bar")},   // the tag ends at the first "}"
+		{"foo{bar", keyslot.Of("foo{bar")},   // no "}": the whole key
+		{"foo}bar{", keyslot.Of("foo}bar{")}, // "}" before "{": the whole key
+		{"{user1000}.following", keyslot.Of("{user1000}.followers")},
 	} {
-		assert.Equal(t, tc.want, redistest.Slot(tc.key), "Slot(%q)", tc.key)
+		assert.Equal(t, tc.want, keyslot.Of(tc.key), "Of(%q)", tc.key)
 	}
-	// The cases that compare Slot with itself are checked against Redis in
-	// TestSlotMatchesKeyslot.
-	assert.NotEqual(t, redistest.Slot("foo{}bar"), redistest.Slot("{}"), "an empty tag is not a tag")
+	// The cases that compare Of with itself are checked against Redis in
+	// TestOfMatchesKeyslot.
+	assert.NotEqual(t, keyslot.Of("foo{}bar"), keyslot.Of("{}"), "an empty tag is not a tag")
 }
 
-// Slot agrees with CLUSTER KEYSLOT.
-func TestSlotMatchesKeyslot(t *testing.T) {
+// Of agrees with CLUSTER KEYSLOT.
+func TestOfMatchesKeyslot(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 1, 0)
 	ctx := testsupport.CtxFor(t, 10*time.Second)
@@ -54,6 +55,6 @@ func TestSlotMatchesKeyslot(t *testing.T) {
 	cmds, err := pipe.Exec(ctx)
 	require.NoError(t, err)
 	for i, k := range keys {
-		assert.EqualValues(t, cmds[i].(interface{ Val() int64 }).Val(), redistest.Slot(k), "Slot(%q)", k)
+		assert.EqualValues(t, cmds[i].(interface{ Val() int64 }).Val(), keyslot.Of(k), "Of(%q)", k)
 	}
 }
