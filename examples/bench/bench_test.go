@@ -427,6 +427,17 @@ func TestFlags(t *testing.T) {
 			t.Errorf("scenarios %v, rounds %d and %d, goroutines %d, settle %v, err %v", cfg.scenarios, cfg.rounds, cfg.parRounds, cfg.goroutines, cfg.settle, err)
 		}
 	})
+	t.Run("-cluster N with a parallel scenario", func(t *testing.T) {
+		for _, sc := range parallelScenarios {
+			cfg, _, err := parseFlags([]string{"-scenario", sc, "-cluster", "3", "-latency", "500us"}, io.Discard)
+			if err != nil || cfg.cluster != 3 || strings.Join(cfg.scenarios, ",") != sc || cfg.latency != 500*time.Microsecond {
+				t.Errorf("%s: cluster %d, scenarios %v, latency %v, err %v", sc, cfg.cluster, cfg.scenarios, cfg.latency, err)
+			}
+		}
+		if cfg, _, err := parseFlags([]string{"-scenario", "parallel"}, io.Discard); err != nil || cfg.cluster != 0 {
+			t.Errorf("default: cluster %d, err %v; want 0 (one server)", cfg.cluster, err)
+		}
+	})
 	t.Run("-scenario rwmutex with its read share and work", func(t *testing.T) {
 		cfg, _, err := parseFlags([]string{"-scenario", "rwmutex", "-read-share", "0.5", "-work", "5ms", "-rounds", "4"}, io.Discard)
 		if err != nil || strings.Join(cfg.scenarios, ",") != "rwmutex" || cfg.readShare != 0.5 || cfg.rwWork != 5*time.Millisecond || cfg.rounds != 4 {
@@ -463,6 +474,10 @@ func TestFlags(t *testing.T) {
 		{"-read-share", "1.1"},
 		{"-read-share", "-0.1"},
 		{"-work", "-1ms"},
+		{"-scenario", "parallel", "-cluster", "-1"},
+		{"-cluster", "3"}, // -scenario all: no cluster ground
+		{"-scenario", "contended", "-cluster", "3"},
+		{"-scenario", "parallel", "-cluster", "3", "-addr", "127.0.0.1:6379"},
 		{"extra"},
 	} {
 		t.Run("rejects "+strings.Join(args, " "), func(t *testing.T) {

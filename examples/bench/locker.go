@@ -70,9 +70,11 @@ func parseLocks(s string) ([]string, error) {
 }
 
 // newLocker returns a locker of kind (one of lockKinds) on name. The
-// go-redis peers and rlock use rdb; rueidislock opens a rueidis client of
-// its own to rdb's address, counting its commands in counter (nil: none).
-func newLocker(kind string, rdb *redis.Client, counter *cmdCounter, name string, cfg config, opts ...lockmw.Option) (locker, error) {
+// go-redis peers and rlock use rdb (a *redis.Client, or a
+// *redis.ClusterClient with -cluster); rueidislock opens a rueidis client
+// of its own to the servers rdb reaches (rueidisOption), counting its
+// commands in counter (nil: none).
+func newLocker(kind string, rdb redis.UniversalClient, counter *cmdCounter, name string, cfg config, opts ...lockmw.Option) (locker, error) {
 	switch kind {
 	case "rlock":
 		return newRlockLocker(rdb, name, opts...), nil
@@ -85,7 +87,7 @@ func newLocker(kind string, rdb *redis.Client, counter *cmdCounter, name string,
 	case "redislock-1ms":
 		return newRedislockLocker(rdb, name, peerRetry), nil
 	case "rueidislock":
-		return newRueidisLocker(rdb.Options().Addr, name, counter)
+		return newRueidisLocker(rueidisOption(rdb), name, counter)
 	case "poll":
 		return newPollLock(rdb, name, cfg.pollMin, cfg.pollMax), nil
 	case "setnx":
@@ -100,7 +102,7 @@ type rlockLocker struct {
 	m *lockmw.Mutex
 }
 
-func newRlockLocker(rdb *redis.Client, name string, opts ...lockmw.Option) *rlockLocker {
+func newRlockLocker(rdb redis.UniversalClient, name string, opts ...lockmw.Option) *rlockLocker {
 	c := lockmw.New(rdb, opts...)
 	return &rlockLocker{c: c, m: c.Mutex(name)}
 }

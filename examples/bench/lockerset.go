@@ -18,11 +18,19 @@ const autopipelineKind = "setnx-autopipeline"
 // parallel scenario.
 const unbatchedKind = "rlock-nobatch"
 
+// semaphoreKind is rlock's Semaphore of the parallel-semaphore scenario:
+// a name of semaphorePermits permits per goroutine, beside rlock's Mutex.
+const semaphoreKind = "rlock-semaphore"
+
+// semaphorePermits are the permits of each name of semaphoreKind.
+const semaphorePermits = 2
+
 // newLockers returns one locker of kind per name, all on rdb, and a func
 // that closes them, as one process's locks would share one client: rlock's
-// share one Client (one lockmw.New), rueidislock's one Locker (one rueidis
-// client), the auto-pipelined floor's rdb's AutoPipeliner.
-func newLockers(kind string, rdb *redis.Client, counter *cmdCounter, names []string, cfg config) ([]locker, func() error, error) {
+// (and rlock's semaphores) share one Client (one lockmw.New), rueidislock's
+// one Locker (one rueidis client), the auto-pipelined floor's rdb's
+// AutoPipeliner (a ClusterClient's routes by slot, a pipeline per master).
+func newLockers(kind string, rdb redis.UniversalClient, counter *cmdCounter, names []string, cfg config) ([]locker, func() error, error) {
 	ls := make([]locker, len(names))
 	switch kind {
 	case "rlock", unbatchedKind:
@@ -35,8 +43,14 @@ func newLockers(kind string, rdb *redis.Client, counter *cmdCounter, names []str
 			ls[i] = &rlockLocker{c: c, m: c.Mutex(n)}
 		}
 		return ls, c.Close, nil
+	case semaphoreKind:
+		c := lockmw.New(rdb)
+		for i, n := range names {
+			ls[i] = &rlockSemLocker{c: c, s: c.Semaphore(n, semaphorePermits)}
+		}
+		return ls, c.Close, nil
 	case "rueidislock":
-		base, err := newRueidisLocker(rdb.Options().Addr, names[0], counter)
+		base, err := newRueidisLocker(rueidisOption(rdb), names[0], counter)
 		if err != nil {
 			return nil, nil, err
 		}

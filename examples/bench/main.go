@@ -13,6 +13,8 @@
 //	go run .                                   # every scenario but parallel, every lock, about 2 minutes
 //	go run . -scenario contended               # every lock's contended row, then rlock's targets
 //	go run . -scenario parallel                # many independent locks from one client, about 4 minutes
+//	go run . -scenario parallel -cluster 3     # the same on a Redis Cluster of 3 masters
+//	go run . -scenario parallel-semaphore      # rlock's Semaphore beside its Mutex, about 3 minutes
 //	go run . -scenario contended -lock rlock,poll
 //	go run . -json > bench.json
 //	go run . -addr 127.0.0.1:6379              # an existing server
@@ -221,7 +223,15 @@
 //     floors' and rueidislock's with their medians. Targets (medians of
 //     per-round ratios): acquisitions/s ≥ 1.2 × setnx's, ≥ rueidislock's,
 //     ≥ 0.5 × setnx-autopipeline's; redis-server CPU per acquisition ≤
-//     setnx's and ≤ 3 × setnx-autopipeline's; p99 ≤ setnx's.
+//     setnx's, ≤ rueidislock's and ≤ 3 × setnx-autopipeline's; p99 ≤
+//     setnx's.
+//   - parallel-semaphore (not part of -scenario all either; rlock only,
+//     whatever -lock says): the parallel scenario on rlock's Mutex and on
+//     its Semaphore, each goroutine a name of 2 permits of its own
+//     (lockmw.Semaphore, one lockmw.Client), taking turns as parallel's
+//     locks do: a line each, then "parallel-semaphore-compare
+//     rlock-semaphore", the per-round ratios of the Semaphore's figures to
+//     the Mutex's. Target: acquisitions/s ≥ 0.8 × the Mutex's.
 //
 // The other locks have no line of their own in many-held, mixed, trace,
 // semaphore and rwmutex: one line per scenario names them and says why.
@@ -230,8 +240,9 @@
 //
 //	-addr host:port   use this Redis instead of starting one
 //	-latency d        a faultproxy between every client and the server, delaying each direction by d
-//	-scenario s       all (every scenario but parallel), uncontended, contended, many-held, many-waiters,
-//	                  mixed, trace, semaphore, rwmutex or parallel (default all)
+//	-cluster N        parallel, parallel-semaphore: a Redis Cluster of N masters instead of one server (see Ground)
+//	-scenario s       all (every scenario but the parallel ones), uncontended, contended, many-held,
+//	                  many-waiters, mixed, trace, semaphore, rwmutex, parallel or parallel-semaphore (default all)
 //	-lock l           all (default), both (rlock,poll), or NAME[,NAME] of the locks above
 //	-json             print one JSON document instead of text lines
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
@@ -244,7 +255,7 @@
 //	                  many-held: 10000 locks, 3s watchdog (renewal every 1s), 3 intervals
 //	                  (-rounds: parallel's rounds too, 5 by default)
 //	-goroutines, -settle
-//	                  parallel: 64 goroutines; wait at most 1m for a run's keys to expire
+//	                  parallel, parallel-semaphore: 64 goroutines; wait at most 1m for a run's keys to expire
 //	-waiters          many-waiters: 1000 names and waiters
 //	-mix N:M, -mix all
 //	                  mixed: rlock and Redisson workers (4:4); all: each of 1, 2, 4 against each
@@ -275,6 +286,21 @@
 // rueidislock's own connections, the Redisson workers of mixed). The header
 // names the ground ("loopback", or "through faultproxy, 500µs each way")
 // with a PING p50 timed on it before the first scenario.
+//
+// -cluster N (parallel and parallel-semaphore only, not with -addr) starts
+// a Redis Cluster of N masters without replicas on loopback
+// (internal/redistest's LaunchCluster, the slots split evenly) instead of
+// one redis-server, and runs every lock through a cluster client of its
+// own: rlock and the go-redis floors on a redis.ClusterClient seeded with
+// the masters (default options; setnx-autopipeline through its
+// AutoPipeline(), which pipelines per master), rueidislock on a rueidis
+// client seeded with them (rueidis finds the cluster). The server's
+// figures (CPU time, commandstats, reads, keys) are sums over the masters;
+// the PING p50 is the first master's. With -latency every master has a
+// faultproxy of its own, and every cluster client reaches each node,
+// which it learns of from the cluster, through that node's proxy (a go-redis
+// Dialer, a rueidis DialCtxFn): an address without a proxy is an error,
+// never a direct connection.
 package main
 
 import (
@@ -287,6 +313,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -402,6 +429,7 @@ type config struct {
 	rwWork    time.Duration // rwmutex: how long each operation holds the lock (its work)
 
 	latency time.Duration // one-way delay each direction through a faultproxy; 0: none
+	cluster int           // parallel scenarios: masters of a Redis Cluster the tool starts; 0: one server
 
 	goroutines int           // parallel: goroutines sharing one client, each on a name of its own
 	parRounds  int           // parallel: rounds, the locks taking turns in each
@@ -416,6 +444,14 @@ var allScenarios = []string{"uncontended", "contended", "many-held", "many-waite
 // waiting for rlock's unlock latches to expire, it runs for about three
 // minutes on its own.
 const parallelScenario = "parallel"
+
+// parallelSemaphoreScenario is the parallel scenario on rlock's Semaphore
+// (a name of semaphorePermits per goroutine) beside rlock's Mutex; not
+// among allScenarios either.
+const parallelSemaphoreScenario = "parallel-semaphore"
+
+// parallelScenarios are the scenarios with a cluster ground (-cluster).
+var parallelScenarios = []string{parallelScenario, parallelSemaphoreScenario}
 
 // defaultConfig is what the flags default to.
 func defaultConfig() config {
@@ -455,10 +491,11 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		fmt.Fprintln(stderr, "usage: go run . [flags]   (in examples/bench; from the root: go run -C examples/bench . [flags])\n\nMeasures rlock beside redsync, bsm/redislock, rueidislock, a polling lock and a SET NX floor against one redis-server (its own on loopback, or -addr) and checks the performance targets.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	scenario := fs.String("scenario", "all", "all (every scenario but parallel), uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex or parallel")
+	scenario := fs.String("scenario", "all", "all (every scenario but the parallel ones), uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex, parallel or parallel-semaphore")
 	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(lockKinds, ", "))
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
 	fs.DurationVar(&cfg.latency, "latency", 0, "put a faultproxy between every client and the server that delays each direction by this much (e.g. 500us: a round trip 1ms longer); 0: none")
+	fs.IntVar(&cfg.cluster, "cluster", 0, "parallel and parallel-semaphore: start a Redis Cluster of this many masters (no replicas) instead of one redis-server, every lock on a cluster client of its own, the server CPU summed over the nodes; 0: one server")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
 	fs.IntVar(&cfg.n, "n", cfg.n, "uncontended: lock+unlock pairs (and floor pairs) per run")
 	fs.IntVar(&cfg.runs, "runs", cfg.runs, "uncontended: alternating runs of lock+unlock and of the floor")
@@ -492,10 +529,10 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	switch *scenario {
 	case "all":
 		cfg.scenarios = allScenarios
-	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore", "rwmutex", parallelScenario:
+	case "uncontended", "contended", "many-held", "many-waiters", "mixed", "trace", "semaphore", "rwmutex", parallelScenario, parallelSemaphoreScenario:
 		cfg.scenarios = []string{*scenario}
 	default:
-		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex or parallel", *scenario)
+		return cfg, prof, fmt.Errorf("-scenario %q: want all, uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex, parallel or parallel-semaphore", *scenario)
 	}
 	if *rounds != 0 {
 		cfg.rounds, cfg.parRounds = *rounds, *rounds
@@ -524,6 +561,16 @@ func parseMix(s string) ([]mix, error) {
 }
 
 func (c config) validate() error {
+	if c.cluster > 0 {
+		if c.addr != "" {
+			return errors.New("-cluster starts a cluster of its own: not with -addr")
+		}
+		for _, sc := range c.scenarios {
+			if !slices.Contains(parallelScenarios, sc) {
+				return fmt.Errorf("-cluster: -scenario %s has no cluster ground (only parallel and parallel-semaphore)", sc)
+			}
+		}
+	}
 	for _, v := range []struct {
 		name string
 		ok   bool
@@ -544,6 +591,7 @@ func (c config) validate() error {
 		{"-poll-min must be positive", c.pollMin > 0},
 		{"-poll-max must not be less than -poll-min", c.pollMax >= c.pollMin},
 		{"-latency must not be negative", c.latency >= 0},
+		{"-cluster must not be negative", c.cluster >= 0},
 		{"-goroutines must be positive", c.goroutines > 0},
 		{"-rounds must be positive", c.parRounds > 0},
 		{"-settle must not be negative", c.settle >= 0},

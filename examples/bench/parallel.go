@@ -37,23 +37,43 @@ func parallelKinds(locks []string) []string {
 	return out
 }
 
-// parallelRuns is what every round of the parallel scenario measured, by lock,
+// parallelPlan is what one parallel scenario runs and judges.
+type parallelPlan struct {
+	scenario string
+	kinds    []string    // the locks, taking turns in each round
+	subject  string      // the lock the comparison judges
+	targets  []parTarget // its targets against the others
+}
+
+// planParallel is the plan of scenario: parallel runs parallelKinds(locks)
+// and judges rlock by parallelTargets; parallel-semaphore, whatever -lock
+// says (no other lock has a semaphore), runs rlock's Mutex and its
+// Semaphore and judges the Semaphore by semaphoreTargets.
+func planParallel(scenario string, locks []string) parallelPlan {
+	if scenario == parallelSemaphoreScenario {
+		return parallelPlan{scenario: scenario, kinds: []string{"rlock", semaphoreKind}, subject: semaphoreKind, targets: semaphoreTargets}
+	}
+	return parallelPlan{scenario: scenario, kinds: parallelKinds(locks), subject: "rlock", targets: parallelTargets}
+}
+
+// parallelRuns is what every round of a parallel scenario measured, by lock,
 // and the machine's load at the start of each round.
 type parallelRuns struct {
-	kinds  []string
+	plan   parallelPlan
 	byKind map[string][]*parRound
 	loads  []string
 	idle   float64 // the idle server's CPU time per second, before the first round
 }
 
-// runParallel is the parallel scenario: in each of cfg.parRounds rounds,
-// every lock runs once (runParRound), the first lock of a round being the
-// next one of the previous round, so that the locks take turns on the same
-// server and machine. It returns one line per lock and the comparison of
-// rlock with the floors and rueidislock round by round.
-func runParallel(ctx context.Context, e *env, cfg config) ([]*result, error) {
-	rs := parallelRuns{kinds: parallelKinds(cfg.locks), byKind: map[string][]*parRound{}}
-	n := len(rs.kinds)
+// runParallel is a parallel scenario: in each of cfg.parRounds rounds,
+// every lock of plan runs once (runParRound), the first lock of a round
+// being the next one of the previous round, so that the locks take turns
+// on the same servers and machine. It returns one line per lock and the
+// comparison of plan's subject with the others round by round (rlock with
+// the floors and rueidislock; the Semaphore with the Mutex).
+func runParallel(ctx context.Context, e *env, cfg config, plan parallelPlan) ([]*result, error) {
+	rs := parallelRuns{plan: plan, byKind: map[string][]*parRound{}}
+	n := len(plan.kinds)
 	var err error
 	if rs.idle, err = idleCPU(ctx, e, idleWindow); err != nil {
 		return nil, err
@@ -61,7 +81,7 @@ func runParallel(ctx context.Context, e *env, cfg config) ([]*result, error) {
 	for round := range cfg.parRounds {
 		rs.loads = append(rs.loads, loadAvg())
 		for i := range n {
-			kind := rs.kinds[(round+i)%n]
+			kind := plan.kinds[(round+i)%n]
 			pr, err := runParRound(ctx, e, cfg, kind, rs.idle)
 			if err != nil {
 				return nil, fmt.Errorf("round %d, %s: %w", round+1, kind, err)
@@ -70,8 +90,8 @@ func runParallel(ctx context.Context, e *env, cfg config) ([]*result, error) {
 		}
 	}
 	var out []*result
-	for _, kind := range rs.kinds {
-		out = append(out, parallelResult(cfg, kind, rs.byKind[kind]))
+	for _, kind := range plan.kinds {
+		out = append(out, parallelResult(cfg, plan.scenario, kind, rs.byKind[kind]))
 	}
 	if c := compareParallel(rs); c != nil {
 		out = append(out, c)

@@ -68,8 +68,8 @@ func TestParallelRunsEveryLockAndBothFloorsInEachRound(t *testing.T) {
 	}
 
 	c := rep.Results[len(kinds)]
-	if c.Scenario != "parallel-compare" || c.Lock != "rlock" || len(c.Targets) != 6 {
-		t.Fatalf("comparison %s %s with targets %+v, want parallel-compare rlock with 6", c.Scenario, c.Lock, c.Targets)
+	if c.Scenario != "parallel-compare" || c.Lock != "rlock" || len(c.Targets) != len(parallelTargets) {
+		t.Fatalf("comparison %s %s with targets %+v, want parallel-compare rlock with %d", c.Scenario, c.Lock, c.Targets, len(parallelTargets))
 	}
 	// rueidislock may stall in a whole round on a loaded machine (0
 	// acquisitions: an infinite ratio, -1 in JSON); the floors do not.
@@ -89,6 +89,7 @@ func TestParallelCompareTakesTheMedianOfPerRoundRatios(t *testing.T) {
 		return &parRound{loadRun: loadRun{pairs: make([]time.Duration, acqs), elapsed: time.Second}, runCPU: cpu}
 	}
 	rs := parallelRuns{
+		plan: planParallel(parallelScenario, []string{"rlock"}),
 		byKind: map[string][]*parRound{
 			// rlock/setnx acq/s per round: 1.5, 0.5, 1.25; median 1.25.
 			"rlock": {round(300, 3*time.Millisecond), round(100, time.Millisecond), round(500, 5*time.Millisecond)},

@@ -24,18 +24,18 @@ func (pr *parRound) redisCPUPerAcq() float64 {
 
 func (pr *parRound) p99() float64 { return float64(percentile(pr.pairs, 0.99)) }
 
-// parallelResult is one lock's line of the parallel scenario, over every
+// parallelResult is one lock's line of a parallel scenario, over every
 // round: acquisitions/s is the median of the rounds'; the latencies are
 // percentiles of every pair of every round; the costs are totals over the
 // rounds divided by all their acquisitions.
-func parallelResult(cfg config, kind string, rounds []*parRound) *result {
+func parallelResult(cfg config, scenario, kind string, rounds []*parRound) *result {
 	var all []time.Duration
 	var runCPU, expiryCPU, clientCPU, longestTail time.Duration
 	var acqs, client, srv, reads, alive, stalled int64
 	var mallocs uint64
 	calls, usec := map[string]int64{}, map[string]int64{}
 	rates := make([]float64, len(rounds))
-	r := newResult(parallelScenario, kind)
+	r := newResult(scenario, kind)
 	for i, pr := range rounds {
 		all = append(all, pr.pairs...)
 		runCPU, expiryCPU, clientCPU = runCPU+pr.runCPU, expiryCPU+pr.expiryCPU(), clientCPU+pr.clientCPU

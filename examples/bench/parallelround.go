@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // settlePoll is how often the wait for a run's keys to expire asks DBSIZE.
@@ -27,9 +29,10 @@ type parRound struct {
 }
 
 // runParRound runs one lock of kind on cfg.goroutines names of its own,
-// one goroutine each, all on one go-redis client (the lock's own client,
-// for rueidislock), for cfg.duration. The server's CPU time and
-// commandstats are read from before the run until the keys the run wrote
+// one goroutine each, all on one go-redis client (a ClusterClient with
+// -cluster; the lock's own client, for rueidislock), for cfg.duration. The
+// server's CPU time and commandstats (summed over the masters of a
+// cluster) are read from before the run until the keys the run wrote
 // have expired (rlock's unlock latches live ~13 s), or cfg.settle has
 // passed: a lock's cost to the server includes the expiry of what it
 // leaves behind. idle is the idle server's CPU time per second of wall
@@ -37,7 +40,7 @@ type parRound struct {
 // what the server would spend idling as long is no cost of the run.
 func runParRound(ctx context.Context, e *env, cfg config, kind string, idle float64) (*parRound, error) {
 	counter := newCmdCounter()
-	rdb := e.newRedis("rlock-bench-parallel", counter)
+	rdb := e.newClient("rlock-bench-parallel", counter)
 	defer rdb.Close()
 	names := make([]string, cfg.goroutines)
 	for i := range names {
@@ -47,7 +50,14 @@ func runParRound(ctx context.Context, e *env, cfg config, kind string, idle floa
 	if err != nil {
 		return nil, err
 	}
-	keys, err := e.admin.DBSize(ctx).Result()
+	keys, err := sumNodes(ctx, e, dbSize)
+	if err == nil && kind == semaphoreKind {
+		// A semaphore's count, the key of its name, stays: the wait
+		// would otherwise last -settle in the first round.
+		var fresh int64
+		fresh, err = missingKeys(ctx, rdb, names)
+		keys += fresh
+	}
 	if err != nil {
 		return nil, errors.Join(err, closeAll())
 	}
@@ -66,7 +76,7 @@ func runParRound(ctx context.Context, e *env, cfg config, kind string, idle floa
 	}
 	pr.tail = time.Since(t0)
 	pr.tailIdle = time.Duration(idle * float64(pr.tail))
-	after, err := readServer(ctx, e.admin)
+	after, err := readNodes(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +88,7 @@ func runParRound(ctx context.Context, e *env, cfg config, kind string, idle floa
 // measureRun runs the load between two readings of the server's CPU time
 // and of this process's counters; it returns the first reading too.
 func measureRun(ctx context.Context, e *env, cfg config, lockers []locker, counter *cmdCounter) (*parRound, serverReading, error) {
-	before, err := readServer(ctx, e.admin)
+	before, err := readNodes(ctx, e)
 	if err != nil {
 		return nil, before, err
 	}
@@ -89,11 +99,11 @@ func measureRun(ctx context.Context, e *env, cfg config, lockers []locker, count
 	}
 	pr := &parRound{loadRun: run, clientCPU: processCPU() - cpu, mallocs: heapMallocs() - mallocs}
 	_, pr.client = delta(sent, counter.snapshot())
-	end, err := redisCPU(ctx, e.admin)
+	end, err := sumNodes(ctx, e, redisCPU)
 	if err != nil {
 		return nil, before, err
 	}
-	reads, err := serverReads(ctx, e.admin)
+	reads, err := sumNodes(ctx, e, serverReads)
 	if err != nil {
 		return nil, before, err
 	}
@@ -107,7 +117,7 @@ func measureRun(ctx context.Context, e *env, cfg config, lockers []locker, count
 func settle(ctx context.Context, e *env, keys int64, limit time.Duration) (int64, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		n, err := e.admin.DBSize(ctx).Result()
+		n, err := sumNodes(ctx, e, dbSize)
 		if err != nil {
 			return 0, err
 		}
@@ -122,10 +132,24 @@ func settle(ctx context.Context, e *env, keys int64, limit time.Duration) (int64
 	}
 }
 
+// missingKeys is how many of keys do not exist, one EXISTS each (the keys
+// of a cluster are on many nodes).
+func missingKeys(ctx context.Context, rdb redis.UniversalClient, keys []string) (int64, error) {
+	var n int64
+	for _, k := range keys {
+		found, err := rdb.Exists(ctx, k).Result()
+		if err != nil {
+			return 0, err
+		}
+		n += 1 - found
+	}
+	return n, nil
+}
+
 // idleCPU is the server's CPU time per second of wall time over d in
 // which the tool sends it nothing but two INFOs.
 func idleCPU(ctx context.Context, e *env, d time.Duration) (float64, error) {
-	before, err := redisCPU(ctx, e.admin)
+	before, err := sumNodes(ctx, e, redisCPU)
 	if err != nil {
 		return 0, err
 	}
@@ -135,7 +159,7 @@ func idleCPU(ctx context.Context, e *env, d time.Duration) (float64, error) {
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-	after, err := redisCPU(ctx, e.admin)
+	after, err := sumNodes(ctx, e, redisCPU)
 	if err != nil {
 		return 0, err
 	}

@@ -16,7 +16,7 @@ import (
 // interval in [min, max] and try again; release by deleting the key only if
 // it still holds our token. It has no watchdog: ttl only bounds a crash.
 type pollLock struct {
-	rdb      *redis.Client
+	rdb      redis.UniversalClient
 	key      string
 	ttl      time.Duration
 	min, max time.Duration
@@ -34,7 +34,7 @@ type pollTokenKey struct{}
 
 var pollIDs atomic.Uint64
 
-func newPollLock(rdb *redis.Client, key string, lo, hi time.Duration) *pollLock {
+func newPollLock(rdb redis.UniversalClient, key string, lo, hi time.Duration) *pollLock {
 	return &pollLock{rdb: rdb, key: key, ttl: pollTTL, min: lo, max: hi,
 		id: "poll-" + strconv.FormatUint(pollIDs.Add(1), 10) + "-" + strconv.FormatUint(rand.Uint64(), 36)}
 }

@@ -22,7 +22,7 @@ type redislockLocker struct {
 	retry time.Duration
 }
 
-func newRedislockLocker(rdb *redis.Client, key string, retry time.Duration) *redislockLocker {
+func newRedislockLocker(rdb redis.UniversalClient, key string, retry time.Duration) *redislockLocker {
 	return &redislockLocker{c: redislock.New(rdb), key: key, retry: retry}
 }
 

@@ -25,7 +25,7 @@ type redsyncLocker struct {
 	m *redsync.Mutex
 }
 
-func newRedsyncLocker(rdb *redis.Client, name string, retry time.Duration) *redsyncLocker {
+func newRedsyncLocker(rdb redis.UniversalClient, name string, retry time.Duration) *redsyncLocker {
 	var opts []redsync.Option
 	if retry > 0 {
 		opts = append(opts, redsync.WithRetryDelay(retry), redsync.WithTries(math.MaxInt32))

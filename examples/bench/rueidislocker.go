@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 )
@@ -15,7 +18,8 @@ import (
 // configured as rueidislock's README says for a single Redis: KeyMajority
 // 1 (one key per lock instead of a majority of three) and NoLoopTracking
 // (Redis ≥ 7.0.5). The client's options are rueidis' defaults but for the
-// address. A waiter retries when client-side caching reports the key
+// address (a cluster's seed addresses: rueidis finds the cluster itself) and
+// the dialer (rueidisOption). A waiter retries when client-side caching reports the key
 // changed; the hold ends with the CancelFunc WithContext returned, which
 // deletes the key before it returns.
 type rueidisLocker struct {
@@ -23,9 +27,9 @@ type rueidisLocker struct {
 	name string
 }
 
-func newRueidisLocker(addr, name string, counter *cmdCounter) (*rueidisLocker, error) {
+func newRueidisLocker(opt rueidis.ClientOption, name string, counter *cmdCounter) (*rueidisLocker, error) {
 	l, err := rueidislock.NewLocker(rueidislock.LockerOption{
-		ClientOption:   rueidis.ClientOption{InitAddress: []string{addr}},
+		ClientOption:   opt,
 		KeyMajority:    1,
 		NoLoopTracking: true,
 		ClientBuilder: func(opt rueidis.ClientOption) (rueidis.Client, error) {
@@ -40,6 +44,24 @@ func newRueidisLocker(addr, name string, counter *cmdCounter) (*rueidisLocker, e
 		return nil, fmt.Errorf("rueidislock: %w", err)
 	}
 	return &rueidisLocker{l: l, name: name}, nil
+}
+
+// rueidisOption is the rueidis client option that reaches what rdb
+// reaches: its server, or a cluster client's seed addresses and its Dialer
+// (through the -latency proxies), the rest rueidis' defaults.
+func rueidisOption(rdb redis.UniversalClient) rueidis.ClientOption {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return rueidis.ClientOption{InitAddress: []string{rdb.(*redis.Client).Options().Addr}}
+	}
+	o := cc.Options()
+	opt := rueidis.ClientOption{InitAddress: o.Addrs}
+	if dial := o.Dialer; dial != nil {
+		opt.DialCtxFn = func(ctx context.Context, dst string, _ *net.Dialer, _ *tls.Config) (net.Conn, error) {
+			return dial(ctx, "tcp", dst)
+		}
+	}
+	return opt
 }
 
 type rueidisCancelKey struct{}

@@ -9,33 +9,12 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
-
-// env is what every scenario runs against.
-type env struct {
-	addr  string        // what every client dials: the server, or the -latency proxy before it
-	own   bool          // the tool started the server
-	admin *redis.Client // for INFO, CLIENT LIST, PING; no counting hook
-}
-
-// newRedis returns a new go-redis client named name (CLIENT SETNAME, so
-// CLIENT LIST can tell the clients apart), with hooks added. Its options
-// are go-redis' defaults otherwise, as users build their clients.
-func (e *env) newRedis(name string, hooks ...redis.Hook) *redis.Client {
-	rdb := redis.NewClient(&redis.Options{
-		Addr:       e.addr,
-		ClientName: name,
-	})
-	for _, h := range hooks {
-		rdb.AddHook(h)
-	}
-	return rdb
-}
 
 // machine describes where the figures come from.
 type machine struct {
@@ -44,8 +23,11 @@ type machine struct {
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	Go         string `json:"go"`
 	Redis      string `json:"redis"`
-	Addr       string `json:"addr"`
-	OwnServer  bool   `json:"own_server"`
+	Addr       string `json:"addr"` // the server's, or the first master's
+	// Cluster is -cluster: the masters of the Redis Cluster the tool
+	// started; 0, one server.
+	Cluster   int  `json:"cluster_masters,omitempty"`
+	OwnServer bool `json:"own_server"`
 	// Ground is the network between the clients and the server, in words:
 	// "loopback; PING p50 45µs", "through faultproxy, 500µs each way; PING
 	// p50 1.3ms".
@@ -64,31 +46,18 @@ type report struct {
 // run starts (or connects to) Redis, runs the configured scenarios and
 // writes the report to out.
 func run(ctx context.Context, cfg config, out io.Writer) error {
-	e := &env{}
-	server := cfg.addr
-	if server == "" {
-		srv, err := redistest.Launch(redistest.Config{})
-		if errors.Is(err, redistest.ErrNotFound) {
-			return errNoServer
-		}
-		if err != nil {
-			return err
-		}
-		defer srv.Close()
-		server, e.own = srv.Addr(), true
-	}
-	g, addr, err := startGround(server, cfg.latency)
+	e, err := startEnv(cfg)
 	if err != nil {
 		return err
 	}
-	defer g.close()
-	e.addr = addr
-	e.admin = e.newRedis("rlock-bench-admin")
-	defer e.admin.Close()
+	defer e.close()
+	server := e.servers[0]
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := e.admin.Ping(pctx).Err(); err != nil {
-		return fmt.Errorf("redis at %s: %w", server, err)
+	for i, n := range e.nodes {
+		if err := n.Ping(pctx).Err(); err != nil {
+			return fmt.Errorf("redis at %s: %w", e.servers[i], err)
+		}
 	}
 	ground, ping, err := describe(ctx, e, cfg)
 	if err != nil {
@@ -102,6 +71,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Go:          runtime.Version(),
 		Redis:       redisVersion(ctx, e.admin),
 		Addr:        server,
+		Cluster:     cfg.cluster,
 		OwnServer:   e.own,
 		Ground:      ground,
 		LatencyUs:   round(float64(cfg.latency)/1e3, 1),
@@ -195,7 +165,7 @@ var rlockOnly = map[string]string{
 func jobs(cfg config) []job {
 	var js []job
 	for _, sc := range cfg.scenarios {
-		if sc == parallelScenario { // one job: its locks take turns in each round
+		if slices.Contains(parallelScenarios, sc) { // one job: its locks take turns in each round
 			js = append(js, job{scenario: sc, lock: strings.Join(cfg.locks, ",")})
 			continue
 		}
@@ -229,8 +199,8 @@ func jobs(cfg config) []job {
 // Mutex's line and the RWMutex's.
 func runJob(ctx context.Context, e *env, cfg config, j job) ([]*result, error) {
 	switch {
-	case j.scenario == parallelScenario:
-		return runParallel(ctx, e, cfg)
+	case slices.Contains(parallelScenarios, j.scenario):
+		return runParallel(ctx, e, cfg, planParallel(j.scenario, cfg.locks))
 	case j.scenario == "rwmutex" && j.skip == "":
 		return runRWBench(ctx, e, cfg)
 	}

@@ -34,6 +34,24 @@ func readServer(ctx context.Context, admin *redis.Client) (serverReading, error)
 	return serverReading{stats: stats, cpu: cpu, reads: reads}, nil
 }
 
+// readNodes is readServer summed over every node of e: by command, and
+// the CPU time and reads of all (one node's, without -cluster).
+func readNodes(ctx context.Context, e *env) (serverReading, error) {
+	sum := serverReading{stats: map[string]cmdStat{}}
+	for _, n := range e.nodes {
+		r, err := readServer(ctx, n)
+		if err != nil {
+			return serverReading{}, err
+		}
+		sum.cpu, sum.reads = sum.cpu+r.cpu, sum.reads+r.reads
+		for k, st := range r.stats {
+			t := sum.stats[k]
+			sum.stats[k] = cmdStat{calls: t.calls + st.calls, usec: t.usec + st.usec}
+		}
+	}
+	return sum, nil
+}
+
 // serverReads is INFO stats' total_reads_processed: the read system calls
 // the server made on client connections so far. Commands per read is how
 // deep the clients' pipelines are.
