@@ -165,12 +165,18 @@ func retryDelay(t *testing.T, err error) time.Duration {
 // server answered: a client that gave up sees its own Canceled or
 // DeadlineExceeded, whatever the server says.
 type recorder struct {
-	got chan error
+	got     chan error
+	timeout time.Duration // a deadline the server sets, when > 0
 }
 
 func newRecorder() *recorder { return &recorder{got: make(chan error, 16)} }
 
 func (r *recorder) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if r.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		defer cancel()
+	}
 	resp, err := h(ctx, req)
 	r.got <- err
 	return resp, err
@@ -208,13 +214,15 @@ func TestCodes(t *testing.T) {
 	t.Run("the deadline while waiting answers DeadlineExceeded", func(t *testing.T) {
 		release := holdLock(t, srv, name, 0)
 		defer release()
+		// A deadline the server sets (a client's deadline reaches the server
+		// as a cancel when the client gives up first, which is Canceled).
 		rec := newRecorder()
+		rec.timeout = 200 * time.Millisecond
 		i := grpcmw.New(locks, grpcmw.WithWait(lockmw.Forever))
 		cc := serve(t, (&service{}).register, grpc.ChainUnaryInterceptor(rec.unary, i.Unary()))
-		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-		defer cancel()
-		_, err := call(ctx, cc, callMethod, "x")
+		_, err := call(t.Context(), cc, callMethod, "x")
 		assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+		assert.Equal(t, "deadline exceeded while waiting for the lock", status.Convert(err).Message())
 		served := testsupport.Recv(t, rec.got, patience, "the server's answer")
 		assert.Equal(t, codes.DeadlineExceeded, status.Code(served), "%v", served)
 	})
