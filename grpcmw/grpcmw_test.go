@@ -277,7 +277,7 @@ func TestCodes(t *testing.T) {
 		assert.Equal(t, "ok:x", got)
 	})
 	t.Run("Redis unreachable answers Unavailable", func(t *testing.T) {
-		i := grpcmw.New(locktest.NewDown(t))
+		i := grpcmw.New(locktest.NewDown(t), grpcmw.WithWait(0))
 		cc := serveLocked(t, &service{}, i.Unary(), i.Stream())
 		_, err := call(t.Context(), cc, callMethod, "x")
 		assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
