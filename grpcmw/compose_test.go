@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-rlock/rlock/grpcmw"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/rpclock/rpctest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
@@ -50,7 +51,7 @@ func TestSelectorComposition(t *testing.T) {
 		grpc.ChainStreamInterceptor(selector.StreamServerInterceptor(calls.Stream(), method(chatMethod))),
 	)
 	for _, name := range []string{"rpc:" + callMethod, "rpc:" + watchMethod, "rpc:" + chatMethod} {
-		release := holdLock(t, srv, name, 0)
+		release := rpctest.HoldLock(t, srv, name, 0)
 		defer release()
 	}
 
@@ -114,7 +115,7 @@ func TestHealthServiceUnary(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, resp.GetStatus())
 
-	release := holdLock(t, srv, "rpc:/grpc.health.v1.Health/Check", 0)
+	release := rpctest.HoldLock(t, srv, "rpc:/grpc.health.v1.Health/Check", 0)
 	defer release()
 	_, err = client.Check(t.Context(), &healthpb.HealthCheckRequest{})
 	assert.Equal(t, codes.Aborted, status.Code(err), "%v", err)
@@ -139,16 +140,16 @@ func TestGivingUpWhileWaitingLeavesTheQueue(t *testing.T) {
 	} {
 		t.Run(k.name, func(t *testing.T) {
 			name := "rpc:" + k.method
-			release := holdLock(t, srv, name, 0)
+			release := rpctest.HoldLock(t, srv, name, 0)
 			ctx, cancel := context.WithCancel(t.Context())
 			errs := make(chan error, 1)
 			go func() { errs <- k.call(ctx) }()
-			testsupport.Eventually(t, patience, "the call queued", func() bool { return queued(t, locks.Redis(), name) == 1 })
+			testsupport.Eventually(t, patience, "the call queued", func() bool { return rpctest.Queued(t, locks.Redis(), name) == 1 })
 			cancel()
 			assert.Equal(t, codes.Canceled, status.Code(testsupport.Recv(t, errs, patience, "the call")))
 			// The server sees the cancel at once; lockmw leaves the queue
 			// in the background, before any hand-off could reach it.
-			testsupport.Eventually(t, patience, "the waiter leaving the queue", func() bool { return queued(t, locks.Redis(), name) == 0 })
+			testsupport.Eventually(t, patience, "the waiter leaving the queue", func() bool { return rpctest.Queued(t, locks.Redis(), name) == 0 })
 			release()
 			assert.Empty(t, ran, "the handler ran for a client that left")
 		})

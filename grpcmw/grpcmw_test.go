@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-rlock/rlock/grpcmw"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/rpclock/rpctest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
@@ -25,14 +26,16 @@ import (
 
 // twoServers serves svc on two servers, each with its own lockmw Client on
 // srv and an Interceptor with opts, as two instances of a service would.
-// The short watchdog timeout makes waiters retry every second, as in
-// httpmw's tests (a hand-off a new Client's first waiter misses costs a
-// second, not ten).
+// The watchdog timeout of 10s makes waiters retry every 3.3s (a hand-off a
+// new Client's first waiter misses, see httpmw's tests, costs that, not
+// 10s), and leaves a lock handed over a claim window of 1s: with httpmw's 3s
+// (a window of 300ms) a loaded machine stalls a holder past it, and the
+// call then rightly ends Aborted, its lock lost.
 func twoServers(t *testing.T, srv *redistest.Server, svc *service, opts ...grpcmw.Option) [2]*grpc.ClientConn {
 	t.Helper()
 	var ccs [2]*grpc.ClientConn
 	for n := range ccs {
-		i := grpcmw.New(locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(3*time.Second)), opts...)
+		i := grpcmw.New(locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(10*time.Second)), opts...)
 		ccs[n] = serveLocked(t, svc, i.Unary(), i.Stream())
 	}
 	return ccs
@@ -41,8 +44,8 @@ func twoServers(t *testing.T, srv *redistest.Server, svc *service, opts ...grpcm
 func TestSerializesAMethodAcrossServers(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var g gauge
-	ccs := twoServers(t, srv, &service{work: g.work}, grpcmw.WithWait(lockmw.Forever))
+	var g rpctest.Gauge
+	ccs := twoServers(t, srv, &service{work: g.Work}, grpcmw.WithWait(lockmw.Forever))
 	const n = 16
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -58,15 +61,16 @@ func TestSerializesAMethodAcrossServers(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	assert.Equal(t, n, g.all)
-	assert.Equal(t, 1, g.max, "calls of one method ran concurrently")
+	all, most := g.Counts()
+	assert.Equal(t, n, all)
+	assert.Equal(t, 1, most, "calls of one method ran concurrently")
 }
 
 func TestDistinctKeysRunInParallel(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	t.Run("distinct methods", func(t *testing.T) {
-		ccs := twoServers(t, srv, &service{work: barrier(2)})
+		ccs := twoServers(t, srv, &service{work: rpctest.Barrier(2)})
 		errs := make(chan error, 2)
 		go func() { _, err := call(t.Context(), ccs[0], callMethod, "a"); errs <- err }()
 		go func() { _, err := call(t.Context(), ccs[1], otherMethod, "b"); errs <- err }()
@@ -75,7 +79,7 @@ func TestDistinctKeysRunInParallel(t *testing.T) {
 		}
 	})
 	t.Run("distinct metadata values of one method", func(t *testing.T) {
-		ccs := twoServers(t, srv, &service{work: barrier(2)}, grpcmw.WithMetadataKey("X-Order-ID"))
+		ccs := twoServers(t, srv, &service{work: rpctest.Barrier(2)}, grpcmw.WithMetadataKey("X-Order-ID"))
 		errs := make(chan error, 2)
 		for n, id := range []string{"1", "2"} {
 			go func() {
@@ -89,34 +93,26 @@ func TestDistinctKeysRunInParallel(t *testing.T) {
 		}
 	})
 	t.Run("one metadata value serializes", func(t *testing.T) {
-		b := newBlocker()
+		b := rpctest.NewBlocker()
 		i := grpcmw.New(locktest.NewOn(t, srv), grpcmw.WithMetadataKey("x-order-id"), grpcmw.WithWait(0))
-		cc := serveLocked(t, &service{work: b.work}, i.Unary(), i.Stream())
+		cc := serveLocked(t, &service{work: b.Work}, i.Unary(), i.Stream())
 		ctx := metadata.AppendToOutgoingContext(t.Context(), "x-order-id", "7/a b")
 		errs := make(chan error, 1)
 		go func() { _, err := call(ctx, cc, callMethod, "first"); errs <- err }()
-		testsupport.Recv(t, b.entered, patience, "the first call")
-		require.Equal(t, int64(1), holders(t, srv, "rpc:"+callMethod+"#x-order-id=7%2Fa+b"), "the lock's name")
+		testsupport.Recv(t, b.Entered, patience, "the first call")
+		require.Equal(t, int64(1), rpctest.Holders(t, srv, "rpc:"+callMethod+"#x-order-id=7%2Fa+b"), "the lock's name")
 		_, err := call(ctx, cc, callMethod, "second")
 		assert.Equal(t, codes.Aborted, status.Code(err), "%v", err)
-		close(b.release)
+		close(b.Release)
 		require.NoError(t, testsupport.Recv(t, errs, patience, "the first call"))
 	})
-}
-
-// holders is how many fields the lock hash at name has (one per owner).
-func holders(t *testing.T, srv *redistest.Server, name string) int64 {
-	t.Helper()
-	n, err := srv.Client().HLen(context.Background(), name).Result()
-	require.NoError(t, err)
-	return n
 }
 
 func TestPermits(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	// Two permits: two calls meet inside at once...
-	ccs := twoServers(t, srv, &service{work: barrier(2)}, grpcmw.WithPermits(2), grpcmw.WithWait(0))
+	ccs := twoServers(t, srv, &service{work: rpctest.Barrier(2)}, grpcmw.WithPermits(2), grpcmw.WithWait(0))
 	errs := make(chan error, 2)
 	for n := range 2 {
 		go func() { _, err := call(t.Context(), ccs[n], callMethod, "x"); errs <- err }()
@@ -127,23 +123,23 @@ func TestPermits(t *testing.T) {
 
 	// ...and a third finds none left, with the first permit's TTL as its
 	// retry delay.
-	b := newBlocker()
-	ccs = twoServers(t, srv, &service{work: b.work}, grpcmw.WithPermits(2), grpcmw.WithWait(0))
+	b := rpctest.NewBlocker()
+	ccs = twoServers(t, srv, &service{work: b.Work}, grpcmw.WithPermits(2), grpcmw.WithWait(0))
 	for n := range 2 {
 		go func() { _, err := call(t.Context(), ccs[n], otherMethod, "x"); errs <- err }()
-		testsupport.Recv(t, b.entered, patience, "a call holding a permit")
+		testsupport.Recv(t, b.Entered, patience, "a call holding a permit")
 	}
 	var trailer metadata.MD
 	_, err := call(t.Context(), ccs[0], otherMethod, "x", grpc.Trailer(&trailer))
 	require.Equal(t, codes.Aborted, status.Code(err), "%v", err)
 	delay := retryDelay(t, err)
 	assert.Greater(t, delay, time.Second, "the permit's TTL, up to the watchdog timeout")
-	assert.LessOrEqual(t, delay, 3*time.Second)
+	assert.LessOrEqual(t, delay, 10*time.Second)
 	assert.Equal(t, []string{strconv.FormatInt(delay.Milliseconds(), 10)}, trailer.Get("grpc-retry-pushback-ms"))
 	n, err := srv.Client().ZCard(t.Context(), "{rpc:limit:"+otherMethod+"}:timeout").Result()
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), n, "the semaphore's permits, named rpc:limit:<method>")
-	close(b.release)
+	close(b.Release)
 	for range 2 {
 		require.NoError(t, testsupport.Recv(t, errs, patience, "a call"))
 	}
@@ -189,7 +185,7 @@ func TestCodes(t *testing.T) {
 	name := "rpc:" + callMethod
 
 	t.Run("a busy lock answers Aborted with a retry delay", func(t *testing.T) {
-		release := holdLock(t, srv, name, 0)
+		release := rpctest.HoldLock(t, srv, name, 0)
 		defer release()
 		i := grpcmw.New(locks, grpcmw.WithWait(0))
 		cc := serveLocked(t, &service{}, i.Unary(), i.Stream())
@@ -201,7 +197,7 @@ func TestCodes(t *testing.T) {
 	})
 	t.Run("the retry delay is the holder's lease", func(t *testing.T) {
 		const lease = 30 * time.Second
-		release := holdLock(t, srv, name, lease)
+		release := rpctest.HoldLock(t, srv, name, lease)
 		defer release()
 		i := grpcmw.New(locks, grpcmw.WithWait(0), grpcmw.WithLease(time.Minute))
 		cc := serveLocked(t, &service{}, i.Unary(), i.Stream())
@@ -212,7 +208,7 @@ func TestCodes(t *testing.T) {
 		assert.LessOrEqual(t, d, lease)
 	})
 	t.Run("the deadline while waiting answers DeadlineExceeded", func(t *testing.T) {
-		release := holdLock(t, srv, name, 0)
+		release := rpctest.HoldLock(t, srv, name, 0)
 		defer release()
 		// A deadline the server sets (a client's deadline reaches the server
 		// as a cancel when the client gives up first, which is Canceled).
@@ -227,7 +223,7 @@ func TestCodes(t *testing.T) {
 		assert.Equal(t, codes.DeadlineExceeded, status.Code(served), "%v", served)
 	})
 	t.Run("a cancel while waiting answers Canceled", func(t *testing.T) {
-		release := holdLock(t, srv, name, 0)
+		release := rpctest.HoldLock(t, srv, name, 0)
 		defer release()
 		rec := newRecorder()
 		i := grpcmw.New(locks, grpcmw.WithWait(lockmw.Forever))
@@ -235,7 +231,7 @@ func TestCodes(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		errs := make(chan error, 1)
 		go func() { _, err := call(ctx, cc, callMethod, "x"); errs <- err }()
-		testsupport.Eventually(t, patience, "the call queued", func() bool { return queued(t, srv.Client(), name) == 1 })
+		testsupport.Eventually(t, patience, "the call queued", func() bool { return rpctest.Queued(t, srv.Client(), name) == 1 })
 		cancel()
 		assert.Equal(t, codes.Canceled, status.Code(testsupport.Recv(t, errs, patience, "the call")))
 		served := testsupport.Recv(t, rec.got, patience, "the server's answer")
@@ -268,7 +264,7 @@ func TestCodes(t *testing.T) {
 		assert.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	})
 	t.Run("an empty key runs the call unlocked", func(t *testing.T) {
-		release := holdLock(t, srv, name, 0)
+		release := rpctest.HoldLock(t, srv, name, 0)
 		defer release()
 		i := grpcmw.New(locks, grpcmw.WithWait(0), grpcmw.WithKey(func(context.Context, string, any) (string, error) { return "", nil }))
 		cc := serveLocked(t, &service{}, i.Unary(), i.Stream())
@@ -287,35 +283,15 @@ func TestCodes(t *testing.T) {
 		// A short watchdog timeout: renewal finds the lock gone soon.
 		short := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
 		i := grpcmw.New(short)
-		l := newLoser()
-		cc := serveLocked(t, &service{work: l.work}, i.Unary(), i.Stream())
+		l := rpctest.NewLoser()
+		cc := serveLocked(t, &service{work: l.Work}, i.Unary(), i.Stream())
 		errs := make(chan error, 1)
 		go func() { _, err := call(t.Context(), cc, callMethod, "x"); errs <- err }()
-		testsupport.Recv(t, l.entered, patience, "the handler")
+		testsupport.Recv(t, l.Entered, patience, "the handler")
 		_, err := locks.Mutex(name).ForceUnlock(t.Context())
 		require.NoError(t, err)
-		assert.ErrorIs(t, testsupport.Recv(t, l.causes, patience, "the hold context's cause"), lockmw.ErrLockLost)
+		assert.ErrorIs(t, testsupport.Recv(t, l.Causes, patience, "the hold context's cause"), lockmw.ErrLockLost)
 		err = testsupport.Recv(t, errs, patience, "the call")
 		assert.Equal(t, codes.Aborted, status.Code(err), "%v", err)
 	})
-}
-
-// loser is work that signals entered, waits for its context to end (the
-// test makes it lose its lock), reports the cause and returns nil.
-type loser struct {
-	entered chan struct{}
-	causes  chan error
-}
-
-func newLoser() *loser { return &loser{entered: make(chan struct{}, 1), causes: make(chan error, 1)} }
-
-func (l *loser) work(ctx context.Context, _ string) error {
-	l.entered <- struct{}{}
-	select {
-	case <-ctx.Done():
-		l.causes <- context.Cause(ctx)
-	case <-time.After(patience):
-		l.causes <- errors.New("the hold context did not end")
-	}
-	return nil
 }

@@ -2,23 +2,17 @@ package grpcmw_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/go-rlock/rlock/internal/redistest"
-	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/rpclock/rpctest"
 )
 
 func TestMain(m *testing.M) {
@@ -28,7 +22,7 @@ func TestMain(m *testing.M) {
 }
 
 // patience bounds every wait for something that should happen soon.
-const patience = 5 * time.Second
+const patience = rpctest.Patience
 
 // The methods of the test service, rlocktest.Locked, written by hand as a
 // grpc.ServiceDesc (no protoc): each carries wrapperspb.StringValue both
@@ -219,94 +213,5 @@ func streamCall(ctx context.Context, cc *grpc.ClientConn, desc grpc.StreamDesc, 
 			return got, err
 		}
 		got = append(got, out.GetValue())
-	}
-}
-
-// queued is the number of waiters in the lock's queue, the sorted set
-// rlock_queue:{name} described in lockmw's package documentation.
-func queued(t *testing.T, rdb redis.UniversalClient, name string) int64 {
-	t.Helper()
-	key := "rlock_queue:{" + name + "}"
-	if strings.Contains(name, "{") {
-		key = "rlock_queue:" + name + "~"
-	}
-	n, err := rdb.ZCard(context.Background(), key).Result()
-	require.NoError(t, err)
-	return n
-}
-
-// holdLock takes name on a Client of its own, as another server would,
-// with lease (0: the watchdog), until release.
-func holdLock(t *testing.T, srv *redistest.Server, name string, lease time.Duration) (release func()) {
-	t.Helper()
-	mu := locktest.NewOn(t, srv).Mutex(name)
-	hctx, err := mu.TryLock(context.Background(), 0, lease)
-	require.NoError(t, err)
-	var once sync.Once
-	release = func() { once.Do(func() { _ = mu.Unlock(hctx) }) }
-	t.Cleanup(release)
-	return release
-}
-
-// gauge records how many handlers run at once.
-type gauge struct {
-	mu           sync.Mutex
-	in, max, all int
-}
-
-func (g *gauge) work(ctx context.Context, _ string) error {
-	g.mu.Lock()
-	g.in++
-	g.all++
-	g.max = max(g.max, g.in)
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		g.in--
-		g.mu.Unlock()
-	}()
-	time.Sleep(2 * time.Millisecond) // the work: long enough for overlaps to show
-	return ctx.Err()
-}
-
-// barrier returns work that succeeds only when parties calls are inside it
-// at once, and fails when they are not within patience.
-func barrier(parties int) func(context.Context, string) error {
-	var mu sync.Mutex
-	inside := 0
-	all := make(chan struct{})
-	return func(ctx context.Context, _ string) error {
-		mu.Lock()
-		if inside++; inside == parties {
-			close(all)
-		}
-		mu.Unlock()
-		select {
-		case <-all:
-			return nil
-		case <-time.After(patience):
-			return errors.New("alone: no overlap")
-		}
-	}
-}
-
-// blocker is work that signals entered and blocks until release is closed
-// or its context ends.
-type blocker struct {
-	entered chan string
-	release chan struct{}
-}
-
-func newBlocker() *blocker {
-	return &blocker{entered: make(chan string, 16), release: make(chan struct{})}
-}
-
-func (b *blocker) work(ctx context.Context, v string) error {
-	b.entered <- v
-	select {
-	case <-b.release:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
 	}
 }

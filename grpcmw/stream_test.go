@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-rlock/rlock/grpcmw"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/rpclock/rpctest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
@@ -26,16 +27,16 @@ func TestStreams(t *testing.T) {
 	locks := locktest.NewOn(t, srv)
 	for _, k := range streamKinds {
 		t.Run(k.name+" calls of one method are serialized across servers", func(t *testing.T) {
-			b := newBlocker()
-			ccs := twoServers(t, srv, &service{work: b.work}, grpcmw.WithWait(0))
+			b := rpctest.NewBlocker()
+			ccs := twoServers(t, srv, &service{work: b.Work}, grpcmw.WithWait(0))
 			done := make(chan error, 1)
 			go func() { _, err := streamCall(t.Context(), ccs[0], k.desc, k.method, "first"); done <- err }()
-			testsupport.Recv(t, b.entered, patience, "the first stream")
+			testsupport.Recv(t, b.Entered, patience, "the first stream")
 			got, err := streamCall(t.Context(), ccs[1], k.desc, k.method, "second")
 			assert.Equal(t, codes.Aborted, status.Code(err), "%v", err)
 			assert.Empty(t, got)
 			retryDelay(t, err)
-			close(b.release)
+			close(b.Release)
 			require.NoError(t, testsupport.Recv(t, done, patience, "the first stream"))
 			got, err = streamCall(t.Context(), ccs[1], k.desc, k.method, "third")
 			require.NoError(t, err)
@@ -51,7 +52,7 @@ func TestStreams(t *testing.T) {
 				return "order:" + req.(*wrapperspb.StringValue).GetValue(), nil
 			}))
 			cc := serveLocked(t, &service{}, i.Unary(), i.Stream())
-			release := holdLock(t, srv, "order:busy", 0)
+			release := rpctest.HoldLock(t, srv, "order:busy", 0)
 			defer release()
 			got, err := streamCall(t.Context(), cc, k.desc, k.method, "busy")
 			assert.Equal(t, codes.Aborted, status.Code(err), "%v", err)
@@ -63,9 +64,9 @@ func TestStreams(t *testing.T) {
 		})
 		t.Run(k.name+" calls end Aborted when the lock is lost", func(t *testing.T) {
 			short := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(600*time.Millisecond))
-			l := newLoser()
+			l := rpctest.NewLoser()
 			i := grpcmw.New(short)
-			cc := serveLocked(t, &service{work: l.work}, i.Unary(), i.Stream())
+			cc := serveLocked(t, &service{work: l.Work}, i.Unary(), i.Stream())
 			type result struct {
 				got []string
 				err error
@@ -75,10 +76,10 @@ func TestStreams(t *testing.T) {
 				got, err := streamCall(t.Context(), cc, k.desc, k.method, "x")
 				done <- result{got, err}
 			}()
-			testsupport.Recv(t, l.entered, patience, "the handler")
+			testsupport.Recv(t, l.Entered, patience, "the handler")
 			_, err := locks.Mutex("rpc:" + k.method).ForceUnlock(t.Context())
 			require.NoError(t, err)
-			assert.ErrorIs(t, testsupport.Recv(t, l.causes, patience, "the hold context's cause"), lockmw.ErrLockLost)
+			assert.ErrorIs(t, testsupport.Recv(t, l.Causes, patience, "the hold context's cause"), lockmw.ErrLockLost)
 			r := testsupport.Recv(t, done, patience, "the stream")
 			assert.Equal(t, codes.Aborted, status.Code(r.err), "%v", r.err)
 			if k.method == watchMethod {

@@ -36,7 +36,11 @@ func (h *Hold) Context() context.Context { return h.ctx }
 // Lost is the refusal of a call whose lock was lost (Aborted) or whose
 // Client was closed (Unavailable) while it ran; nil while the lock is held.
 // A stream answers its sends and receives with it.
-func (h *Hold) Lost() *Refusal { return lost(h.ctx, nil) }
+func (h *Hold) Lost() *Refusal { return Lost(h.ctx) }
+
+// Lost is Hold.Lost for the hold context hold (a Do's fn gets it); nil for
+// a context that holds no lock.
+func Lost(hold context.Context) *Refusal { return lost(hold, nil) }
 
 // Release gives the lock back, and returns Lost's refusal, or Aborted when
 // releasing found the lock lost (a lease the call outlived): the call must
