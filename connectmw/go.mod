@@ -2,7 +2,7 @@ module github.com/go-rlock/rlock/connectmw
 
 go 1.26.0
 
-replace github.com/go-rlock/rlock => ../
+replace github.com/go-rlock/rlock => ..
 
 require (
 	connectrpc.com/connect v1.21.1

@@ -2,7 +2,7 @@ module github.com/go-rlock/rlock/grpcmw
 
 go 1.26.0
 
-replace github.com/go-rlock/rlock => ../
+replace github.com/go-rlock/rlock => ..
 
 require (
 	github.com/go-rlock/rlock v0.0.0-00010101000000-000000000000
