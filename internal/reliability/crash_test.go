@@ -437,8 +437,12 @@ func (d *driver) pickHolder(wait time.Duration) *proc {
 }
 
 // kill SIGKILLs p, reaps it and starts a driver waiter for every name p held.
+// The signal goes through p's os.Process (a pidfd), never by pid: on a
+// machine whose pids wrap within a run (pid_max 32768 and builds beside
+// it), a worker that exited by itself has a pid another process may have
+// been given, a redis-server of a test running beside this one.
 func (d *driver) kill(p *proc) {
-	require.NoError(d.t, syscall.Kill(p.pid, syscall.SIGKILL))
+	require.NoError(d.t, p.cmd.Process.Signal(syscall.SIGKILL))
 	d.kills = append(d.kills, kill{pid: procNumber(slices.Index(d.logs, p.log)), at: time.Now()})
 	<-p.done
 	p.scan()
