@@ -83,6 +83,7 @@ func TestCrashMutualExclusion(t *testing.T) {
 	}
 	d.logSlowest("crash", rep.run, rep.recovered)
 	d.logSlowHandoffs("crash", rep.run, rep.slow)
+	checkLinearizable(t, "crash", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.MutexKind}, nil, rep.Violations)
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)

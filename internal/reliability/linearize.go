@@ -156,6 +156,15 @@ func Model(spec Spec) porcupine.Model {
 		Step: func(state, input, _ any) []any {
 			return step(spec, state.(lockState), input.(Op))
 		},
+		Hash: func(state any) uint64 {
+			s := state.(lockState)
+			h := uint64(s.last) * 0x9e3779b97f4a7c15
+			for _, x := range s.holds {
+				h = (h ^ uint64(x.hold)) * 0x100000001b3
+				h = (h ^ uint64(x.expires)) * 0x100000001b3
+			}
+			return h
+		},
 		Equal: func(a, b any) bool {
 			x, y := a.(lockState), b.(lockState)
 			return x.last == y.last && slices.Equal(x.holds, y.holds)

@@ -98,3 +98,37 @@ func TestLinearizeVisualizes(t *testing.T) {
 	require.NoError(t, porcupine.VisualizePath(v.Model, v.Info, path))
 	assert.FileExists(t, path)
 }
+
+// Recorded histories go through both checkers: what porcupine rejects,
+// today's checker rejects too (the other way round is allowed: today's
+// checker also judges liveness, which porcupine does not).
+func TestLinearizeAgreesWithTodaysChecker(t *testing.T) {
+	const timeout = time.Second
+	E, R, L := reliability.End, reliability.Renew, reliability.Lost
+	for _, tc := range []struct {
+		name   string
+		recs   []reliability.Record
+		kills  []kill
+		reject bool // porcupine's verdict
+	}{
+		{"one after the other", []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 10), start(2, "a", 2, 11), rec(E, 2, "a", 2, 20)}, nil, false},
+		{"an overlap", []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 10), start(2, "a", 2, 9), rec(E, 2, "a", 2, 20)}, nil, true},
+		{"a token going back", []reliability.Record{start(1, "a", 5, 0), rec(E, 1, "a", 5, 10), start(2, "a", 4, 11), rec(E, 2, "a", 4, 20)}, nil, true},
+		{"a killed holder's key before it could expire", []reliability.Record{start(1, "a", 1, 0), rec(R, 1, "a", 1, 333), start(2, "a", 2, 1200), rec(E, 2, "a", 2, 1210)},
+			[]kill{{pid: 1, at: at(400)}}, true},
+		{"a killed holder's key after it could expire", []reliability.Record{start(1, "a", 1, 0), rec(R, 1, "a", 1, 333), start(2, "a", 2, 1340), rec(E, 2, "a", 2, 1350)},
+			[]kill{{pid: 1, at: at(400)}}, false},
+		{"a lost hold", []reliability.Record{start(1, "a", 1, 0), rec(L, 1, "a", 1, 1500), start(2, "a", 2, 1000), rec(E, 2, "a", 2, 1100)}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := append(hello(1, 2), tc.recs...)
+			rep := check(recs, tc.kills, timeout, at(5000), nil)
+			v := reliability.Check(reliability.Spec{Kind: reliability.MutexKind}, linearOps(rep.run, recs, timeout, nil), 10*time.Second)
+			require.NotEqual(t, porcupine.Unknown, v.Result)
+			assert.Equal(t, tc.reject, v.Result == porcupine.Illegal, "porcupine's verdict")
+			if v.Result == porcupine.Illegal {
+				assert.NotEmpty(t, rep.Violations, "today's checker rejects it too")
+			}
+		})
+	}
+}
