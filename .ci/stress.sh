@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the whole suite N times in a row (go test -race -count=1 in the root
-# module, in examples/bench, rivermw, grpcmw and connectmw, as make test does) and prints one line per
-# run, the failing tests of a red run, and a closing count. Logs stay in a
+# Runs the whole suite N times in a row (go test -race -count=1 in every
+# module of the Makefile's MODULES, as make test does, read from make itself
+# so that a module added there is covered here) and prints one line per run,
+# the failing tests of a red run, and a closing count. Logs stay in a
 # temporary folder, named at the end.
 # Usage: .ci/stress.sh N [go test flags...]
 set -uo pipefail
@@ -9,16 +10,23 @@ cd "$(dirname "$0")/.."
 n=${1:-10}
 shift || true
 go=${GO:-go}
+modules=$(make -s --no-print-directory --eval='stress-print-modules: ; @echo $(MODULES)' stress-print-modules) || {
+	echo "stress: cannot read MODULES from the Makefile" >&2
+	exit 2
+}
+[ -n "$modules" ] || { echo "stress: the Makefile's MODULES is empty" >&2; exit 2; }
+echo "stress: modules $modules"
 logs=$(mktemp -d "${TMPDIR:-/tmp}/rlock-stress.XXXXXX")
 pass=0
 fail=0
 for i in $(seq 1 "$n"); do
 	start=$(date +%s)
-	if { "$go" test -race -count=1 -timeout 9m "$@" ./... &&
-		(cd examples/bench && "$go" test -race -count=1 -timeout 9m "$@" ./...) &&
-		(cd rivermw && "$go" test -race -count=1 -timeout 9m "$@" ./...) &&
-		(cd grpcmw && "$go" test -race -count=1 -timeout 9m "$@" ./...) &&
-		(cd connectmw && "$go" test -race -count=1 -timeout 9m "$@" ./...); } >"$logs/run-$i.log" 2>&1; then
+	ok=1
+	for m in $modules; do
+		echo "== go test $m" >>"$logs/run-$i.log"
+		(cd "$m" && "$go" test -race -count=1 -timeout 9m "$@" ./...) >>"$logs/run-$i.log" 2>&1 || ok=0
+	done
+	if [ "$ok" -eq 1 ]; then
 		pass=$((pass + 1))
 		echo "run $i of $n: ok in $(($(date +%s) - start))s"
 	else

@@ -216,8 +216,29 @@ func (c *Cluster) form(ctx context.Context, replicasPerMaster int) error {
 				}
 			}
 		}
+		if ok, why := mastersSeeReplicas(ctx, c.Masters, replicasPerMaster); !ok {
+			return false, why
+		}
 		return linksUp(ctx, c.Replicas)
 	})
+}
+
+// mastersSeeReplicas reports whether every master counts n replicas online,
+// or why not, for poll. A replica's link is up once it loaded the master's
+// data set, but with diskless sync the master puts it online only when its
+// cron sees the transfer's child done, or at the replica's first ACK: until
+// then the master's ROLE lists no replica and WAIT counts none.
+func mastersSeeReplicas(ctx context.Context, masters []*Server, n int) (bool, string) {
+	for _, m := range masters {
+		info, err := m.Client().Info(ctx, "replication").Result()
+		if err != nil {
+			return false, fmt.Sprintf("INFO replication on %s: %v", m.Addr(), err)
+		}
+		if got := strings.Count(info, ",state=online,"); got != n {
+			return false, fmt.Sprintf("%s has %d of %d replicas online", m.Addr(), got, n)
+		}
+	}
+	return true, ""
 }
 
 // poll calls cond every pollInterval until it returns true or ctx is done;

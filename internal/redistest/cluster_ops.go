@@ -138,6 +138,50 @@ func (c *Cluster) replicasOf(ctx context.Context, master *Server) ([]*Server, er
 	return nil, fmt.Errorf("redistest: no running node answered CLUSTER NODES: %w", errors.Join(errs...))
 }
 
+// WaitReplicated waits until every running replica of master has received
+// all that master had written when it was called: each replica's
+// replication offset reaches the master's. WAIT cannot stand in for it
+// from a test: it waits for the replicas' acknowledgement of what its own
+// connection wrote, nothing when that connection wrote nothing (and a
+// cluster client sends a keyless WAIT to any node).
+func (c *Cluster) WaitReplicated(ctx context.Context, master *Server) error {
+	replicas, err := c.replicasOf(ctx, master)
+	if err != nil {
+		return err
+	}
+	info, err := master.Client().Info(ctx, "replication").Result()
+	if err != nil {
+		return fmt.Errorf("redistest: INFO replication on %s: %w", master.Addr(), err)
+	}
+	want, ok := infoInt(info, "master_repl_offset")
+	if !ok {
+		return fmt.Errorf("redistest: no master_repl_offset in the INFO of %s", master.Addr())
+	}
+	return poll(ctx, fmt.Sprintf("the replicas of %s at offset %d", master.Addr(), want), func() (bool, string) {
+		for _, r := range replicas {
+			info, err := r.Client().Info(ctx, "replication").Result()
+			if err != nil {
+				return false, fmt.Sprintf("INFO replication on %s: %v", r.Addr(), err)
+			}
+			if got, _ := infoInt(info, "slave_repl_offset"); got < want {
+				return false, fmt.Sprintf("%s is at offset %d", r.Addr(), got)
+			}
+		}
+		return true, ""
+	})
+}
+
+// infoInt reads the integer field name of an INFO reply.
+func infoInt(info, name string) (int64, bool) {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
 // Failover runs CLUSTER FAILOVER on replica, with mode "" (a coordinated
 // manual fail-over: the master stops its clients until the replica has caught
 // up), "FORCE" (no handshake with the master, but an election among the

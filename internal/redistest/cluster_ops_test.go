@@ -31,7 +31,7 @@ func TestClusterTopologyChanges(t *testing.T) {
 		keys[i] = fmt.Sprintf("key:%d", i)
 		require.NoError(t, c.Set(ctx, keys[i], i, 0).Err())
 	}
-	waitReplicated(t, ctx, cl.Masters...)
+	waitReplicated(t, ctx, cl, cl.Masters...)
 	assertKeys := func(t *testing.T, c *redis.ClusterClient) {
 		t.Helper()
 		for i, k := range keys {
@@ -144,7 +144,7 @@ func TestClusterTopologyChanges(t *testing.T) {
 	})
 
 	t.Run("KillMaster crashes a master and waits for its replica", func(t *testing.T) {
-		waitReplicated(t, ctx, dst)
+		waitReplicated(t, ctx, cl, dst)
 		r, err := cl.ReplicaOf(ctx, dst)
 		require.NoError(t, err)
 		pid := dst.Pid()
@@ -198,14 +198,13 @@ func TestKillMasterSeveralReplicas(t *testing.T) {
 	assertSlotOwner(t, ctx, cl, 16384/3-1, promoted)
 }
 
-// waitReplicated waits (WAIT) until every write to the masters so far is on
-// their replicas.
-func waitReplicated(t *testing.T, ctx context.Context, masters ...*redistest.Server) {
+// waitReplicated waits until every write to the masters so far is on their
+// replicas (Cluster.WaitReplicated: a WAIT on a connection that wrote
+// nothing waits for nothing).
+func waitReplicated(t *testing.T, ctx context.Context, cl *redistest.Cluster, masters ...*redistest.Server) {
 	t.Helper()
 	for _, m := range masters {
-		n, err := m.Client().Do(ctx, "WAIT", 1, 5000).Int()
-		require.NoError(t, err)
-		require.Equal(t, 1, n, "replicas of %s acknowledging", m.Addr())
+		require.NoError(t, cl.WaitReplicated(ctx, m))
 	}
 }
 

@@ -208,6 +208,20 @@ func TestKill(t *testing.T) {
 	assertGone(t, pid)
 }
 
+// A redis-server killed by someone else (here by its pid, as the OOM killer
+// or a signal to a reused pid would) has its end in the log tail a failed
+// test prints; one that redistest kills or stops has none.
+func TestDeathByOthersIsLogged(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	require.NoError(t, s.Kill())
+	assert.NotContains(t, s.LogTail(0), "not stopped by redistest", "Kill is no death by others")
+	require.NoError(t, s.Restart())
+	require.NoError(t, syscall.Kill(s.Pid(), syscall.SIGKILL))
+	testsupport.Eventually(t, 20*time.Second, "the server reaped", func() bool { return !s.Running() })
+	assert.Contains(t, s.LogTail(1), "not stopped by redistest: signal: killed")
+}
+
 func TestCloseKillsProcess(t *testing.T) {
 	t.Parallel()
 	s, err := redistest.Launch(redistest.Config{})

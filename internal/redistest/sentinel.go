@@ -147,12 +147,8 @@ func launchN(n int, kind nodeKind, args ...string) ([]*Server, error) {
 // replica's link to the master is up.
 func (s *Sentinel) waitReplicas(ctx context.Context) error {
 	return poll(ctx, "replicas in sync", func() (bool, string) {
-		info, err := s.Master.Client().Info(ctx, "replication").Result()
-		if err != nil {
-			return false, fmt.Sprintf("INFO replication on %s: %v", s.Master.Addr(), err)
-		}
-		if n := strings.Count(info, ",state=online,"); n != len(s.Replicas) {
-			return false, fmt.Sprintf("%s has %d of %d replicas online", s.Master.Addr(), n, len(s.Replicas))
+		if ok, why := mastersSeeReplicas(ctx, []*Server{s.Master}, len(s.Replicas)); !ok {
+			return false, why
 		}
 		return linksUp(ctx, s.Replicas)
 	})

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -67,6 +68,7 @@ type Server struct {
 	busPort int // cluster bus port; 0 for a standalone server
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when cmd has been reaped
+	ending  *atomic.Bool  // cmd is being stopped or killed by this package
 	pid     int
 	closed  bool
 	client  *redis.Client
@@ -260,6 +262,7 @@ func (s *Server) stopLocked() error {
 		return nil // already exited (crashed, or killed by someone else)
 	default:
 	}
+	s.ending.Store(true)
 	p := s.cmd.Process
 	// SIGCONT so that a paused server handles the SIGTERM.
 	_ = p.Signal(syscall.SIGTERM)
@@ -289,6 +292,7 @@ func (s *Server) Kill() error {
 		return nil
 	}
 	defer func() { s.cmd = nil }()
+	s.ending.Store(true)
 	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("redistest: killing redis-server pid %d: %w", s.pid, err)
 	}
@@ -469,11 +473,16 @@ func (s *Server) startLocked(timeout time.Duration) error {
 		return fmt.Errorf("redistest: starting redis-server: %w", err)
 	}
 	done := make(chan struct{})
+	ending := new(atomic.Bool)
+	logPath := s.logPath
 	go func() {
-		_ = cmd.Wait() // reap; the exit status is in the log
+		err := cmd.Wait() // reap
+		if !ending.Load() {
+			noteDeath(logPath, cmd.Process.Pid, err)
+		}
 		close(done)
 	}()
-	s.cmd, s.done, s.pid = cmd, done, cmd.Process.Pid
+	s.cmd, s.done, s.ending, s.pid = cmd, done, ending, cmd.Process.Pid
 
 	addr := s.addrLocked()
 	if err := waitReady(addr, done, timeout); err != nil {
@@ -485,6 +494,23 @@ func (s *Server) startLocked(timeout time.Duration) error {
 		return fmt.Errorf("redistest: redis-server %s did not start: %w\n%s", addr, err, lastLines(out, 20))
 	}
 	return nil
+}
+
+// noteDeath appends to the server's log how a redis-server that this
+// package did not stop ended: a SIGKILL (the OOM killer, a signal sent to a
+// reused pid) leaves no line of its own, and the log tail a failed test
+// prints must tell a crash from a kill.
+func noteDeath(logPath string, pid int, err error) {
+	how := "exit status 0"
+	if err != nil {
+		how = err.Error()
+	}
+	f, ferr := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0o644)
+	if ferr != nil {
+		return // the directory is gone: the server was closed
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "redistest: redis-server pid %d ended, not stopped by redistest: %s (at %s)\n", pid, how, time.Now().Format(time.RFC3339Nano))
 }
 
 func (s *Server) logSince(off int64) string {

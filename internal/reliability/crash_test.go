@@ -83,6 +83,7 @@ func TestCrashMutualExclusion(t *testing.T) {
 	}
 	d.logSlowest("crash", rep.run, rep.recovered)
 	d.logSlowHandoffs("crash", rep.run, rep.slow)
+	checkLinearizable(t, "crash", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.MutexKind}, nil, rep.Violations)
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)
@@ -199,6 +200,12 @@ type driver struct {
 	logs  []string
 	kills []kill
 
+	// rng draws the schedule of faults (faultSchedule); faults counts
+	// the faults struck, per kind.
+	rng    *rand.Rand
+	seed   uint64
+	faults map[faultKind]int
+
 	// The driver also waits for every name a victim held, so that a
 	// waiter is always there to measure recovery; its holds are logged
 	// and checked like the workers'.
@@ -234,7 +241,13 @@ type proc struct {
 // newDriver returns the driver of a run on addr: one Redis, or the masters
 // of a quorum, comma-separated (crashquorum_test.go).
 func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *driver {
-	d := &driver{t: t, bin: bin, addr: addr, dir: t.TempDir(), until: until, wl: wl}
+	d := &driver{t: t, bin: bin, addr: addr, dir: t.TempDir(), until: until, wl: wl, faults: make(map[faultKind]int)}
+	d.seed = *seed
+	if d.seed == 0 {
+		d.seed = rand.Uint64()
+	}
+	d.rng = rand.New(rand.NewPCG(d.seed, scheduleStream(t.Name())))
+	t.Logf("%s: faults drawn with seed %d (go test -run '^%s$' -seed %d replays their schedule, not the processes' interleaving)", t.Name(), d.seed, t.Name(), d.seed)
 	addrs := strings.Split(addr, ",")
 	d.smpRDB = redis.NewClient(&redis.Options{Addr: addrs[0], ContextTimeoutEnabled: true})
 	for _, a := range addrs[1:] {
@@ -321,13 +334,15 @@ func (d *driver) run() []reliability.Record {
 	// can be seen.
 	killUntil := d.until.Add(-3 * time.Second)
 	for time.Now().Before(killUntil) {
-		time.Sleep(300*time.Millisecond + rand.N(700*time.Millisecond)) // the kill schedule
-		if v := d.pickHolder(300 * time.Millisecond); v != nil {
-			d.kill(v)
-			d.spawn()
-		}
+		time.Sleep(300*time.Millisecond + time.Duration(d.rng.Int64N(int64(700*time.Millisecond)))) // the schedule
+		d.strike(faultSchedule[d.rng.IntN(len(faultSchedule))])
 	}
 	d.finish()
+	var kinds []string
+	for _, k := range []faultKind{killHolder, killWaiter, pauseHolder} {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, d.faults[k]))
+	}
+	d.t.Logf("%s: faults struck (seed %d): %s", d.t.Name(), d.seed, strings.Join(kinds, ", "))
 
 	// A long run starts more processes than the kernel has pids: the
 	// checker names each process by its log's number (the driver's is
@@ -427,7 +442,7 @@ func (d *driver) pickHolder(wait time.Duration) *proc {
 			}
 		}
 		if len(holders) > 0 {
-			return holders[rand.IntN(len(holders))]
+			return holders[d.rng.IntN(len(holders))]
 		}
 		if time.Now().After(deadline) {
 			return nil
@@ -437,8 +452,12 @@ func (d *driver) pickHolder(wait time.Duration) *proc {
 }
 
 // kill SIGKILLs p, reaps it and starts a driver waiter for every name p held.
+// The signal goes through p's os.Process (a pidfd), never by pid: on a
+// machine whose pids wrap within a run (pid_max 32768 and builds beside
+// it), a worker that exited by itself has a pid another process may have
+// been given, a redis-server of a test running beside this one.
 func (d *driver) kill(p *proc) {
-	require.NoError(d.t, syscall.Kill(p.pid, syscall.SIGKILL))
+	require.NoError(d.t, p.cmd.Process.Signal(syscall.SIGKILL))
 	d.kills = append(d.kills, kill{pid: procNumber(slices.Index(d.logs, p.log)), at: time.Now()})
 	<-p.done
 	p.scan()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/reliability"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 )
@@ -67,6 +68,7 @@ func TestCrashMultiLock(t *testing.T) {
 		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.OutlivedHolds, rep.Phantoms, len(rep.Violations))
 	d.logFaults("crash-multi", rep.UnlockTimeouts)
 	d.logSlowest("crash-multi", rep.run, rep.recovered)
+	checkLinearizable(t, "crash-multi", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.MutexKind}, nil, rep.Violations)
 	violations := judgedViolations(t, rep.Violations)
 	for i, v := range violations {
 		if i == 20 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/reliability"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/stretchr/testify/assert"
 )
@@ -50,6 +51,7 @@ func TestCrashRWMutex(t *testing.T) {
 		rep.Lost, rep.LateNotices, rep.OutlivedHolds, rep.Phantoms, len(rep.Violations))
 	d.logFaults("crash-rw", rep.UnlockTimeouts)
 	d.logSlowest("crash-rw", rep.run, rep.recovered)
+	checkLinearizable(t, "crash-rw", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.RWMutexKind}, isRead, rep.Violations)
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)

@@ -20,6 +20,12 @@ var soak = flag.Duration("soak", 0, "run the crash scenarios this long (default:
 // latency each way and lost replies, besides the kills. make soak sets it.
 var faults = flag.Bool("faults", false, "run the crash scenarios through the fault proxy (latency, lost replies)")
 
+// seed, when not 0, replays the crash scenarios' schedule of faults: which
+// fault comes when, and which process it strikes. It replays the schedule,
+// not the interleaving of the processes, which no seed controls. 0: a seed
+// is drawn, and printed by each scenario.
+var seed = flag.Uint64("seed", 0, "replay the crash scenarios' schedule of faults drawn with this seed (0: draw one)")
+
 // crashLogs, when set, is a directory the crash scenarios copy their
 // processes' logs into (one subdirectory per test), to read after the run.
 var crashLogs = flag.String("crashlogs", "", "copy the crash scenarios' logs into this directory")

@@ -142,11 +142,18 @@ func TestNetworkLatency(t *testing.T) {
 // Calls end at their deadlines with context errors; the holder's hold
 // context is cancelled with ErrLockLost before another client can take the
 // lock; when replies flow again the client works.
+//
+// What it judges is what it observes, never how soon a goroutine of a
+// loaded machine runs: the calls end with their contexts' errors (not
+// go-redis's read timeout), the hold ends by its loss timer (the key could
+// have expired), and when the other client's Lock returns, the holder's
+// context is already done.
 func TestNetworkBlackhole(t *testing.T) {
 	t.Parallel()
 	const watchdog = 600 * time.Millisecond
+	const patience = 30 * time.Second // a hang guard, not a time limit
 	srv := redistest.Start(t)
-	ctx := testsupport.CtxFor(t, 30*time.Second)
+	ctx := testsupport.CtxFor(t, 2*patience)
 	var lastRenewed atomic.Int64 // a little after the send time of the last good renewal
 	renewedOnce := make(chan struct{}, 1)
 	p, c := proxied(t, srv, nil, lockmw.WithWatchdogTimeout(watchdog), lockmw.WithReleaseTimeout(300*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
@@ -163,17 +170,22 @@ func TestNetworkBlackhole(t *testing.T) {
 	m := c.Mutex("blackhole")
 	hctx, err := m.Lock(ctx)
 	require.NoError(t, err)
-	testsupport.Recv(t, renewedOnce, 2*time.Second, "a renewal")
+	testsupport.Recv(t, renewedOnce, patience, "a renewal")
 	other := lockmw.New(srv.NewClient(), lockmw.WithWatchdogTimeout(watchdog))
 	defer other.Close()
 	om := other.Mutex("blackhole")
-	acquired := make(chan time.Time, 1)
+	type acquisition struct {
+		at         time.Time
+		holderDone bool // the holder's context was done when Lock returned
+	}
+	acquired := make(chan acquisition, 1)
 	var octx context.Context
 	go func() {
 		var err error
 		octx, err = om.Lock(ctx)
+		done := hctx.Err() != nil
 		assert.NoError(t, err)
-		acquired <- time.Now()
+		acquired <- acquisition{at: time.Now(), holderDone: done}
 	}()
 
 	p.SetBlackhole(true)
@@ -186,22 +198,18 @@ func TestNetworkBlackhole(t *testing.T) {
 		{"IsLocked", func(ctx context.Context) error { _, err := m.IsLocked(ctx); return err }},
 	} {
 		cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		start := time.Now()
 		err := tc.call(cctx)
 		cancel()
-		assert.ErrorIs(t, err, context.DeadlineExceeded, tc.name)
-		assert.Less(t, time.Since(start), 300*time.Millisecond+time.Second, tc.name)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "%s ends at its context's deadline", tc.name)
 	}
 
-	testsupport.Recv(t, hctx.Done(), 2*watchdog, "the holder is told")
+	testsupport.Recv(t, hctx.Done(), patience, "the holder is told")
 	told := time.Now()
 	assert.ErrorIs(t, context.Cause(hctx), lockmw.ErrLockLost)
-	// lockmw cancels the hold before the last good renewal's TTL runs out;
-	// this goroutine may see it a little later on a loaded machine.
+	assert.ErrorContains(t, context.Cause(hctx), "could have expired", "the loss timer ended the hold, not a renewal's reply")
 	bound := time.Unix(0, lastRenewed.Load()).Add(watchdog)
-	assert.True(t, told.Before(bound.Add(250*time.Millisecond)), "told %v after the last good renewal's TTL ran out", told.Sub(bound))
-	got := testsupport.Recv(t, acquired, 5*time.Second, "the other client gets the lock")
-	assert.True(t, told.Before(got), "the holder was told %v before the other client held the lock", got.Sub(told))
+	got := testsupport.Recv(t, acquired, patience, "the other client gets the lock")
+	assert.True(t, got.holderDone, "the holder's context was done when the other client's Lock returned")
 	assert.ErrorIs(t, m.Unlock(hctx), lockmw.ErrLockLost, "the stale Unlock")
 	n, err := om.HoldCount(octx)
 	require.NoError(t, err)
@@ -212,8 +220,8 @@ func TestNetworkBlackhole(t *testing.T) {
 	h2, err := m.Lock(ctx)
 	require.NoError(t, err, "the client works again")
 	require.NoError(t, m.Unlock(h2))
-	t.Logf("black hole: holder told %v after the replies stopped; the other client held the lock %v after that (the lost renewals still ran)",
-		told.Sub(blackholed).Round(time.Millisecond), got.Sub(told).Round(time.Millisecond))
+	t.Logf("black hole: holder seen told %v after the replies stopped (%v from the last good renewal's TTL end); the other client held the lock %v after that (the lost renewals still ran)",
+		told.Sub(blackholed).Round(time.Millisecond), told.Sub(bound).Round(time.Millisecond), got.at.Sub(told).Round(time.Millisecond))
 }
 
 // lossCase is one lockmw call whose reply is lost or cut.

@@ -45,7 +45,7 @@ func TestPausedHolderIsFencedOff(t *testing.T) {
 
 	// Freeze the holder past its watchdog timeout: its key expires and this
 	// process, another owner, takes the lock.
-	require.NoError(t, syscall.Kill(w.pid, syscall.SIGSTOP))
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP)) // by pidfd: never a reused pid
 	stopped := time.Now()
 	c := lockmw.New(srv.NewClient(), lockmw.WithWatchdogTimeout(watchdog))
 	defer c.Close()
@@ -63,7 +63,7 @@ func TestPausedHolderIsFencedOff(t *testing.T) {
 
 	// Wake it. A goroutine that was about to write when it froze writes
 	// at once, without looking at its context: the token stops it.
-	require.NoError(t, syscall.Kill(w.pid, syscall.SIGCONT))
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGCONT))
 	woke := time.Now()
 	w.send("write")
 	var lostAfter time.Duration
@@ -131,7 +131,7 @@ func startHolder(t *testing.T, bin string, args ...string) *holder {
 		close(h.done)
 	}()
 	t.Cleanup(func() {
-		_ = syscall.Kill(h.pid, syscall.SIGCONT)
+		_ = cmd.Process.Signal(syscall.SIGCONT) // ErrProcessDone once reaped, never a reused pid
 		_ = in.Close()
 		select {
 		case <-h.done:

@@ -1,0 +1,86 @@
+//go:build unix
+
+package reliability_test
+
+import (
+	"hash/fnv"
+	"syscall"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// faultKind is a fault the crash driver strikes a run with; each scenario
+// draws its schedule of them from a seeded random source (see -seed).
+type faultKind string
+
+const (
+	// killHolder SIGKILLs a worker that holds a lock: its key expires.
+	killHolder faultKind = "kill holder"
+	// killWaiter SIGKILLs a worker that holds nothing (its goroutines wait,
+	// or are between holds): a dead waiter's queue entry may be handed the
+	// lock, which then expires after its claim window.
+	killWaiter faultKind = "kill waiter"
+	// pauseHolder SIGSTOPs a worker that holds a lock for longer than the
+	// watchdog timeout, then SIGCONTs it: its key expires while it cannot
+	// notice, another process takes the name, and the woken worker's
+	// holds are lost (its pause watch logs the pause; the checker cuts its
+	// holds at their keys' earliest expiry, and only fencing protects a
+	// write it makes on waking).
+	pauseHolder faultKind = "pause holder past its TTL"
+)
+
+// faultSchedule is what a scenario draws from, each fault as likely as its
+// entries: kills of holders stay the most common, as the recovery bound is
+// judged on them. The fault proxy's latency and lost replies (-faults) and
+// Redis's own faults (pause, restart, black hole: server_test.go,
+// network_test.go) are not drawn here.
+var faultSchedule = []faultKind{killHolder, killHolder, killWaiter, pauseHolder}
+
+// scheduleStream is the second word of a scenario's random source: the
+// test's name, so that one seed gives each scenario a schedule of its own.
+func scheduleStream(name string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name))
+	return h.Sum64()
+}
+
+// strike strikes the run with one fault of kind k, if a process fits it.
+func (d *driver) strike(k faultKind) {
+	switch k {
+	case killHolder:
+		if v := d.pickHolder(300 * time.Millisecond); v != nil {
+			d.kill(v)
+			d.spawn()
+			d.faults[k]++
+		}
+	case killWaiter:
+		if v := d.pickIdle(); v != nil {
+			d.kill(v)
+			d.spawn()
+			d.faults[k]++
+		}
+	case pauseHolder:
+		if v := d.pickHolder(300 * time.Millisecond); v != nil {
+			require.NoError(d.t, v.cmd.Process.Signal(syscall.SIGSTOP))
+			time.Sleep(crashWatchdog + crashWatchdog/2) // the length of the pause: past the TTL
+			require.NoError(d.t, v.cmd.Process.Signal(syscall.SIGCONT))
+			d.faults[k]++
+		}
+	}
+}
+
+// pickIdle returns a random live worker that holds nothing, or nil.
+func (d *driver) pickIdle() *proc {
+	var idle []*proc
+	for _, p := range d.procs {
+		p.scan()
+		if len(p.open) == 0 {
+			idle = append(idle, p)
+		}
+	}
+	if len(idle) == 0 {
+		return nil
+	}
+	return idle[d.rng.IntN(len(idle))]
+}
