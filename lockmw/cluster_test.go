@@ -20,7 +20,20 @@ func TestCluster(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testsupport.Ctx(t)
-	a := locktest.New(t, cl.NewClient(), lockmw.WithWatchdogTimeout(2*time.Second))
+	const watchdog = 4500 * time.Millisecond // renewed every 1.5 s; a round may be 3 s late
+	var renewedMu sync.Mutex
+	renewed := map[string]int{} // RenewalOK outcomes per name
+	a := locktest.New(t, cl.NewClient(), lockmw.WithWatchdogTimeout(watchdog), lockmw.WithHooks(lockmw.Hooks{
+		Renewal: func(e lockmw.RenewalEvent) {
+			renewedMu.Lock()
+			defer renewedMu.Unlock()
+			for _, l := range e.Locks {
+				if l.Outcome == lockmw.RenewalOK {
+					renewed[l.Name]++
+				}
+			}
+		},
+	}))
 	b := locktest.New(t, cl.NewClient())
 
 	t.Run("names whose keys cannot share a slot are invalid", func(t *testing.T) {
@@ -39,10 +52,19 @@ func TestCluster(t *testing.T) {
 		for i := range holds {
 			holds[i] = locktest.MustLock(t, a.Mutex(fmt.Sprintf("spread-%d", i)), ctx)
 		}
-		// Past the watchdog timeout: several renewal rounds, per slot, per
-		// node (every 667 ms; a round may come over a second late on a
-		// loaded machine, as 600 ms watchdogs here once did not).
-		time.Sleep(3 * time.Second)
+		// Past the watchdog timeout: four renewals of every lock (4 x 1.5 s),
+		// per slot, per node, counted rather than slept for; with a 2 s
+		// watchdog a round over 1.3 s late on a loaded machine lost holds.
+		testsupport.Eventually(t, 2*time.Minute, "four renewals of every lock", func() bool {
+			renewedMu.Lock()
+			defer renewedMu.Unlock()
+			for i := range holds {
+				if renewed[fmt.Sprintf("spread-%d", i)] < 4 {
+					return false
+				}
+			}
+			return true
+		})
 		for i, h := range holds {
 			require.NoError(t, h.Err(), "hold %d renewed on its node", i)
 			require.NoError(t, a.Mutex(fmt.Sprintf("spread-%d", i)).Unlock(h))

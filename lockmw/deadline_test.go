@@ -2,6 +2,7 @@ package lockmw_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -149,18 +150,21 @@ func TestPausedServerCallsKeepTheirDeadline(t *testing.T) {
 			// failed for a moment (CLUSTERDOWN, nothing run): retry then.
 			testsupport.Eventually(t, reservePatience, "a retry releases the inner level", func() bool {
 				err := mh.Unlock(inner)
-				if err != nil && strings.Contains(err.Error(), "CLUSTERDOWN") {
-					return false
+				if err != nil && (strings.Contains(err.Error(), "CLUSTERDOWN") || errors.Is(err, context.DeadlineExceeded)) {
+					return false // a retry that timed out on a loaded machine is retried too
 				}
 				require.NoError(t, err, "a retry releases the inner level")
 				return true
 			})
 			require.NoError(t, mh.Unlock(held))
-			testsupport.Eventually(t, time.Second, "the abandoned re-entry is undone", func() bool {
+			// A hang guard, not a time limit: the undo runs in the background,
+			// after the node answers again (a cluster that called it failed
+			// answers CLUSTERDOWN for a while), on a loaded machine.
+			testsupport.Eventually(t, reservePatience, "the abandoned re-entry is undone", func() bool {
 				locked, err := mh.IsLocked(context.Background())
 				return err == nil && !locked
 			})
-			testsupport.Eventually(t, time.Second, "the abandoned acquisitions are undone", func() bool {
+			testsupport.Eventually(t, reservePatience, "the abandoned acquisitions are undone", func() bool {
 				locked, err := m.IsLocked(context.Background())
 				return err == nil && !locked
 			})
@@ -200,7 +204,7 @@ func TestAbandonedAcquisitionIsUndoneWhenTheServerAnswers(t *testing.T) {
 
 			timedCall(t, srv, "Lock", func(ctx context.Context) error { _, err := m.Lock(ctx); return err })
 			resumed := time.Now()
-			testsupport.Eventually(t, time.Second, "the late acquisition is undone", func() bool {
+			testsupport.Eventually(t, reservePatience, "the late acquisition is undone", func() bool {
 				n, err := rdb.Exists(context.Background(), m.Name()).Result()
 				return err == nil && n == 0
 			})
@@ -281,7 +285,7 @@ func testLateAcquisitionUndone(t *testing.T, batching bool) {
 	close(hook.release)
 	require.NoError(t, <-hook.sent, "the late RESTORE took the lock")
 	sent := time.Now()
-	testsupport.Eventually(t, time.Second, "the late acquisition is undone", func() bool {
+	testsupport.Eventually(t, reservePatience, "the late acquisition is undone", func() bool {
 		n, err := rdb.Exists(context.Background(), m.Name()).Result()
 		return err == nil && n == 0
 	})

@@ -319,7 +319,6 @@ func TestLockLostWhileFnRuns(t *testing.T) {
 	// ForceUnlock found nothing to force).
 	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(3*time.Second))
 	other := locktest.NewOn(t, srv)
-	ctx := testsupport.Ctx(t)
 
 	for i, tc := range []struct {
 		name   string
@@ -332,6 +331,11 @@ func TestLockLostWhileFnRuns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			// Made once the subtest runs: a parallel subtest may wait its
+			// turn longer than the context's 2 minutes on a loaded machine
+			// (one made by the parent had expired: "lock not acquired:
+			// context deadline exceeded").
+			ctx := testsupport.Ctx(t)
 			name := fmt.Sprintf("dec:lost:%d", i)
 			var cause, released error
 			err := lockmw.WithLock(ctx, c.Mutex(name), func(hctx context.Context) error {
@@ -381,10 +385,14 @@ func TestLeaseOutlived(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	c := locktest.NewOn(t, srv)
-	ctx := testsupport.Ctx(t)
+	// Each subtest makes its own context once it runs: a parallel subtest
+	// may wait its turn longer than the context's 2 minutes on a loaded
+	// machine, and one made here had expired ("lock not acquired: context
+	// deadline exceeded").
 
 	t.Run("fn that outlives its lease returns ErrLockLost", func(t *testing.T) {
 		t.Parallel()
+		ctx := testsupport.Ctx(t)
 		var fnErr error
 		m := c.Mutex("dec:outlived")
 		n, err := lockmw.Do(ctx, m, func(hctx context.Context) (int, error) {
@@ -400,6 +408,7 @@ func TestLeaseOutlived(t *testing.T) {
 	})
 	t.Run("the caller's deadline before the lease end is no loss", func(t *testing.T) {
 		t.Parallel()
+		ctx := testsupport.Ctx(t)
 		cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
 		err := lockmw.WithLock(cctx, c.Mutex("dec:caller-deadline"), func(hctx context.Context) error {
@@ -410,6 +419,7 @@ func TestLeaseOutlived(t *testing.T) {
 	})
 	t.Run("the caller's cancellation is no loss", func(t *testing.T) {
 		t.Parallel()
+		ctx := testsupport.Ctx(t)
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		err := lockmw.WithLock(cctx, c.Mutex("dec:caller-cancel"), func(hctx context.Context) error {

@@ -247,7 +247,10 @@ func TestRWMutexRenewalAndLoss(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
 	renewed := make(chan lockmw.RenewalEvent, 16)
-	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(1500*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
+	// Renewed every second: a round may be 2 s late on a loaded machine (with
+	// 1.5 s the hold was lost by its timer, no renewal came again, and the
+	// loop below waited for ever).
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(3*time.Second), lockmw.WithHooks(lockmw.Hooks{
 		Renewal: func(e lockmw.RenewalEvent) {
 			select {
 			case renewed <- e:

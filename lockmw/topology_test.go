@@ -105,9 +105,11 @@ func TestClusterMasterKilled(t *testing.T) {
 	// A waiter on a lock of the victim, subscribed through sharded pub/sub.
 	waiter := lockAsync(ctx, b.Mutex(names[0]))
 	waitingOn(t, ctx, cl, names[0])
-	// Replication reaches the replica before the kill.
-	_, err = cl.Client().Do(ctx, "wait", 1, 1000).Result()
-	_ = err
+	// Replication reaches the replica before the kill (a keyless WAIT through
+	// the cluster client went to any node, on a connection that had written
+	// nothing, and waited for nothing: on a loaded machine the locks were not
+	// all on the replica yet).
+	require.NoError(t, cl.WaitReplicated(ctx, victim))
 
 	promoted, err := cl.KillMaster(ctx, victim)
 	require.NoError(t, err)
