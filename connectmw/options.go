@@ -3,7 +3,6 @@ package connectmw
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -38,7 +37,6 @@ type config struct {
 	streamKey    func(ctx context.Context, spec connect.Spec, header http.Header) (string, error)
 	keySet       bool // WithKey was given
 	streamKeySet bool // WithStreamKey was given
-	badHeader    string
 }
 
 // WithKey sets the function that names the lock of a unary call; the name
@@ -75,13 +73,7 @@ func WithStreamKey(f func(ctx context.Context, spec connect.Spec, header http.He
 // answered [connect.CodeInvalidArgument]. A header that is empty, not a
 // metadata key, binary ("-bin") or reserved ("grpc-") makes New panic.
 func WithHeaderKey(header string) Option {
-	header = strings.ToLower(header)
-	return func(c *config) {
-		if msg := rpclock.InvalidHeader("WithHeaderKey", header); msg != "" && c.badHeader == "" {
-			c.badHeader = msg
-		}
-		c.Headers = append(c.Headers, header)
-	}
+	return func(c *config) { c.AddHeader("WithHeaderKey", header) }
 }
 
 // WithWait sets how long a call waits for its lock before it is answered
@@ -126,8 +118,6 @@ func (c *config) invalid() string {
 		return "WithKey(nil): a key function is required"
 	case c.streamKeySet && c.streamKey == nil:
 		return "WithStreamKey(nil): a key function is required"
-	case c.badHeader != "":
-		return c.badHeader
 	}
 	return c.Settings.Invalid()
 }

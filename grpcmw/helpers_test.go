@@ -139,7 +139,7 @@ func (s *service) desc() *grpc.ServiceDesc {
 // serve starts a grpc server on a loopback port with opts and the
 // services register adds, stopped at cleanup, and returns a client
 // connection to it, closed at cleanup.
-func serve(t *testing.T, register func(*grpc.Server), opts ...grpc.ServerOption) *grpc.ClientConn {
+func serve(t testing.TB, register func(*grpc.Server), opts ...grpc.ServerOption) *grpc.ClientConn {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

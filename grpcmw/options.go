@@ -2,7 +2,6 @@ package grpcmw
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/construct"
@@ -32,7 +31,6 @@ type config struct {
 	rpclock.Settings
 	key       func(ctx context.Context, fullMethod string, req any) (string, error)
 	customKey bool // WithKey was given
-	badHeader string
 }
 
 // WithKey sets the function that names a call's lock; the name is used as
@@ -67,13 +65,7 @@ func WithKey(f func(ctx context.Context, fullMethod string, req any) (string, er
 // keys. A key that is empty, not a metadata key, binary ("-bin") or
 // reserved ("grpc-") makes New panic.
 func WithMetadataKey(header string) Option {
-	header = strings.ToLower(header)
-	return func(c *config) {
-		if msg := rpclock.InvalidHeader("WithMetadataKey", header); msg != "" && c.badHeader == "" {
-			c.badHeader = msg
-		}
-		c.Headers = append(c.Headers, header)
-	}
+	return func(c *config) { c.AddHeader("WithMetadataKey", header) }
 }
 
 // WithWait sets how long a call waits for its lock before it is answered
@@ -124,8 +116,6 @@ func (c *config) invalid() string {
 	switch {
 	case c.customKey && c.key == nil:
 		return "WithKey(nil): a key function is required"
-	case c.badHeader != "":
-		return c.badHeader
 	}
 	return c.Settings.Invalid()
 }

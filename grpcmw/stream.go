@@ -70,7 +70,8 @@ type stream struct {
 	method string
 
 	mu      sync.Mutex
-	pending bool             // the lock waits for the first RecvMsg (WithKey)
+	pending bool             // the lock waits for the first RecvMsg (WithKey) to take it
+	started bool             // that RecvMsg has begun
 	hold    *rpclock.Hold    // the hold; nil while pending or unlocked
 	refusal *rpclock.Refusal // why the call ends refused; nil while it may go on
 }
@@ -115,11 +116,19 @@ func (s *stream) acquire(name string) *rpclock.Refusal {
 	h, r := s.i.core.Acquire(s.ServerStream.Context(), name, s.i.core.Group(s.method))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r != nil {
+	if r != nil && s.refusal == nil {
 		s.refusal = r
 	}
 	s.hold = h
 	return r
+}
+
+// taken ends the wait for the first receive: its lock is held, refused or
+// not needed ("" key), or the receive failed.
+func (s *stream) taken() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = false
 }
 
 // refuse ends the call with r: its status, with the pushback trailer.
@@ -137,10 +146,10 @@ func (s *stream) check(send bool) (first bool, err error) {
 	case s.refusal != nil:
 	case s.hold != nil:
 		s.refusal = s.hold.Lost()
-	case s.pending && send:
+	case s.pending && send: // also while the first receive takes the lock
 		s.refusal = sentFirst
-	case s.pending:
-		s.pending = false
+	case s.pending && !s.started:
+		s.started = true
 		return true, nil
 	}
 	if s.refusal != nil {
@@ -176,7 +185,11 @@ func (s *stream) RecvMsg(m any) error {
 		return err
 	}
 	err = s.ServerStream.RecvMsg(m)
-	if !first || err != nil && err != io.EOF {
+	if !first {
+		return err
+	}
+	defer s.taken()
+	if err != nil && err != io.EOF {
 		return err
 	}
 	req := m
@@ -193,6 +206,9 @@ func (s *stream) RecvMsg(m any) error {
 	}
 	if r != nil {
 		return refuse(r, func(metadata.MD) {})
+	}
+	if _, err := s.check(false); err != nil { // a send came first meanwhile
+		return err
 	}
 	return err
 }

@@ -124,4 +124,37 @@ func TestStreams(t *testing.T) {
 		assert.Empty(t, got)
 		assert.Equal(t, codes.Internal, status.Code(testsupport.Recv(t, sent, patience, "the send")))
 	})
+	t.Run("a send while the first receive waits for the lock is refused", func(t *testing.T) {
+		const name = "greet:waiting"
+		release := rpctest.HoldLock(t, srv, name, 0)
+		// A waiter that misses the hand-off (see twoServers) retries every 1s.
+		waiter := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(3*time.Second))
+		i := grpcmw.New(waiter, grpcmw.WithWait(lockmw.Forever), grpcmw.WithKey(func(context.Context, string, any) (string, error) { return name, nil }))
+		sent, received, handed := make(chan error, 1), make(chan error, 1), make(chan error, 1)
+		cc := serve(t, func(s *grpc.Server) {
+			s.RegisterService(&grpc.ServiceDesc{
+				ServiceName: "rlocktest.Greeter",
+				HandlerType: (*any)(nil),
+				Streams: []grpc.StreamDesc{{StreamName: "Greet", ServerStreams: true, ClientStreams: true,
+					Handler: func(_ any, ss grpc.ServerStream) error {
+						go func() { received <- ss.RecvMsg(new(wrapperspb.StringValue)) }()
+						testsupport.Eventually(t, patience, "the first receive queued", func() bool { return rpctest.Queued(t, srv.Client(), name) == 1 })
+						sent <- ss.SendMsg(wrapperspb.String("hello"))
+						err := <-received
+						handed <- err
+						return err
+					}}},
+			}, nil)
+		}, grpc.ChainStreamInterceptor(i.Stream()))
+		done := make(chan error, 1)
+		go func() {
+			_, err := streamCall(t.Context(), cc, grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, "/rlocktest.Greeter/Greet", "x")
+			done <- err
+		}()
+		assert.Equal(t, codes.Internal, status.Code(testsupport.Recv(t, sent, patience, "the send")))
+		release()
+		assert.Equal(t, codes.Internal, status.Code(testsupport.Recv(t, handed, patience, "the first receive")))
+		err := testsupport.Recv(t, done, patience, "the stream")
+		assert.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	})
 }

@@ -32,6 +32,19 @@ type Settings struct {
 	Lease   time.Duration
 	Permits int
 	Headers []string // metadata keys whose values suffix the name, lower-case
+
+	badHeader string // what AddHeader found wrong first
+}
+
+// AddHeader adds the metadata key h, lower-cased, given to the option called
+// option ("WithMetadataKey"); a key that InvalidHeader refuses makes Invalid
+// say so.
+func (s *Settings) AddHeader(option, h string) {
+	h = strings.ToLower(h)
+	if msg := InvalidHeader(option, h); msg != "" && s.badHeader == "" {
+		s.badHeader = msg
+	}
+	s.Headers = append(s.Headers, h)
 }
 
 // DefaultSettings are the settings before the options.
@@ -43,6 +56,8 @@ func DefaultSettings() Settings {
 // the adapters' New panics with it.
 func (s *Settings) Invalid() string {
 	switch {
+	case s.badHeader != "":
+		return s.badHeader
 	case s.Wait < 0:
 		return fmt.Sprintf("WithWait(%v): must not be negative", s.Wait)
 	case s.Lease < 0:
