@@ -87,3 +87,15 @@ func TestDone(t *testing.T) {
 	testsupport.Done(t, ctx, time.Minute, "cancelled")
 	assert.Equal(t, context.Canceled, testsupport.WaitDone(ctx, time.Minute))
 }
+
+func TestLogBuffer(t *testing.T) {
+	var b testsupport.LogBuffer
+	assert.Nil(t, b.Lines(), "nothing written: no lines")
+	done := make(chan struct{})
+	go func() { defer close(done); fmt.Fprintln(&b, "one busy") }()
+	<-done
+	fmt.Fprintln(&b, "two busy")
+	assert.Equal(t, []string{"one busy", "two busy"}, b.Lines())
+	assert.Equal(t, 2, b.Count("busy"))
+	assert.Equal(t, "one busy\ntwo busy\n", b.String())
+}
