@@ -13,8 +13,8 @@ ADAPTER_DEPS := go-co-op/gocron|hibiken/asynq|go\.opentelemetry\.io|golang\.org/
 # module of its own so that the root go.mod requires no router; the load tool
 # and the router examples, modules so that the libraries they use stay out of
 # the root go.mod. lint and test cover each.
-RELEASED_MODULES := httpmw/ginmw httpmw/echomw httpmw/fibermw # also listed in MODULES, literally
-MODULES := . httpmw/ginmw httpmw/echomw httpmw/fibermw examples/bench examples/routers
+RELEASED_MODULES := httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw # also listed in MODULES, literally
+MODULES := . httpmw/ginmw httpmw/echomw httpmw/fibermw examples/bench examples/routers httpmw/echo5mw
 
 .PHONY: test lint demo stress bench soak fuzz release-bump
 
