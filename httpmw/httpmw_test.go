@@ -83,11 +83,7 @@ func TestDifferentRoutesRunInParallel(t *testing.T) {
 	mux.Handle("POST /b", m.Wrap(b))
 	s := routertest.Serve(t, mux)
 	ra, rb := routertest.SendAsync(t.Context(), s, "POST", "/a"), routertest.SendAsync(t.Context(), s, "POST", "/b")
-	for _, ch := range []<-chan routertest.Reply{ra, rb} {
-		r := testsupport.Recv(t, ch, routertest.Patience, "reply")
-		require.NoError(t, r.Err)
-		assert.Equal(t, http.StatusOK, r.Status, r.Body)
-	}
+	routertest.AllOK(t, ra, rb)
 }
 
 func TestPerResource(t *testing.T) {
@@ -101,11 +97,7 @@ func TestPerResource(t *testing.T) {
 		mux.Handle("POST /orders/{id}", m.Wrap(routertest.NewBarrier(2)))
 		s := routertest.Serve(t, mux)
 		r1, r2 := routertest.SendAsync(t.Context(), s, "POST", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/2")
-		for _, ch := range []<-chan routertest.Reply{r1, r2} {
-			r := testsupport.Recv(t, ch, routertest.Patience, "reply")
-			require.NoError(t, r.Err)
-			assert.Equal(t, http.StatusOK, r.Status, r.Body)
-		}
+		routertest.AllOK(t, r1, r2)
 	})
 
 	t.Run("the same resource waits its turn", func(t *testing.T) {
@@ -135,11 +127,7 @@ func TestPerResource(t *testing.T) {
 		default:
 		}
 		finish()
-		for _, ch := range []<-chan routertest.Reply{first, second} {
-			r := testsupport.Recv(t, ch, routertest.Patience, "reply")
-			require.NoError(t, r.Err)
-			assert.Equal(t, http.StatusOK, r.Status, r.Body)
-		}
+		routertest.AllOK(t, first, second)
 		assert.Equal(t, []string{"enter 1", "exit 1", "enter 2", "exit 2"}, events)
 	})
 

@@ -153,11 +153,7 @@ func TestPerResource(t *testing.T) {
 				reg.mount(e, barrier(2), echomw.New(locks, httpmw.WithPathValues("id")))
 				s := routertest.Serve(t, e)
 				r1, r2 := routertest.SendAsync(t.Context(), s, "POST", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/2")
-				for _, ch := range []<-chan routertest.Reply{r1, r2} {
-					r := testsupport.Recv(t, ch, routertest.Patience, "reply")
-					require.NoError(t, r.Err)
-					assert.Equal(t, http.StatusOK, r.Status, r.Body)
-				}
+				routertest.AllOK(t, r1, r2)
 			})
 
 			t.Run("the key has echo's template and c.Param", func(t *testing.T) {
@@ -205,11 +201,7 @@ func TestPerResource(t *testing.T) {
 		default:
 		}
 		finish()
-		for _, ch := range []<-chan routertest.Reply{first, second} {
-			r := testsupport.Recv(t, ch, routertest.Patience, "reply")
-			require.NoError(t, r.Err)
-			assert.Equal(t, http.StatusOK, r.Status, r.Body)
-		}
+		routertest.AllOK(t, first, second)
 		assert.Equal(t, []string{"enter 1", "exit 1", "enter 2", "exit 2"}, events)
 	})
 }

@@ -100,11 +100,7 @@ func TestPerResource(t *testing.T) {
 		app.Post("/orders/:id", fibermw.New(locks, fibermw.WithParams("id")), barrier(2))
 		s := serve(t, app)
 		r1, r2 := s.sendAsync(t.Context(), "POST", "/orders/1"), s.sendAsync(t.Context(), "POST", "/orders/2")
-		for _, ch := range []<-chan routertest.Reply{r1, r2} {
-			r := testsupport.Recv(t, ch, routertest.Patience, "reply")
-			require.NoError(t, r.Err)
-			assert.Equal(t, http.StatusOK, r.Status, r.Body)
-		}
+		routertest.AllOK(t, r1, r2)
 	})
 
 	t.Run("the same resource waits its turn", func(t *testing.T) {
@@ -136,11 +132,7 @@ func TestPerResource(t *testing.T) {
 		default:
 		}
 		finish()
-		for _, ch := range []<-chan routertest.Reply{first, second} {
-			r := testsupport.Recv(t, ch, routertest.Patience, "reply")
-			require.NoError(t, r.Err)
-			assert.Equal(t, http.StatusOK, r.Status, r.Body)
-		}
+		routertest.AllOK(t, first, second)
 		assert.Equal(t, []string{"enter 1", "exit 1", "enter 2", "exit 2"}, events)
 	})
 }
@@ -152,11 +144,7 @@ func TestWithPermitsRunsThatManyAtOnce(t *testing.T) {
 	app.Post("/exports", fibermw.New(locks, fibermw.WithPermits(2)), barrier(2))
 	s := serve(t, app)
 	r1, r2 := s.sendAsync(t.Context(), "POST", "/exports"), s.sendAsync(t.Context(), "POST", "/exports")
-	for _, ch := range []<-chan routertest.Reply{r1, r2} {
-		r := testsupport.Recv(t, ch, routertest.Patience, "reply")
-		require.NoError(t, r.Err)
-		assert.Equal(t, http.StatusOK, r.Status, r.Body)
-	}
+	routertest.AllOK(t, r1, r2)
 }
 
 // Each way of registering a route gives the route's method and full path

@@ -76,11 +76,7 @@ func TestPerResource(t *testing.T) {
 		r.POST("/orders/:id", barrier(2))
 		s := routertest.Serve(t, r)
 		r1, r2 := routertest.SendAsync(t.Context(), s, "POST", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/2")
-		for _, ch := range []<-chan routertest.Reply{r1, r2} {
-			r := testsupport.Recv(t, ch, routertest.Patience, "reply")
-			require.NoError(t, r.Err)
-			assert.Equal(t, http.StatusOK, r.Status, r.Body)
-		}
+		routertest.AllOK(t, r1, r2)
 	})
 
 	t.Run("the key is the method, gin's template and the parameters", func(t *testing.T) {

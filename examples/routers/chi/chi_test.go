@@ -143,11 +143,7 @@ func TestGetAndPostOfOneRouteAreTwoLocks(t *testing.T) {
 	r.With(m.Wrap).Post("/orders/{id}", b.ServeHTTP)
 	s := routertest.Serve(t, r)
 	get, post := routertest.SendAsync(t.Context(), s, "GET", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/1")
-	for _, ch := range []<-chan routertest.Reply{get, post} {
-		reply := testsupport.Recv(t, ch, 2*patience, "reply")
-		require.NoError(t, reply.Err)
-		assert.Equal(t, http.StatusOK, reply.Status, reply.Body)
-	}
+	routertest.AllOK(t, get, post)
 }
 
 func TestTwoResourcesRunInParallel(t *testing.T) {
@@ -157,11 +153,7 @@ func TestTwoResourcesRunInParallel(t *testing.T) {
 	r.With(m.Wrap).Post("/orders/{id}", routertest.NewBarrier(2).ServeHTTP)
 	s := routertest.Serve(t, r)
 	r1, r2 := routertest.SendAsync(t.Context(), s, "POST", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/2")
-	for _, ch := range []<-chan routertest.Reply{r1, r2} {
-		reply := testsupport.Recv(t, ch, 2*patience, "reply")
-		require.NoError(t, reply.Err)
-		assert.Equal(t, http.StatusOK, reply.Status, reply.Body)
-	}
+	routertest.AllOK(t, r1, r2)
 }
 
 func TestUnmatchedRequestsPassThrough(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-rlock/rlock/internal/testsupport"
 )
 
 // Patience bounds every wait for something that should happen soon. It is
@@ -156,5 +158,21 @@ const Alone = "alone: no overlap"
 func (b *Barrier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !b.Meet() {
 		http.Error(w, Alone, http.StatusInternalServerError)
+	}
+}
+
+// AllOK waits for the reply on each of replies and fails the test unless
+// each is a 200. It waits twice Patience: a Barrier answers 500 only after
+// Patience, and that answer says more than a missing reply.
+func AllOK(t testing.TB, replies ...<-chan Reply) {
+	t.Helper()
+	for _, ch := range replies {
+		r := testsupport.Recv(t, ch, 2*Patience, "reply")
+		if r.Err != nil {
+			t.Fatalf("no reply: %v", r.Err)
+		}
+		if r.Status != http.StatusOK {
+			t.Errorf("status %d, want 200: %s", r.Status, r.Body)
+		}
 	}
 }

@@ -1,15 +1,12 @@
 package routertest_test
 
 import (
-	"net/http"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 )
 
@@ -17,12 +14,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestTheBarrierLetsTwoOverlappingHandlersThrough(t *testing.T) {
 	s := routertest.Serve(t, routertest.NewBarrier(2))
-	a, b := routertest.SendAsync(t.Context(), s, "GET", "/a"), routertest.SendAsync(t.Context(), s, "GET", "/b")
-	for _, ch := range []<-chan routertest.Reply{a, b} {
-		r := testsupport.Recv(t, ch, 2*routertest.Patience, "reply")
-		require.NoError(t, r.Err)
-		assert.Equal(t, http.StatusOK, r.Status, r.Body)
-	}
+	routertest.AllOK(t, routertest.SendAsync(t.Context(), s, "GET", "/a"), routertest.SendAsync(t.Context(), s, "GET", "/b"))
 }
 
 func TestTheGaugeCountsHandlersInsideAtOnce(t *testing.T) {
