@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-rlock/rlock/asynqmw"
+	"github.com/go-rlock/rlock/internal/layout"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
@@ -66,7 +67,7 @@ func TestServerLimitRunsTwoAtATime(t *testing.T) {
 	}
 	testsupport.Recv(t, in, waitLimit, "a handler's start")
 	testsupport.Recv(t, in, waitLimit, "a handler's start")
-	queue := "rlock_queue:{" + limitName(task) + "}"
+	queue := layout.Semaphore(limitName(task)).Queue
 	var waiting int64
 	testsupport.Eventually(t, waitLimit, "every task running or waiting for a permit", func() bool {
 		waiting = e.rdb.ZCard(t.Context(), queue).Val()
@@ -166,7 +167,7 @@ func TestLimitBusy(t *testing.T) {
 			errc <- run(t.Context(), asynqmw.New(e.c, asynqmw.WithPermits(2), asynqmw.WithWait(waitLimit)), task,
 				func(context.Context, *asynq.Task) error { close(started); return nil })
 		}()
-		queue := "rlock_queue:{" + name + "}"
+		queue := layout.Semaphore(name).Queue
 		testsupport.Eventually(t, waitLimit, "the task waiting for a permit", func() bool {
 			return e.rdb.ZCard(t.Context(), queue).Val() == 1
 		})
@@ -187,7 +188,7 @@ func TestLimitBusy(t *testing.T) {
 			errc <- run(ctx, asynqmw.New(e.c, asynqmw.WithPermits(2), asynqmw.WithWait(waitLimit), asynqmw.WithOnBusy(asynqmw.Skip)), task, neverRun)
 		}()
 		testsupport.Eventually(t, waitLimit, "the task waiting for a permit", func() bool {
-			return e.rdb.ZCard(t.Context(), "rlock_queue:{"+name+"}").Val() == 1
+			return e.rdb.ZCard(t.Context(), layout.Semaphore(name).Queue).Val() == 1
 		})
 		cancel()
 		err := testsupport.Recv(t, errc, waitLimit, "run's error")

@@ -13,6 +13,7 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -59,7 +60,7 @@ func TestTheGroupIsTheNameWithoutThePathValues(t *testing.T) {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
 			require.Equal(t, http.StatusOK, w.Code)
-			assert.Equal(t, tc.want, testsupport.Recv(t, seen, patience, "an AcquireStart event"))
+			assert.Equal(t, tc.want, testsupport.Recv(t, seen, routertest.Patience, "an AcquireStart event"))
 		})
 	}
 }

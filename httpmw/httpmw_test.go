@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -23,6 +22,7 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -32,104 +32,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
 }
 
-// patience bounds every wait for something that should happen soon.
-const patience = 5 * time.Second
-
-// startHTTP serves h on a test server, closed at cleanup, whose error log
-// (recovered panics) is discarded.
-func startHTTP(t *testing.T, h http.Handler) *httptest.Server {
-	t.Helper()
-	s := httptest.NewUnstartedServer(h)
-	s.Config.ErrorLog = log.New(io.Discard, "", 0)
-	s.Start()
-	t.Cleanup(s.Close)
-	return s
-}
-
-type reply struct {
-	status int
-	header http.Header
-	body   string
-	err    error
-}
-
-func send(ctx context.Context, s *httptest.Server, method, path string, body io.Reader) reply {
-	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, body)
-	if err != nil {
-		return reply{err: err}
-	}
-	resp, err := s.Client().Do(req)
-	if err != nil {
-		return reply{err: err}
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return reply{status: resp.StatusCode, header: resp.Header, body: string(b), err: err}
-}
-
-// sendAsync sends the request on its own goroutine; the reply arrives on the
-// returned channel.
-func sendAsync(ctx context.Context, s *httptest.Server, method, path string) <-chan reply {
-	ch := make(chan reply, 1)
-	go func() { ch <- send(ctx, s, method, path, nil) }()
-	return ch
-}
-
-// queued is the number of waiters in the lock's queue, the sorted set
-// rlock_queue:{name} described in lockmw's package documentation (a name
-// that already has a brace is not wrapped again, and gets a '~' after it).
-func queued(t *testing.T, rdb redis.UniversalClient, name string) int64 {
-	t.Helper()
-	key := "rlock_queue:{" + name + "}"
-	if strings.Contains(name, "{") {
-		key = "rlock_queue:" + name + "~"
-	}
-	n, err := rdb.ZCard(context.Background(), key).Result()
-	require.NoError(t, err)
-	return n
-}
-
-// holdLock takes name on c as some other owner would, until release.
-func holdLock(t *testing.T, c *lockmw.Client, name string, lease time.Duration) (release func()) {
-	t.Helper()
-	mu := c.Mutex(name)
-	hctx, err := mu.TryLock(context.Background(), 0, lease)
-	require.NoError(t, err)
-	var once sync.Once
-	release = func() { once.Do(func() { _ = mu.Unlock(hctx) }) }
-	t.Cleanup(release)
-	return release
-}
-
-// gauge records how many handlers run at once.
-type gauge struct {
-	mu           sync.Mutex
-	in, max, all int
-}
-
-func (g *gauge) enter() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.in++
-	g.all++
-	g.max = max(g.max, g.in)
-}
-
-func (g *gauge) exit() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.in--
-}
-
 func TestSerializesARouteAcrossInstances(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var g gauge
-	work := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.enter()
-		defer g.exit()
-		time.Sleep(2 * time.Millisecond) // the work: long enough for overlaps to show
-	})
+	var g routertest.Gauge
+	work := g.Handler()
 	// Two instances: each its own lockmw Client, Middleware, mux and server.
 	// The short watchdog timeout makes waiters also retry every second: a
 	// Client's first waiters can miss a hand-off published before its
@@ -143,63 +50,40 @@ func TestSerializesARouteAcrossInstances(t *testing.T) {
 		mux := http.NewServeMux()
 		locks := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(3*time.Second))
 		mux.Handle("POST /orders/{id}", httpmw.New(locks).Wrap(work))
-		servers = append(servers, startHTTP(t, mux))
+		servers = append(servers, routertest.Serve(t, mux))
 	}
 
 	const n = 16
-	replies := make(chan reply, n)
+	replies := make(chan routertest.Reply, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			// Different ids: the lock is per route, not per resource.
-			replies <- send(t.Context(), servers[i%2], "POST", "/orders/"+strconv.Itoa(i), nil)
+			replies <- routertest.Send(t.Context(), servers[i%2], "POST", "/orders/"+strconv.Itoa(i))
 		})
 	}
 	wg.Wait()
 	close(replies)
 	for r := range replies {
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
 	}
-	assert.Equal(t, n, g.all)
-	assert.Equal(t, 1, g.max, "handlers of one route ran concurrently")
-}
-
-// barrier returns a handler that answers 200 only when parties handlers are
-// inside it at once, and 500 when they are not within patience.
-func barrier(parties int) http.Handler {
-	var mu sync.Mutex
-	inside := 0
-	all := make(chan struct{})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		if inside++; inside == parties {
-			close(all)
-		}
-		mu.Unlock()
-		select {
-		case <-all:
-		case <-time.After(patience):
-			http.Error(w, "alone: no overlap", http.StatusInternalServerError)
-		}
-	})
+	peak, all := g.Peak()
+	assert.Equal(t, n, all)
+	assert.Equal(t, 1, peak, "handlers of one route ran concurrently")
 }
 
 func TestDifferentRoutesRunInParallel(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	m := httpmw.New(locktest.NewOn(t, srv))
-	b := barrier(2)
+	b := routertest.NewBarrier(2)
 	mux := http.NewServeMux()
 	mux.Handle("POST /a", m.Wrap(b))
 	mux.Handle("POST /b", m.Wrap(b))
-	s := startHTTP(t, mux)
-	ra, rb := sendAsync(t.Context(), s, "POST", "/a"), sendAsync(t.Context(), s, "POST", "/b")
-	for _, ch := range []<-chan reply{ra, rb} {
-		r := testsupport.Recv(t, ch, patience, "reply")
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
-	}
+	s := routertest.Serve(t, mux)
+	ra, rb := routertest.SendAsync(t.Context(), s, "POST", "/a"), routertest.SendAsync(t.Context(), s, "POST", "/b")
+	routertest.AllOK(t, ra, rb)
 }
 
 func TestPerResource(t *testing.T) {
@@ -210,14 +94,10 @@ func TestPerResource(t *testing.T) {
 
 	t.Run("different resources run in parallel", func(t *testing.T) {
 		mux := http.NewServeMux()
-		mux.Handle("POST /orders/{id}", m.Wrap(barrier(2)))
-		s := startHTTP(t, mux)
-		r1, r2 := sendAsync(t.Context(), s, "POST", "/orders/1"), sendAsync(t.Context(), s, "POST", "/orders/2")
-		for _, ch := range []<-chan reply{r1, r2} {
-			r := testsupport.Recv(t, ch, patience, "reply")
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusOK, r.status, r.body)
-		}
+		mux.Handle("POST /orders/{id}", m.Wrap(routertest.NewBarrier(2)))
+		s := routertest.Serve(t, mux)
+		r1, r2 := routertest.SendAsync(t.Context(), s, "POST", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/2")
+		routertest.AllOK(t, r1, r2)
 	})
 
 	t.Run("the same resource waits its turn", func(t *testing.T) {
@@ -234,12 +114,12 @@ func TestPerResource(t *testing.T) {
 			<-release
 			log("exit " + r.URL.Query().Get("n"))
 		})))
-		s := startHTTP(t, mux)
-		first := sendAsync(t.Context(), s, "POST", "/orders/1?n=1")
-		testsupport.Recv(t, entered, patience, "first request entering")
-		second := sendAsync(t.Context(), s, "POST", "/orders/1?n=2")
-		testsupport.Eventually(t, patience, "second request queued", func() bool {
-			return queued(t, locks.Redis(), "http:POST /orders/{id}#id=1") == 1
+		s := routertest.Serve(t, mux)
+		first := routertest.SendAsync(t.Context(), s, "POST", "/orders/1?n=1")
+		testsupport.Recv(t, entered, routertest.Patience, "first request entering")
+		second := routertest.SendAsync(t.Context(), s, "POST", "/orders/1?n=2")
+		testsupport.Eventually(t, routertest.Patience, "second request queued", func() bool {
+			return locktest.Queued(t, locks.Redis(), "http:POST /orders/{id}#id=1") == 1
 		})
 		select {
 		case <-entered:
@@ -247,11 +127,7 @@ func TestPerResource(t *testing.T) {
 		default:
 		}
 		finish()
-		for _, ch := range []<-chan reply{first, second} {
-			r := testsupport.Recv(t, ch, patience, "reply")
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusOK, r.status, r.body)
-		}
+		routertest.AllOK(t, first, second)
 		assert.Equal(t, []string{"enter 1", "exit 1", "enter 2", "exit 2"}, events)
 	})
 
@@ -259,10 +135,10 @@ func TestPerResource(t *testing.T) {
 		mux := http.NewServeMux()
 		busyNow := httpmw.New(locks, httpmw.WithPathValues("id"), httpmw.WithWait(0))
 		mux.Handle("POST /orders/{id}", busyNow.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
-		s := startHTTP(t, mux)
-		holdLock(t, locktest.NewOn(t, srv), "http:POST /orders/{id}#id=1", 0)
-		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "POST", "/orders/1", nil).status)
-		assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/2", nil).status)
+		s := routertest.Serve(t, mux)
+		locktest.Hold(t, locktest.NewOn(t, srv), "http:POST /orders/{id}#id=1", 0)
+		assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "POST", "/orders/1").Status)
+		assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "POST", "/orders/2").Status)
 	})
 }
 
@@ -293,23 +169,23 @@ func TestBusy(t *testing.T) {
 			var ran atomic.Bool
 			mux := http.NewServeMux()
 			mux.Handle("GET "+route, httpmw.New(locks, tt.opts...).Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran.Store(true) })))
-			s := startHTTP(t, mux)
-			release := holdLock(t, other, "http:GET "+route, tt.holdLease)
+			s := routertest.Serve(t, mux)
+			release := locktest.Hold(t, other, "http:GET "+route, tt.holdLease)
 
 			start := time.Now()
-			r := send(t.Context(), s, "GET", route, nil)
+			r := routertest.Send(t.Context(), s, "GET", route)
 			elapsed := time.Since(start)
-			require.NoError(t, r.err)
-			assert.Equal(t, tt.wantStatus, r.status)
-			assert.Contains(t, tt.wantRetry, r.header.Get("Retry-After"))
-			assert.Equal(t, "text/plain; charset=utf-8", r.header.Get("Content-Type"))
-			assert.Contains(t, r.body, "busy")
+			require.NoError(t, r.Err)
+			assert.Equal(t, tt.wantStatus, r.Status)
+			assert.Contains(t, tt.wantRetry, r.Header.Get("Retry-After"))
+			assert.Equal(t, "text/plain; charset=utf-8", r.Header.Get("Content-Type"))
+			assert.Contains(t, r.Body, "busy")
 			assert.False(t, ran.Load(), "the handler ran without the lock")
 			assert.GreaterOrEqual(t, elapsed, tt.minWait, "rejected before the wait ended")
 
 			release()
-			r = send(t.Context(), s, "GET", route, nil)
-			assert.Equal(t, http.StatusOK, r.status, "after release: %s", r.body)
+			r = routertest.Send(t.Context(), s, "GET", route)
+			assert.Equal(t, http.StatusOK, r.Status, "after release: %s", r.Body)
 			assert.True(t, ran.Load())
 		})
 	}
@@ -333,14 +209,14 @@ func TestRetryAfterIsTheHoldersLease(t *testing.T) {
 			<-release
 		}
 	})))
-	s := startHTTP(t, mux)
-	first := sendAsync(t.Context(), s, "GET", "/slow?hold")
-	testsupport.Recv(t, entered, patience, "holder entering")
-	r := send(t.Context(), s, "GET", "/slow", nil)
-	assert.Equal(t, http.StatusConflict, r.status)
-	assert.Contains(t, []string{"2", "3"}, r.header.Get("Retry-After"))
+	s := routertest.Serve(t, mux)
+	first := routertest.SendAsync(t.Context(), s, "GET", "/slow?hold")
+	testsupport.Recv(t, entered, routertest.Patience, "holder entering")
+	r := routertest.Send(t.Context(), s, "GET", "/slow")
+	assert.Equal(t, http.StatusConflict, r.Status)
+	assert.Contains(t, []string{"2", "3"}, r.Header.Get("Retry-After"))
 	finish()
-	assert.Equal(t, http.StatusOK, testsupport.Recv(t, first, patience, "holder reply").status)
+	assert.Equal(t, http.StatusOK, testsupport.Recv(t, first, routertest.Patience, "holder reply").Status)
 }
 
 func TestDisconnectWhileWaiting(t *testing.T) {
@@ -364,20 +240,20 @@ func TestDisconnectWhileWaiting(t *testing.T) {
 				defer func() { served <- struct{}{} }()
 				wrapped.ServeHTTP(w, r)
 			}))
-			s := startHTTP(t, mux)
-			release := holdLock(t, locktest.NewOn(t, srv), "http:"+pattern, 0)
+			s := routertest.Serve(t, mux)
+			release := locktest.Hold(t, locktest.NewOn(t, srv), "http:"+pattern, 0)
 
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			got := make(chan reply, 1)
-			go func() { got <- send(ctx, s, tc.method, "/wait", strings.NewReader(tc.body)) }()
-			testsupport.Eventually(t, patience, "request queued", func() bool { return queued(t, locks.Redis(), "http:"+pattern) == 1 })
+			got := make(chan routertest.Reply, 1)
+			go func() { got <- routertest.SendBody(ctx, s, tc.method, "/wait", strings.NewReader(tc.body)) }()
+			testsupport.Eventually(t, routertest.Patience, "request queued", func() bool { return locktest.Queued(t, locks.Redis(), "http:"+pattern) == 1 })
 			cancel()
-			assert.ErrorIs(t, testsupport.Recv(t, got, patience, "client").err, context.Canceled)
-			testsupport.Recv(t, served, patience, "the middleware giving up")
+			assert.ErrorIs(t, testsupport.Recv(t, got, routertest.Patience, "client").Err, context.Canceled)
+			testsupport.Recv(t, served, routertest.Patience, "the middleware giving up")
 			assert.False(t, ran.Load(), "the handler ran for a client that left")
 			// lockmw leaves the queue in the background.
-			testsupport.Eventually(t, patience, "waiter leaving the queue", func() bool { return queued(t, locks.Redis(), "http:"+pattern) == 0 })
+			testsupport.Eventually(t, routertest.Patience, "waiter leaving the queue", func() bool { return locktest.Queued(t, locks.Redis(), "http:"+pattern) == 0 })
 			release()
 		})
 	}
@@ -408,11 +284,11 @@ func TestTheHandlerGetsTheWholeBody(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mux := http.NewServeMux()
 			mux.Handle("POST /echo", httpmw.New(locks, tc.opts...).Wrap(echo))
-			s := startHTTP(t, mux)
-			r := send(t.Context(), s, "POST", "/echo", tc.body())
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusOK, r.status)
-			assert.Equal(t, tc.expect, r.body)
+			s := routertest.Serve(t, mux)
+			r := routertest.SendBody(t.Context(), s, "POST", "/echo", tc.body())
+			require.NoError(t, r.Err)
+			assert.Equal(t, http.StatusOK, r.Status)
+			assert.Equal(t, tc.expect, r.Body)
 		})
 	}
 }
@@ -428,13 +304,13 @@ func TestPanicInTheHandlerReleasesTheLock(t *testing.T) {
 			panic("boom")
 		}
 	})))
-	s := startHTTP(t, mux) // its http.Server recovers the panic; the log is discarded
-	r := send(t.Context(), s, "GET", "/boom?panic", nil)
-	require.Error(t, r.err, "the server closes the connection of a panicking handler")
+	s := routertest.Serve(t, mux) // its http.Server recovers the panic; the log is discarded
+	r := routertest.Send(t.Context(), s, "GET", "/boom?panic")
+	require.Error(t, r.Err, "the server closes the connection of a panicking handler")
 	locked, err := locks.Mutex("http:GET /boom").IsLocked(t.Context())
 	require.NoError(t, err)
 	assert.False(t, locked, "the lock outlived the panic")
-	assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/boom", nil).status)
+	assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "GET", "/boom").Status)
 }
 
 func TestTheHandlerRunsWithTheHold(t *testing.T) {
@@ -457,9 +333,9 @@ func TestTheHandlerRunsWithTheHold(t *testing.T) {
 			assert.True(t, held)
 			inner.ServeHTTP(w, r)
 		})))
-		s := startHTTP(t, mux)
-		r := send(t.Context(), s, "GET", "/held", nil)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
+		s := routertest.Serve(t, mux)
+		r := routertest.Send(t.Context(), s, "GET", "/held")
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
 	})
 
 	t.Run("a lost lock cancels r.Context", func(t *testing.T) {
@@ -471,17 +347,17 @@ func TestTheHandlerRunsWithTheHold(t *testing.T) {
 			select {
 			case <-r.Context().Done():
 				causes <- context.Cause(r.Context())
-			case <-time.After(patience):
+			case <-time.After(routertest.Patience):
 				causes <- errors.New("r.Context() not cancelled")
 			}
 		})))
-		s := startHTTP(t, mux)
-		got := sendAsync(t.Context(), s, "GET", "/held")
-		testsupport.Recv(t, entered, patience, "handler entering")
+		s := routertest.Serve(t, mux)
+		got := routertest.SendAsync(t.Context(), s, "GET", "/held")
+		testsupport.Recv(t, entered, routertest.Patience, "handler entering")
 		_, err := locks.Mutex(key).ForceUnlock(t.Context())
 		require.NoError(t, err)
-		assert.ErrorIs(t, testsupport.Recv(t, causes, patience, "cause"), lockmw.ErrLockLost)
-		testsupport.Recv(t, got, patience, "reply")
+		assert.ErrorIs(t, testsupport.Recv(t, causes, routertest.Patience, "cause"), lockmw.ErrLockLost)
+		testsupport.Recv(t, got, routertest.Patience, "reply")
 	})
 }
 
@@ -511,20 +387,20 @@ func TestWrapMux(t *testing.T) {
 	mux.HandleFunc("GET /free", func(w http.ResponseWriter, r *http.Request) {})
 	mux.HandleFunc("GET /dir/", func(w http.ResponseWriter, r *http.Request) {})
 	mux.Handle("GET /old", http.RedirectHandler("/free", http.StatusMovedPermanently))
-	s := startHTTP(t, m.WrapMux(mux))
+	s := routertest.Serve(t, m.WrapMux(mux))
 	noRedirects := *s.Client()
 	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 	t.Run("a matched route locks its pattern", func(t *testing.T) {
-		r := send(t.Context(), s, "POST", "/orders/7", nil)
-		assert.Equal(t, http.StatusOK, r.status)
-		assert.Equal(t, "POST /orders/{id}", r.body)
+		r := routertest.Send(t.Context(), s, "POST", "/orders/7")
+		assert.Equal(t, http.StatusOK, r.Status)
+		assert.Equal(t, "POST /orders/{id}", r.Body)
 		_, ok := keys.Load("POST /orders/{id}")
 		assert.True(t, ok, "the key function did not see r.Pattern")
 
-		release := holdLock(t, locktest.NewOn(t, srv), "http:POST /orders/{id}", 0)
-		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "POST", "/orders/8", nil).status, "every id shares the pattern's lock")
-		assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/free", nil).status, "another pattern is free")
+		release := locktest.Hold(t, locktest.NewOn(t, srv), "http:POST /orders/{id}", 0)
+		assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "POST", "/orders/8").Status, "every id shares the pattern's lock")
+		assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "GET", "/free").Status, "another pattern is free")
 		release()
 	})
 
@@ -569,16 +445,16 @@ func TestRequestDataNeverPanics(t *testing.T) {
 	mux.Handle("GET /bad", httpmw.New(locks, httpmw.WithKey(func(*http.Request) string { return "bad\x00key" })).Wrap(h))
 	mux.Handle("GET /none", httpmw.New(locks, httpmw.WithKey(func(*http.Request) string { return "" })).Wrap(h))
 	mux.Handle("POST /capped", http.MaxBytesHandler(httpmw.New(locks).Wrap(h), 4))
-	s := startHTTP(t, mux)
+	s := routertest.Serve(t, mux)
 
-	r := send(t.Context(), s, "GET", "/o/"+strings.Repeat("x", lockmw.MaxNameLen), nil)
-	assert.Equal(t, http.StatusBadRequest, r.status, "a key too long for a lock name")
-	assert.Contains(t, r.body, "bad request")
-	r = send(t.Context(), s, "GET", "/o/%00%0A%FF", nil)
-	assert.Equal(t, http.StatusOK, r.status, "odd bytes in a path value are escaped")
-	assert.Equal(t, http.StatusBadRequest, send(t.Context(), s, "GET", "/bad", nil).status)
-	assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/none", nil).status)
-	assert.Equal(t, http.StatusRequestEntityTooLarge, send(t.Context(), s, "POST", "/capped", strings.NewReader("too long")).status)
+	r := routertest.Send(t.Context(), s, "GET", "/o/"+strings.Repeat("x", lockmw.MaxNameLen))
+	assert.Equal(t, http.StatusBadRequest, r.Status, "a key too long for a lock name")
+	assert.Contains(t, r.Body, "bad request")
+	r = routertest.Send(t.Context(), s, "GET", "/o/%00%0A%FF")
+	assert.Equal(t, http.StatusOK, r.Status, "odd bytes in a path value are escaped")
+	assert.Equal(t, http.StatusBadRequest, routertest.Send(t.Context(), s, "GET", "/bad").Status)
+	assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "GET", "/none").Status)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, routertest.SendBody(t.Context(), s, "POST", "/capped", strings.NewReader("too long")).Status)
 	assert.EqualValues(t, 2, ran.Load())
 }
 
@@ -589,7 +465,7 @@ func TestUnavailable(t *testing.T) {
 
 	t.Run("a request context that ends while waiting gives 503", func(t *testing.T) {
 		locks := locktest.NewOn(t, srv)
-		holdLock(t, locktest.NewOn(t, srv), "http:GET /deadline", 0)
+		locktest.Hold(t, locktest.NewOn(t, srv), "http:GET /deadline", 0)
 		mux := http.NewServeMux()
 		wrapped := httpmw.New(locks).Wrap(h)
 		mux.Handle("GET /deadline", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -597,9 +473,9 @@ func TestUnavailable(t *testing.T) {
 			defer cancel()
 			wrapped.ServeHTTP(w, r.WithContext(ctx))
 		}))
-		r := send(t.Context(), startHTTP(t, mux), "GET", "/deadline", nil)
-		assert.Equal(t, http.StatusServiceUnavailable, r.status)
-		assert.Empty(t, r.header.Get("Retry-After"))
+		r := routertest.Send(t.Context(), routertest.Serve(t, mux), "GET", "/deadline")
+		assert.Equal(t, http.StatusServiceUnavailable, r.Status)
+		assert.Empty(t, r.Header.Get("Retry-After"))
 	})
 
 	t.Run("a closed Client gives 503", func(t *testing.T) {
@@ -607,19 +483,19 @@ func TestUnavailable(t *testing.T) {
 		mux := http.NewServeMux()
 		mux.Handle("GET /closed", httpmw.New(locks).Wrap(h))
 		require.NoError(t, locks.Close())
-		r := send(t.Context(), startHTTP(t, mux), "GET", "/closed", nil)
-		assert.Equal(t, http.StatusServiceUnavailable, r.status)
-		assert.Equal(t, "lock service unavailable\n", r.body)
+		r := routertest.Send(t.Context(), routertest.Serve(t, mux), "GET", "/closed")
+		assert.Equal(t, http.StatusServiceUnavailable, r.Status)
+		assert.Equal(t, "lock service unavailable\n", r.Body)
 	})
 
 	t.Run("Redis down gives 503", func(t *testing.T) {
 		locks := locktest.NewDown(t)
 		mux := http.NewServeMux()
 		mux.Handle("GET /down", httpmw.New(locks).Wrap(h))
-		s := startHTTP(t, mux)
-		r := send(t.Context(), s, "GET", "/down", nil)
-		assert.Equal(t, http.StatusServiceUnavailable, r.status)
-		assert.Equal(t, "lock service unavailable\n", r.body)
+		s := routertest.Serve(t, mux)
+		r := routertest.Send(t.Context(), s, "GET", "/down")
+		assert.Equal(t, http.StatusServiceUnavailable, r.Status)
+		assert.Equal(t, "lock service unavailable\n", r.Body)
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -80,25 +81,25 @@ func TestLimitRunsAtMostNAtOnceAcrossInstances(t *testing.T) {
 		m := httpmw.New(locks, httpmw.WithPermits(limit), httpmw.WithWait(lockmw.Forever))
 		mux := http.NewServeMux()
 		mux.Handle("POST /exports/{id}", m.Wrap(g))
-		servers = append(servers, startHTTP(t, mux))
+		servers = append(servers, routertest.Serve(t, mux))
 	}
 
-	replies := make(chan reply, n)
+	replies := make(chan routertest.Reply, n)
 	for i := range n {
 		go func() {
-			replies <- send(t.Context(), servers[i%2], "POST", "/exports/"+strconv.Itoa(i), nil)
+			replies <- routertest.Send(t.Context(), servers[i%2], "POST", "/exports/"+strconv.Itoa(i))
 		}()
 	}
 	const name = "http:limit:POST /exports/{id}"
-	testsupport.Eventually(t, patience, "three requests inside and six queued", func() bool {
-		return g.enteredNow() == limit && queued(t, locks.Redis(), name) == n-limit
+	testsupport.Eventually(t, routertest.Patience, "three requests inside and six queued", func() bool {
+		return g.enteredNow() == limit && locktest.Queued(t, locks.Redis(), name) == n-limit
 	})
 	assert.Equal(t, limit, g.enteredNow(), "a request over the limit entered")
 	g.open()
 	for range n {
-		r := testsupport.Recv(t, replies, patience, "reply")
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
+		r := testsupport.Recv(t, replies, routertest.Patience, "reply")
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
 	}
 	assert.EqualValues(t, n, g.c.all.Load())
 	assert.EqualValues(t, limit, g.c.max.Load(), "most handlers inside at once")
@@ -133,31 +134,31 @@ func TestLimitBusy(t *testing.T) {
 			route := "/busy" + strconv.Itoa(i)
 			mux := http.NewServeMux()
 			mux.Handle("GET "+route, httpmw.New(locks, opts...).Wrap(g))
-			s := startHTTP(t, mux)
+			s := routertest.Serve(t, mux)
 
 			start := time.Now()
-			var held []<-chan reply
+			var held []<-chan routertest.Reply
 			for range limit {
-				held = append(held, sendAsync(t.Context(), s, "GET", route))
+				held = append(held, routertest.SendAsync(t.Context(), s, "GET", route))
 			}
-			testsupport.Eventually(t, patience, "three requests inside", func() bool { return g.enteredNow() == limit })
+			testsupport.Eventually(t, routertest.Patience, "three requests inside", func() bool { return g.enteredNow() == limit })
 			// Bounded: were it let in, it would block in the gate.
-			r := send(testsupport.CtxFor(t, patience), s, "GET", route, nil)
+			r := routertest.Send(testsupport.CtxFor(t, routertest.Patience), s, "GET", route)
 			elapsed := time.Since(start)
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusConflict, r.status)
-			assert.Contains(t, r.body, "busy")
+			require.NoError(t, r.Err)
+			assert.Equal(t, http.StatusConflict, r.Status)
+			assert.Contains(t, r.Body, "busy")
 			lo, hi := tt.retry(elapsed)
-			got, err := strconv.Atoi(r.header.Get("Retry-After"))
-			require.NoError(t, err, "Retry-After %q", r.header.Get("Retry-After"))
+			got, err := strconv.Atoi(r.Header.Get("Retry-After"))
+			require.NoError(t, err, "Retry-After %q", r.Header.Get("Retry-After"))
 			assert.True(t, lo <= got && got <= hi, "Retry-After %d, want %d to %d", got, lo, hi)
 			assert.Equal(t, limit, g.enteredNow(), "the fourth request ran")
 
 			g.open()
 			for _, ch := range held {
-				assert.Equal(t, http.StatusOK, testsupport.Recv(t, ch, patience, "reply").status)
+				assert.Equal(t, http.StatusOK, testsupport.Recv(t, ch, routertest.Patience, "reply").Status)
 			}
-			assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", route, nil).status, "after the permits came back")
+			assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "GET", route).Status, "after the permits came back")
 		})
 	}
 }
@@ -185,30 +186,30 @@ func TestLimitClientGoneLeavesTheQueue(t *testing.T) {
 				defer func() { served <- struct{}{} }()
 				wrapped.ServeHTTP(w, r)
 			}))
-			s := startHTTP(t, mux)
-			var held []<-chan reply
+			s := routertest.Serve(t, mux)
+			var held []<-chan routertest.Reply
 			for range limit {
-				held = append(held, sendAsync(t.Context(), s, tc.method, "/limited"))
+				held = append(held, routertest.SendAsync(t.Context(), s, tc.method, "/limited"))
 			}
-			testsupport.Eventually(t, patience, "two requests inside", func() bool { return g.enteredNow() == limit })
+			testsupport.Eventually(t, routertest.Patience, "two requests inside", func() bool { return g.enteredNow() == limit })
 
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			got := make(chan reply, 1)
-			go func() { got <- send(ctx, s, tc.method, "/limited", strings.NewReader(tc.body)) }()
-			testsupport.Eventually(t, patience, "request queued", func() bool { return queued(t, locks.Redis(), name) == 1 })
+			got := make(chan routertest.Reply, 1)
+			go func() { got <- routertest.SendBody(ctx, s, tc.method, "/limited", strings.NewReader(tc.body)) }()
+			testsupport.Eventually(t, routertest.Patience, "request queued", func() bool { return locktest.Queued(t, locks.Redis(), name) == 1 })
 			cancel()
-			assert.ErrorIs(t, testsupport.Recv(t, got, patience, "client").err, context.Canceled)
-			testsupport.Recv(t, served, patience, "the middleware giving up")
-			testsupport.Eventually(t, patience, "waiter leaving the queue", func() bool { return queued(t, locks.Redis(), name) == 0 })
+			assert.ErrorIs(t, testsupport.Recv(t, got, routertest.Patience, "client").Err, context.Canceled)
+			testsupport.Recv(t, served, routertest.Patience, "the middleware giving up")
+			testsupport.Eventually(t, routertest.Patience, "waiter leaving the queue", func() bool { return locktest.Queued(t, locks.Redis(), name) == 0 })
 			assert.Equal(t, limit, g.enteredNow(), "the handler ran for a client that left")
 
 			g.open()
 			for _, ch := range held {
-				assert.Equal(t, http.StatusOK, testsupport.Recv(t, ch, patience, "reply").status)
+				assert.Equal(t, http.StatusOK, testsupport.Recv(t, ch, routertest.Patience, "reply").Status)
 			}
 			sem := locks.Semaphore(name, limit)
-			testsupport.Eventually(t, patience, "every permit back", func() bool {
+			testsupport.Eventually(t, routertest.Patience, "every permit back", func() bool {
 				n, err := sem.Available(t.Context())
 				return err == nil && n == limit
 			})
@@ -226,11 +227,11 @@ func TestLimitNames(t *testing.T) {
 	t.Run("WithPermits(1) is today's mutex", func(t *testing.T) {
 		mux := http.NewServeMux()
 		mux.Handle("GET /one", httpmw.New(locks, httpmw.WithPermits(1), httpmw.WithWait(0)).Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
-		s := startHTTP(t, mux)
-		release := holdLock(t, old, "http:GET /one", 0)
-		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "GET", "/one", nil).status)
+		s := routertest.Serve(t, mux)
+		release := locktest.Hold(t, old, "http:GET /one", 0)
+		assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "GET", "/one").Status)
 		release()
-		assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/one", nil).status)
+		assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "GET", "/one").Status)
 	})
 
 	t.Run("a limit above 1 is a semaphore beside the mutex", func(t *testing.T) {
@@ -238,15 +239,15 @@ func TestLimitNames(t *testing.T) {
 		defer g.open()
 		mux := http.NewServeMux()
 		mux.Handle("GET /three", httpmw.New(locks, httpmw.WithPermits(3), httpmw.WithWait(0)).Wrap(g))
-		s := startHTTP(t, mux)
-		holdLock(t, old, "http:GET /three", 0) // an old instance serving the route
-		got := sendAsync(t.Context(), s, "GET", "/three")
-		testsupport.Recv(t, g.entered, patience, "handler entering")
+		s := routertest.Serve(t, mux)
+		locktest.Hold(t, old, "http:GET /three", 0) // an old instance serving the route
+		got := routertest.SendAsync(t.Context(), s, "GET", "/three")
+		testsupport.Recv(t, g.entered, routertest.Patience, "handler entering")
 		n, err := locks.Semaphore("http:limit:GET /three", 3).Available(t.Context())
 		require.NoError(t, err)
 		assert.Equal(t, 2, n, "permits left while one request runs")
 		g.open()
-		assert.Equal(t, http.StatusOK, testsupport.Recv(t, got, patience, "reply").status)
+		assert.Equal(t, http.StatusOK, testsupport.Recv(t, got, routertest.Patience, "reply").Status)
 	})
 
 	t.Run("WrapMux limits each pattern", func(t *testing.T) {
@@ -254,14 +255,14 @@ func TestLimitNames(t *testing.T) {
 		defer g.open()
 		mux := http.NewServeMux()
 		mux.Handle("GET /m", g)
-		s := startHTTP(t, httpmw.New(locks, httpmw.WithPermits(2)).WrapMux(mux))
-		got := sendAsync(t.Context(), s, "GET", "/m")
-		testsupport.Recv(t, g.entered, patience, "handler entering")
+		s := routertest.Serve(t, httpmw.New(locks, httpmw.WithPermits(2)).WrapMux(mux))
+		got := routertest.SendAsync(t.Context(), s, "GET", "/m")
+		testsupport.Recv(t, g.entered, routertest.Patience, "handler entering")
 		n, err := locks.Semaphore("http:limit:GET /m", 2).Available(t.Context())
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "permits left while one request runs")
 		g.open()
-		assert.Equal(t, http.StatusOK, testsupport.Recv(t, got, patience, "reply").status)
+		assert.Equal(t, http.StatusOK, testsupport.Recv(t, got, routertest.Patience, "reply").Status)
 	})
 }
 

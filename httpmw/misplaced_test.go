@@ -1,11 +1,9 @@
 package httpmw_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -14,26 +12,10 @@ import (
 
 	"github.com/go-rlock/rlock/httpmw"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 )
-
-// syncBuffer is a log destination safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A Wrap mounted where no route is known refuses every request with 500
 // and logs once, instead of running the handler unlocked (as it did before
@@ -46,16 +28,16 @@ func TestMisplacedWrapIsRefusedLoudly(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran.Add(1) })
 
 	t.Run("around a whole router: no pattern", func(t *testing.T) {
-		var log syncBuffer
+		var log testsupport.LogBuffer
 		m := httpmw.New(locks, httpmw.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 		mux := http.NewServeMux()
 		mux.Handle("POST /orders/{id}", h)
-		s := startHTTP(t, m.Wrap(mux))
+		s := routertest.Serve(t, m.Wrap(mux))
 		for range 3 {
-			r := send(t.Context(), s, "POST", "/orders/7", nil)
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusInternalServerError, r.status)
-			assert.Contains(t, r.body, "see the server log")
+			r := routertest.Send(t.Context(), s, "POST", "/orders/7")
+			require.NoError(t, r.Err)
+			assert.Equal(t, http.StatusInternalServerError, r.Status)
+			assert.Contains(t, r.Body, "see the server log")
 		}
 		assert.Zero(t, ran.Load(), "the handler ran unlocked")
 		assert.Equal(t, 1, strings.Count(log.String(), "\n"), "logged once per Middleware: %s", log.String())
@@ -64,24 +46,24 @@ func TestMisplacedWrapIsRefusedLoudly(t *testing.T) {
 	})
 
 	t.Run("under a mount: a pattern ending in /*", func(t *testing.T) {
-		var log syncBuffer
+		var log testsupport.LogBuffer
 		m := httpmw.New(locks, httpmw.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 		mux := http.NewServeMux()
 		mux.Handle("/orders/*", m.Wrap(h)) // ServeMux takes "*" literally: the shape chi's mounts give
-		s := startHTTP(t, mux)
-		r := send(t.Context(), s, "POST", "/orders/*", nil)
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusInternalServerError, r.status)
+		s := routertest.Serve(t, mux)
+		r := routertest.Send(t.Context(), s, "POST", "/orders/*")
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusInternalServerError, r.Status)
 		assert.Zero(t, ran.Load(), "the handler ran unlocked")
 		assert.Contains(t, log.String(), `pattern=/orders/*`)
 	})
 
 	t.Run("a key function is trusted: its empty key runs unlocked", func(t *testing.T) {
 		m := httpmw.New(locks, httpmw.WithKey(func(*http.Request) string { return "" }))
-		s := startHTTP(t, m.Wrap(h))
-		r := send(t.Context(), s, "GET", "/anything", nil)
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status)
+		s := routertest.Serve(t, m.Wrap(h))
+		r := routertest.Send(t.Context(), s, "GET", "/anything")
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusOK, r.Status)
 		assert.EqualValues(t, 1, ran.Load())
 	})
 }
@@ -94,13 +76,13 @@ func TestAPatternWithoutMethodLocksPerMethod(t *testing.T) {
 	locks := locktest.NewOn(t, srv)
 
 	mux := http.NewServeMux()
-	mux.Handle("/orders/{id}", httpmw.New(locks).Wrap(barrier(2)))
-	s := startHTTP(t, mux)
-	get, post := sendAsync(t.Context(), s, "GET", "/orders/1"), sendAsync(t.Context(), s, "POST", "/orders/1")
-	for _, ch := range []<-chan reply{get, post} {
+	mux.Handle("/orders/{id}", httpmw.New(locks).Wrap(routertest.NewBarrier(2)))
+	s := routertest.Serve(t, mux)
+	get, post := routertest.SendAsync(t.Context(), s, "GET", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/1")
+	for _, ch := range []<-chan routertest.Reply{get, post} {
 		r := <-ch
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
 	}
 
 	shared := httpmw.New(locks, httpmw.WithOneLockPerPath(), httpmw.WithWait(0))
@@ -112,10 +94,10 @@ func TestAPatternWithoutMethodLocksPerMethod(t *testing.T) {
 			<-finish
 		}
 	})))
-	s = startHTTP(t, mux)
-	slow := sendAsync(t.Context(), s, "POST", "/reports")
+	s = routertest.Serve(t, mux)
+	slow := routertest.SendAsync(t.Context(), s, "POST", "/reports")
 	<-inside
-	assert.Equal(t, http.StatusConflict, send(t.Context(), s, "GET", "/reports", nil).status, "one lock per path")
+	assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "GET", "/reports").Status, "one lock per path")
 	close(finish)
-	assert.Equal(t, http.StatusOK, (<-slow).status)
+	assert.Equal(t, http.StatusOK, (<-slow).Status)
 }

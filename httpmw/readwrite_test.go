@@ -14,6 +14,7 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 )
 
 func TestReadWriteKey(t *testing.T) {
@@ -50,15 +51,15 @@ func TestReadWriteKey(t *testing.T) {
 func TestReadWriteReadsShare(t *testing.T) {
 	t.Parallel()
 	m := httpmw.New(locktest.NewOn(t, redistest.Start(t)), httpmw.WithReadWrite())
-	b := barrier(2)
+	b := routertest.NewBarrier(2)
 	mux := http.NewServeMux()
 	mux.Handle("GET /docs/{id}", m.Wrap(b))
 	mux.Handle("HEAD /docs/{id}", m.Wrap(b))
-	s := startHTTP(t, mux)
-	for _, ch := range []<-chan reply{sendAsync(t.Context(), s, "GET", "/docs/1"), sendAsync(t.Context(), s, "HEAD", "/docs/2")} {
-		r := testsupport.Recv(t, ch, patience, "reply")
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, "a read waited for a read: %s", r.body)
+	s := routertest.Serve(t, mux)
+	for _, ch := range []<-chan routertest.Reply{routertest.SendAsync(t.Context(), s, "GET", "/docs/1"), routertest.SendAsync(t.Context(), s, "HEAD", "/docs/2")} {
+		r := testsupport.Recv(t, ch, routertest.Patience, "reply")
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusOK, r.Status, "a read waited for a read: %s", r.Body)
 	}
 }
 
@@ -72,26 +73,26 @@ func TestReadWriteWritesExclude(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /docs/{id}", m.Wrap(g))
 	mux.Handle("POST /docs/{id}", m.Wrap(g))
-	s := startHTTP(t, mux)
+	s := routertest.Serve(t, mux)
 
-	read := sendAsync(t.Context(), s, "GET", "/docs/1")
-	testsupport.Recv(t, g.entered, patience, "the read inside")
-	r := send(t.Context(), s, "POST", "/docs/1", nil)
-	require.NoError(t, r.err)
-	assert.Equal(t, http.StatusConflict, r.status, "a write ran beside a read: %s", r.body)
+	read := routertest.SendAsync(t.Context(), s, "GET", "/docs/1")
+	testsupport.Recv(t, g.entered, routertest.Patience, "the read inside")
+	r := routertest.Send(t.Context(), s, "POST", "/docs/1")
+	require.NoError(t, r.Err)
+	assert.Equal(t, http.StatusConflict, r.Status, "a write ran beside a read: %s", r.Body)
 	g.open()
-	r = testsupport.Recv(t, read, patience, "the read's reply")
-	assert.Equal(t, http.StatusOK, r.status, r.body)
+	r = testsupport.Recv(t, read, routertest.Patience, "the read's reply")
+	assert.Equal(t, http.StatusOK, r.Status, r.Body)
 
 	// A write held elsewhere (another instance, the same name) keeps reads out.
 	rw := locktest.NewOn(t, srv).RWMutex("http:rw:/docs/{id}")
 	hold, err := rw.TryLock(context.Background(), 0, 0)
 	require.NoError(t, err)
-	r = send(t.Context(), s, "GET", "/docs/1", nil)
-	assert.Equal(t, http.StatusConflict, r.status, "a read ran beside a write: %s", r.body)
+	r = routertest.Send(t.Context(), s, "GET", "/docs/1")
+	assert.Equal(t, http.StatusConflict, r.Status, "a read ran beside a write: %s", r.Body)
 	require.NoError(t, rw.Unlock(hold))
-	r = send(t.Context(), s, "GET", "/docs/1", nil)
-	assert.Equal(t, http.StatusOK, r.status, r.body)
+	r = routertest.Send(t.Context(), s, "GET", "/docs/1")
+	assert.Equal(t, http.StatusOK, r.Status, r.Body)
 }
 
 // A nested Wrap of one key: a write may read; a read that reaches a write
@@ -99,7 +100,7 @@ func TestReadWriteWritesExclude(t *testing.T) {
 // itself.
 func TestReadWriteNested(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testsupport.LogBuffer
 	m := httpmw.New(locktest.NewOn(t, redistest.Start(t)), httpmw.WithReadWrite(),
 		httpmw.WithKey(func(*http.Request) string { return "doc" }),
 		httpmw.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
@@ -115,13 +116,13 @@ func TestReadWriteNested(t *testing.T) {
 		in.Method = method
 		inner.ServeHTTP(w, in)
 	}))
-	s := startHTTP(t, outer)
+	s := routertest.Serve(t, outer)
 
-	r := send(t.Context(), s, "POST", "/", nil)
-	assert.Equal(t, http.StatusOK, r.status, "a write could not read: %s", r.body)
+	r := routertest.Send(t.Context(), s, "POST", "/")
+	assert.Equal(t, http.StatusOK, r.Status, "a write could not read: %s", r.Body)
 	assert.Equal(t, 1, ran)
-	r = send(t.Context(), s, "GET", "/", nil)
-	assert.Equal(t, http.StatusInternalServerError, r.status, r.body)
+	r = routertest.Send(t.Context(), s, "GET", "/")
+	assert.Equal(t, http.StatusInternalServerError, r.Status, r.Body)
 	assert.Equal(t, 1, ran, "a read wrote")
 	assert.Contains(t, logs.String(), "nested Wrap")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/go-rlock/rlock/internal/layout"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
@@ -63,7 +64,7 @@ func TestLeadershipInTheSpans(t *testing.T) {
 		errB <- lockmw.Lead(bctx, b.Mutex("leader"), func(context.Context) error { return nil })
 	}()
 	testsupport.Eventually(t, patience, "b stands by in the queue", func() bool {
-		return srv.Client().ZCard(ctx, "rlock_queue:{leader}").Val() == 1
+		return srv.Client().ZCard(ctx, layout.Mutex("leader").Queue).Val() == 1
 	})
 	close(finish)
 	require.NoError(t, testsupport.Recv(t, errA, patience, "a steps down"))

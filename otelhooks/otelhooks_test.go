@@ -17,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/go-rlock/rlock/internal/layout"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
@@ -153,7 +154,7 @@ func TestWaiterLinksToTheHolderAcrossClients(t *testing.T) {
 		}()
 		// B is waiting once it is queued.
 		require.Eventually(t, func() bool {
-			return rdb.ZCard(t.Context(), "rlock_queue:{"+name+"}").Val() == 1
+			return rdb.ZCard(t.Context(), layout.Mutex(name).Queue).Val() == 1
 		}, patience, 2*time.Millisecond)
 		require.NoError(t, a.Mutex(name).Unlock(ahctx))
 

@@ -1,10 +1,8 @@
 package scheduler_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,29 +54,11 @@ func TestCronOnceRunsEachTickOnce(t *testing.T) {
 	}
 }
 
-// syncLog is an slog destination safe for concurrent writes.
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncLog) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncLog) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestCronOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
-	var logs syncLog
+	var logs testsupport.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := locktest.NewOn(t, srv)
 	l := scheduler.NewLocker(c, scheduler.WithLogger(logger), scheduler.WithMinHold(0))
@@ -111,7 +91,7 @@ func TestCronOnce(t *testing.T) {
 	})
 
 	t.Run("a panicking run releases its lock, and the panic goes on to cron.Recover", func(t *testing.T) {
-		var recovered syncLog
+		var recovered testsupport.LogBuffer
 		job := cron.NewChain(cron.Recover(cron.PrintfLogger(stdLogger{&recovered})), scheduler.CronOnce(l, "cron-panic")).
 			Then(cron.FuncJob(func() { panic("job failed") }))
 		job.Run()
@@ -130,8 +110,8 @@ func TestCronOnce(t *testing.T) {
 	})
 }
 
-// stdLogger is a printf logger over a syncLog, for cron.PrintfLogger.
-type stdLogger struct{ w *syncLog }
+// stdLogger is a printf logger over a LogBuffer, for cron.PrintfLogger.
+type stdLogger struct{ w *testsupport.LogBuffer }
 
 func (s stdLogger) Printf(format string, args ...any) { fmt.Fprintf(s.w, format, args...) }
 

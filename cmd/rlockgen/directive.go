@@ -21,10 +21,32 @@ type directive struct {
 	wait     time.Duration
 	hasWait  bool
 	lease    time.Duration
-	permits  int // 0: a mutex
+	permits  int  // 0: a mutex
+	rw       side // "": not a read-write lock
+	minHold  time.Duration
 	fencing  bool
 	group    string
 	hasGroup bool
+}
+
+// A side is the side of a read-write lock a method takes.
+type side string
+
+const (
+	readSide  side = "read"
+	writeSide side = "write"
+)
+
+// kind is the kind of lock the directive makes, in words: one name is one
+// kind of lock in Redis.
+func (d directive) kind() string {
+	switch {
+	case d.rw != "":
+		return "a read-write lock"
+	case d.permits > 0:
+		return fmt.Sprintf("a semaphore of %d permits", d.permits)
+	}
+	return "a mutex"
 }
 
 // isDirective reports whether the comment text is an rlockgen directive (of
@@ -32,8 +54,8 @@ type directive struct {
 func isDirective(text string) bool { return strings.HasPrefix(text, directivePrefix) }
 
 // parseDirective parses the comment text of an //rlock:lock directive: the
-// settings key="…" (required), wait=D, lease=D, permits=N, fencing and
-// group="…", separated by spaces.
+// settings key="…" (required), wait=D, lease=D, minhold=D, permits=N,
+// rw=read|write, fencing and group="…", separated by spaces.
 func parseDirective(text string) (directive, error) {
 	rest, ok := strings.CutPrefix(text, lockDirective)
 	if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
@@ -58,13 +80,28 @@ func parseDirective(text string) (directive, error) {
 	if !seen["key"] {
 		return directive{}, errors.New(`key="…" is missing: it names the lock`)
 	}
-	if d.fencing && d.permits > 0 {
-		return directive{}, errors.New("fencing with permits: a semaphore's permits have no fencing tokens")
+	if err := d.check(); err != nil {
+		return directive{}, err
 	}
 	if !d.hasGroup {
 		d.group = d.key
 	}
 	return d, nil
+}
+
+// check refuses the settings that cannot go together.
+func (d *directive) check() error {
+	switch {
+	case d.rw != "" && d.permits > 0:
+		return errors.New("rw= with permits=: a read-write lock has no permits")
+	case d.rw == readSide && d.fencing:
+		return errors.New("rw=read with fencing: only the write side has fencing tokens")
+	case d.fencing && d.permits > 0:
+		return errors.New("fencing with permits: a semaphore's permits have no fencing tokens")
+	case d.lease > 0 && d.minHold > d.lease:
+		return fmt.Errorf("minhold=%v with lease=%v: the lease ends the hold before the minimum hold does", d.minHold, d.lease)
+	}
+	return nil
 }
 
 // set applies one setting.
@@ -102,15 +139,26 @@ func (d *directive) set(s setting) error {
 			return errors.New("fencing takes no value: write fencing alone")
 		}
 		d.fencing = true
+	case "minhold":
+		v, err := parseDuration(s)
+		d.minHold = v
+		return err
 	case "rw":
-		return errors.New("rw=: read-write locks are not supported yet")
+		switch side(s.value) {
+		case readSide, writeSide:
+			if !s.quoted {
+				d.rw = side(s.value)
+				return nil
+			}
+		}
+		return fmt.Errorf("rw=%s: want rw=read (the shared side) or rw=write (the exclusive side)", s.value)
 	default:
-		return fmt.Errorf("unknown setting %s: want key, wait, lease, permits, fencing or group", s.name)
+		return fmt.Errorf("unknown setting %s: want key, wait, lease, minhold, permits, rw, fencing or group", s.name)
 	}
 	return nil
 }
 
-// parseDuration is the duration of a wait= or lease= setting.
+// parseDuration is the duration of a wait=, lease= or minhold= setting.
 func parseDuration(s setting) (time.Duration, error) {
 	if !s.hasValue {
 		return 0, fmt.Errorf("%s needs a duration: %s=5s", s.name, s.name)

@@ -30,18 +30,21 @@
 //
 // # The directive
 //
-//	//rlock:lock key="…" [wait=D] [lease=D] [permits=N] [fencing] [group="…"]
+//	//rlock:lock key="…" [wait=D] [lease=D] [minhold=D] [permits=N | rw=read|write] [fencing] [group="…"]
 //
 // in the doc comment of an interface method. The key is literal text with
 // {param}, {param.Field} and {param.Method()} references to the method's
 // parameters (chains such as {o.Customer.ID} too), each written with
 // fmt.Sprint; {{ and }} write literal braces, for Redis Cluster hash tags.
-// wait and lease are WithWait and WithLease of lockmw (no wait: until the
-// call's context ends; no lease: the watchdog renews the lock); permits=N
-// makes the lock a Semaphore of N permits; fencing makes the Mutex hand out
-// fencing tokens (lockmw.WithFencing); group is the lock's metrics label
-// (lockmw.WithGroup), by default the key template as written. rw= is
-// refused: read-write locks are not supported yet.
+// wait, lease and minhold are WithWait, WithLease and WithMinHold of lockmw
+// (no wait: until the call's context ends; no lease: the watchdog renews
+// the lock; no minhold: released when the call returns); permits=N makes
+// the lock a Semaphore of N permits; rw=read and rw=write take the read
+// (shared) or the write (exclusive) side of an RWMutex; fencing makes the
+// Mutex or the write side hand out fencing tokens (lockmw.WithFencing);
+// group is the lock's metrics label (lockmw.WithGroup), by default the key
+// template as written. Directives whose key templates name the same locks
+// make the same kind of lock.
 //
 // A locked method's first parameter must be a context.Context (the method
 // of next gets the lock's hold context in it) and its last result an error.

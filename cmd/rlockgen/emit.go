@@ -81,7 +81,7 @@ func needsOf(ifaces []*iface) needs {
 				continue
 			}
 			n.context = true
-			n.time = n.time || m.lock.hasWait || m.lock.lease > 0
+			n.time = n.time || m.lock.hasWait || m.lock.lease > 0 || m.lock.minHold > 0
 			for _, p := range m.lock.keyParts {
 				n.fmt = n.fmt || (p.ref != nil && (!p.ref.isString || p.ref.canFail()))
 			}
@@ -144,6 +144,9 @@ func (f *file) iface(ifc *iface) {
 // describe is the directive's lock in words, for doc comments.
 func (l *lockSpec) describe() string {
 	s := strconv.Quote(l.key)
+	if l.rw != "" {
+		s += ", " + string(l.rw) + " side"
+	}
 	if l.hasWait {
 		s += ", wait " + l.wait.String()
 		if l.wait == 0 {
@@ -153,9 +156,13 @@ func (l *lockSpec) describe() string {
 	if l.lease > 0 {
 		s += ", lease " + l.lease.String()
 	}
+	if l.minHold > 0 {
+		s += ", min hold " + l.minHold.String()
+	}
 	if l.permits > 0 {
 		s += fmt.Sprintf(", %d permits", l.permits)
 	}
+
 	if l.fencing {
 		s += ", fencing"
 	}

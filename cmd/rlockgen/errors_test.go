@@ -83,8 +83,15 @@ func TestEveryRuleFailsWithFileLineAndMessage(t *testing.T) {
 		{"a negative wait", onM(`//rlock:lock key="a" wait=-1s`), nil, []string{"x.go:6: B.M: wait=-1s: must not be negative"}},
 		{"zero permits", onM(`//rlock:lock key="a" permits=0`), nil, []string{"x.go:6: B.M: permits=0: want a whole number of at least 1"}},
 		{"fencing with a value", onM(`//rlock:lock key="a" fencing=true`), nil, []string{"x.go:6: B.M: fencing takes no value: write fencing alone"}},
-		{"rw, for read-write locks that do not exist yet", onM(`//rlock:lock key="a" rw=read`), nil, []string{"x.go:6: B.M: rw=: read-write locks are not supported yet"}},
-		{"an unknown setting", onM(`//rlock:lock key="a" timeout=5s`), nil, []string{"x.go:6: B.M: unknown setting timeout: want key, wait, lease, permits, fencing or group"}},
+		{"rw neither read nor write", onM(`//rlock:lock key="a" rw=both`), nil, []string{"x.go:6: B.M: rw=both: want rw=read (the shared side) or rw=write (the exclusive side)"}},
+		{"rw without a value", onM(`//rlock:lock key="a" rw`), nil, []string{"x.go:6: B.M: rw=: want rw=read (the shared side) or rw=write (the exclusive side)"}},
+		{"rw quoted", onM(`//rlock:lock key="a" rw="read"`), nil, []string{"x.go:6: B.M: rw=read: want rw=read (the shared side) or rw=write (the exclusive side)"}},
+		{"rw with permits", onM(`//rlock:lock key="a" rw=write permits=2`), nil, []string{"x.go:6: B.M: rw= with permits=: a read-write lock has no permits"}},
+		{"the read side with fencing", onM(`//rlock:lock key="a" rw=read fencing`), nil, []string{"x.go:6: B.M: rw=read with fencing: only the write side has fencing tokens"}},
+		{"a minhold that is not a duration", onM(`//rlock:lock key="a" minhold=2`), nil, []string{"x.go:6: B.M: minhold=2: not a duration (want one such as 5s or 250ms)"}},
+		{"a negative minhold", onM(`//rlock:lock key="a" minhold=-1s`), nil, []string{"x.go:6: B.M: minhold=-1s: must not be negative"}},
+		{"a minhold longer than the lease", onM(`//rlock:lock key="a" lease=10s minhold=1m`), nil, []string{"x.go:6: B.M: minhold=1m0s with lease=10s: the lease ends the hold before the minimum hold does"}},
+		{"an unknown setting", onM(`//rlock:lock key="a" timeout=5s`), nil, []string{"x.go:6: B.M: unknown setting timeout: want key, wait, lease, minhold, permits, rw, fencing or group"}},
 		{"a setting without a name", onM(`//rlock:lock key="a" =5s`), nil, []string{`x.go:6: B.M: a setting has no name: "=5s"`}},
 		{"an unterminated string", onM(`//rlock:lock key="a`), nil, []string{`x.go:6: B.M: key="a: the string is not terminated`}},
 		{"a string with a bad escape", onM(`//rlock:lock key="\q"`), nil, []string{`x.go:6: B.M: key="\q": not a valid Go string`}},
@@ -146,6 +153,14 @@ func TestEveryRuleFailsWithFileLineAndMessage(t *testing.T) {
 			"x.go:5: B has no method with a //rlock:lock directive: there is nothing to lock",
 			`x.go:6: B.M: "// rlock:lock key=\"a\"" is not a directive: write //rlock:lock with no space after //`,
 		}},
+		{"one key template, a mutex and a read-write lock", twoOnB(`key="doc#{id}"`, `key="doc#{id}" rw=read`), nil,
+			[]string{`x.go:8: B.N: key "doc#{id}" names the locks that B.M's key "doc#{id}" names (x.go:6): a mutex there, a read-write lock here; one name is one kind of lock`}},
+		{"one key shape under other names, a semaphore and a mutex", twoOnB(`key="doc#{id}" permits=2`, `key="doc#{name}"`), nil,
+			[]string{`x.go:8: B.N: key "doc#{name}" names the locks that B.M's key "doc#{id}" names (x.go:6): a semaphore of 2 permits there, a mutex here; one name is one kind of lock`}},
+		{"one key template, semaphores of different sizes", twoOnB(`key="doc" permits=2`, `key="doc" permits=3`), nil,
+			[]string{`x.go:8: B.N: key "doc" names the locks that B.M's key "doc" names (x.go:6): a semaphore of 2 permits there, a semaphore of 3 permits here; one name is one kind of lock`}},
+		{"one key template in two interfaces", map[string]string{"x.go": head + "type B interface {\n\t//rlock:lock key=\"a\" rw=write\n\tM(ctx context.Context) error\n}\n\ntype C interface {\n\t//rlock:lock key=\"a\"\n\tN(ctx context.Context) error\n}\n"}, []string{"B", "C"},
+			[]string{`x.go:11: C.N: key "a" names the locks that B.M's key "a" names (x.go:6): a read-write lock there, a mutex here; one name is one kind of lock`}},
 		{"two directives", onM("//rlock:lock key=\"a\"\n\t//rlock:lock key=\"b\""), nil, []string{"x.go:7: B.M: a second //rlock:lock: one lock per method"}},
 
 		// Directives elsewhere.
@@ -171,6 +186,13 @@ func TestEveryRuleFailsWithFileLineAndMessage(t *testing.T) {
 			assert.Equal(t, tc.want, re.lines)
 		})
 	}
+}
+
+// twoOnB is x.go with an interface B of two methods, M with the directive
+// settings dm on line 6 and N with dn on line 8, each taking ctx, id and
+// name.
+func twoOnB(dm, dn string) map[string]string {
+	return map[string]string{"x.go": head + "type B interface {\n\t//rlock:lock " + dm + "\n\tM(ctx context.Context, id, name string) error\n\t//rlock:lock " + dn + "\n\tN(ctx context.Context, id, name string) error\n}\n"}
 }
 
 // merge is the union of file sets.

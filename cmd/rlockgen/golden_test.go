@@ -28,6 +28,7 @@ var goldenCases = []struct {
 	{"an embedded interface of the package brings its directives, io.Closer passes through", "embed", []string{"Service"}, "service.golden"},
 	{"-type lists two interfaces: one file with both", "embed", []string{"Service", "Store"}, "service_store.golden"},
 	{"an unexported interface gets an unexported constructor", "unexported", []string{"billing"}, "billing.golden"},
+	{"the read and the write side of one read-write lock, fencing on the write side, minimum holds", "readwrite", []string{"Docs"}, "docs.golden"},
 }
 
 func TestGeneratedFilesMatchTheGoldenFiles(t *testing.T) {

@@ -92,7 +92,7 @@ func (g *methodGen) passThrough() {
 }
 
 // locked writes a method with a directive: it renders the key, makes the
-// Mutex or Semaphore and runs next's method under it.
+// Mutex, Semaphore or RWMutex side and runs next's method under it.
 func (g *methodGen) locked() {
 	l := g.m.lock
 	g.p("\n// %s calls next's %s while holding the lock\n// %s.\n", g.m.name, g.m.name, l.describe())
@@ -108,17 +108,26 @@ func (g *methodGen) locked() {
 	if l.group != "" {
 		opts = append(opts, fmt.Sprintf("%s.WithGroup(%q)", g.lockmw, l.group))
 	}
-	if l.permits > 0 {
-		g.p("%s := %s.%s.Semaphore(%s)\n", lockVar, g.recv, g.c, join(", ", keyVar, fmt.Sprint(l.permits), strings.Join(opts, ", ")))
-	} else {
-		g.p("%s := %s.%s.Mutex(%s)\n", lockVar, g.recv, g.c, join(", ", keyVar, strings.Join(opts, ", ")))
+	args := join(", ", keyVar, strings.Join(opts, ", "))
+	ctor := "Mutex(" + args + ")"
+	switch {
+	case l.permits > 0:
+		ctor = "Semaphore(" + join(", ", keyVar, fmt.Sprint(l.permits), strings.Join(opts, ", ")) + ")"
+	case l.rw == readSide:
+		ctor = "RWMutex(" + args + ").RLocker()" // the read side as a Locker
+	case l.rw == writeSide:
+		ctor = "RWMutex(" + args + ")" // an RWMutex is a Locker of its write side
 	}
+	g.p("%s := %s.%s.%s\n", lockVar, g.recv, g.c, ctor)
 	var callOpts []string
 	if l.hasWait {
 		callOpts = append(callOpts, fmt.Sprintf("%s.WithWait(%s)", g.lockmw, durationExpr(l.wait, g.time)))
 	}
 	if l.lease > 0 {
 		callOpts = append(callOpts, fmt.Sprintf("%s.WithLease(%s)", g.lockmw, durationExpr(l.lease, g.time)))
+	}
+	if l.minHold > 0 {
+		callOpts = append(callOpts, fmt.Sprintf("%s.WithMinHold(%s)", g.lockmw, durationExpr(l.minHold, g.time)))
 	}
 	g.run(lockVar, vals, strings.Join(callOpts, ", "))
 	g.p("}\n")

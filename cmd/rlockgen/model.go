@@ -31,6 +31,8 @@ type method struct {
 type lockSpec struct {
 	directive
 	keyParts []keyPart
+	where    string         // Interface.Method, for messages
+	pos      token.Position // the directive's
 }
 
 // A keyPart is literal text of a key, or a resolved reference.
@@ -47,6 +49,7 @@ func model(pkg *packages.Package, names []string, cs comments, d *diags) []*ifac
 			out = append(out, it)
 		}
 	}
+	checkKinds(out, d)
 	return out
 }
 
@@ -168,7 +171,7 @@ func modelMethod(pkg *packages.Package, ifc *iface, fn *types.Func, cs comments,
 	if !ok {
 		return nil
 	}
-	m.lock = &lockSpec{directive: dir, keyParts: key}
+	m.lock = &lockSpec{directive: dir, keyParts: key, where: where, pos: dpos}
 	return m
 }
 

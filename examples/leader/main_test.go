@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,27 +19,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// output is what an instance printed; safe for concurrent use.
-type output struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
-}
-
 // running is one instance started by startInstance.
 type running struct {
-	out  *output
+	out  *testsupport.LogBuffer // what the instance printed
 	stop context.CancelFunc
 	done chan struct{} // closed when run returned
 	err  error         // what run returned, once done is closed
@@ -51,7 +31,7 @@ type running struct {
 // client (default options), until stop.
 func startInstance(t *testing.T, srv *redistest.Server, id string) *running {
 	ctx, stop := context.WithCancel(testsupport.Ctx(t))
-	r := &running{out: &output{}, stop: stop, done: make(chan struct{})}
+	r := &running{out: &testsupport.LogBuffer{}, stop: stop, done: make(chan struct{})}
 	cfg := config{id: id, name: "leader-test", watchdog: 20 * time.Second, work: 50 * time.Millisecond}
 	rdb := srv.NewClient()
 	go func() {
@@ -99,7 +79,7 @@ func TestStandbyTakesOverWhenTheLeaderStops(t *testing.T) {
 func TestStartEmbedded(t *testing.T) {
 	t.Setenv(devredis.EnvAddr, "")
 	ctx, stop := context.WithCancel(testsupport.Ctx(t))
-	out := &output{}
+	out := &testsupport.LogBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- start(ctx, out, config{id: "solo", name: "leader-test", watchdog: time.Second, work: 20 * time.Millisecond})

@@ -85,20 +85,9 @@
 //
 // # echo v5
 //
-// echo v5 users use httpmw itself, per route, through echo.WrapMiddleware:
+// echo v5 has a module of its own, [echo5mw], with this package's options,
+// keys and answers: the same route locks "http:POST /orders/:id" under
+// both, so v4 and v5 instances of a service exclude each other.
 //
-//	e.POST("/orders/:id", update, echo.WrapMiddleware(m.Wrap)) // "http:POST /orders/:id"
-//
-// v5's WrapMiddleware (echo.go) sets r.Pattern to c.Path(), the template
-// without the method ("/orders/:id"), and calls SetPathValue for each path
-// parameter, so httpmw adds the method and locks "http:POST
-// /orders/:id", the lock this package takes for the same route under v4,
-// and [httpmw.WithPathValues] reads c.Param. (v5's router sets r.Pattern to
-// the template too: DefaultRouter.Route, router.go.) Not globally nor on a
-// group: there WrapMiddleware also sees the requests that matched no route,
-// which v5's router gives the pattern "" (matched nothing: httpmw answers
-// 500, misplaced), the template of the path's other methods (405 and
-// OPTIONS: locked) or the group's "/orders/*" (httpmw answers 500, taking it
-// for a chi mount). A v5 route whose template ends in "/*" is refused the
-// same way; give its middleware httpmw.WithKey(httpmw.PatternKey).
+// [echo5mw]: https://pkg.go.dev/github.com/go-rlock/rlock/httpmw/echo5mw
 package echomw

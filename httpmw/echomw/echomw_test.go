@@ -23,6 +23,7 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -33,11 +34,9 @@ func TestMain(m *testing.M) {
 func TestSerializesARouteAcrossInstances(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var g gauge
+	var g routertest.Gauge
 	work := func(c echo.Context) error {
-		g.enter()
-		defer g.exit()
-		time.Sleep(2 * time.Millisecond) // the work: long enough for overlaps to show
+		g.Work()
 		return c.NoContent(http.StatusOK)
 	}
 	// Two instances: each its own lockmw Client, Echo and server. The short
@@ -48,26 +47,27 @@ func TestSerializesARouteAcrossInstances(t *testing.T) {
 		e := newEcho()
 		e.Use(echomw.New(locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(900*time.Millisecond))))
 		e.POST("/orders/:id", work)
-		servers = append(servers, startHTTP(t, e))
+		servers = append(servers, routertest.Serve(t, e))
 	}
 
 	const n = 16
-	replies := make(chan reply, n)
+	replies := make(chan routertest.Reply, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			// Different ids: the lock is per route, not per resource.
-			replies <- send(t.Context(), servers[i%2], "POST", "/orders/"+strconv.Itoa(i))
+			replies <- routertest.Send(t.Context(), servers[i%2], "POST", "/orders/"+strconv.Itoa(i))
 		})
 	}
 	wg.Wait()
 	close(replies)
 	for r := range replies {
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
 	}
-	assert.Equal(t, n, g.all)
-	assert.Equal(t, 1, g.max, "handlers of one route ran concurrently")
+	peak, all := g.Peak()
+	assert.Equal(t, n, all)
+	assert.Equal(t, 1, peak, "handlers of one route ran concurrently")
 }
 
 // registration mounts h for "POST /orders/:id" with the middlewares mws in
@@ -117,25 +117,25 @@ func TestBusyEndsTheChain(t *testing.T) {
 			}
 			mw := echomw.New(locks, httpmw.WithWait(0), httpmw.WithRetryAfter(2*time.Second))
 			reg.mount(e, func(c echo.Context) error { ran.Add(1); return c.String(http.StatusOK, "done") }, mw, afterMW)
-			s := startHTTP(t, e)
-			release := holdLock(t, other, "http:POST /orders/:id")
+			s := routertest.Serve(t, e)
+			release := locktest.Hold(t, other, "http:POST /orders/:id", 0)
 
-			r := send(t.Context(), s, "POST", "/orders/7")
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusConflict, r.status)
-			assert.Equal(t, "2", r.header.Get("Retry-After"))
-			assert.Equal(t, "text/plain; charset=utf-8", r.header.Get("Content-Type"))
-			assert.Contains(t, r.body, "busy")
-			assert.NoError(t, testsupport.Recv(t, returned, patience, "the chain's result"))
+			r := routertest.Send(t.Context(), s, "POST", "/orders/7")
+			require.NoError(t, r.Err)
+			assert.Equal(t, http.StatusConflict, r.Status)
+			assert.Equal(t, "2", r.Header.Get("Retry-After"))
+			assert.Equal(t, "text/plain; charset=utf-8", r.Header.Get("Content-Type"))
+			assert.Contains(t, r.Body, "busy")
+			assert.NoError(t, testsupport.Recv(t, returned, routertest.Patience, "the chain's result"))
 			assert.Zero(t, ran.Load(), "the handler ran without the lock")
 			assert.Zero(t, after.Load(), "the chain went on after a busy answer")
 			assert.Zero(t, handled.Load(), "echo's error handler was called for a busy answer")
 
 			release()
-			r = send(t.Context(), s, "POST", "/orders/7")
-			assert.Equal(t, http.StatusOK, r.status, "after release: %s", r.body)
-			assert.Equal(t, "done", r.body)
-			assert.NoError(t, testsupport.Recv(t, returned, patience, "the chain's result"))
+			r = routertest.Send(t.Context(), s, "POST", "/orders/7")
+			assert.Equal(t, http.StatusOK, r.Status, "after release: %s", r.Body)
+			assert.Equal(t, "done", r.Body)
+			assert.NoError(t, testsupport.Recv(t, returned, routertest.Patience, "the chain's result"))
 			assert.Equal(t, int32(1), ran.Load())
 			assert.Equal(t, int32(1), after.Load())
 		})
@@ -151,27 +151,23 @@ func TestPerResource(t *testing.T) {
 			t.Run("different resources run in parallel", func(t *testing.T) {
 				e := newEcho()
 				reg.mount(e, barrier(2), echomw.New(locks, httpmw.WithPathValues("id")))
-				s := startHTTP(t, e)
-				r1, r2 := sendAsync(t.Context(), s, "POST", "/orders/1"), sendAsync(t.Context(), s, "POST", "/orders/2")
-				for _, ch := range []<-chan reply{r1, r2} {
-					r := testsupport.Recv(t, ch, patience, "reply")
-					require.NoError(t, r.err)
-					assert.Equal(t, http.StatusOK, r.status, r.body)
-				}
+				s := routertest.Serve(t, e)
+				r1, r2 := routertest.SendAsync(t.Context(), s, "POST", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/2")
+				routertest.AllOK(t, r1, r2)
 			})
 
 			t.Run("the key has echo's template and c.Param", func(t *testing.T) {
 				e := newEcho()
 				reg.mount(e, func(c echo.Context) error { return c.String(http.StatusOK, c.Param("id")) },
 					echomw.New(locks, httpmw.WithPathValues("id"), httpmw.WithWait(0)))
-				s := startHTTP(t, e)
-				release := holdLock(t, other, "http:POST /orders/:id#id=a+b") // url.QueryEscape("a b")
-				assert.Equal(t, http.StatusConflict, send(t.Context(), s, "POST", "/orders/a%20b").status)
-				r := send(t.Context(), s, "POST", "/orders/2")
-				assert.Equal(t, http.StatusOK, r.status)
-				assert.Equal(t, "2", r.body)
+				s := routertest.Serve(t, e)
+				release := locktest.Hold(t, other, "http:POST /orders/:id#id=a+b", 0) // url.QueryEscape("a b")
+				assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "POST", "/orders/a%20b").Status)
+				r := routertest.Send(t.Context(), s, "POST", "/orders/2")
+				assert.Equal(t, http.StatusOK, r.Status)
+				assert.Equal(t, "2", r.Body)
 				release()
-				assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/a%20b").status)
+				assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "POST", "/orders/a%20b").Status)
 			})
 		})
 	}
@@ -192,12 +188,12 @@ func TestPerResource(t *testing.T) {
 			log("exit " + c.QueryParam("n"))
 			return nil
 		})
-		s := startHTTP(t, e)
-		first := sendAsync(t.Context(), s, "POST", "/orders/1?n=1")
-		testsupport.Recv(t, entered, patience, "first request entering")
-		second := sendAsync(t.Context(), s, "POST", "/orders/1?n=2")
-		testsupport.Eventually(t, patience, "second request queued", func() bool {
-			return queued(t, locks.Redis(), "http:POST /orders/:id#id=1") == 1
+		s := routertest.Serve(t, e)
+		first := routertest.SendAsync(t.Context(), s, "POST", "/orders/1?n=1")
+		testsupport.Recv(t, entered, routertest.Patience, "first request entering")
+		second := routertest.SendAsync(t.Context(), s, "POST", "/orders/1?n=2")
+		testsupport.Eventually(t, routertest.Patience, "second request queued", func() bool {
+			return locktest.Queued(t, locks.Redis(), "http:POST /orders/:id#id=1") == 1
 		})
 		select {
 		case <-entered:
@@ -205,11 +201,7 @@ func TestPerResource(t *testing.T) {
 		default:
 		}
 		finish()
-		for _, ch := range []<-chan reply{first, second} {
-			r := testsupport.Recv(t, ch, patience, "reply")
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusOK, r.status, r.body)
-		}
+		routertest.AllOK(t, first, second)
 		assert.Equal(t, []string{"enter 1", "exit 1", "enter 2", "exit 2"}, events)
 	})
 }
@@ -222,13 +214,13 @@ func TestAWildcardRouteIsLocked(t *testing.T) {
 	e := newEcho()
 	e.Use(echomw.New(locks, httpmw.WithWait(0)))
 	e.GET("/files/*", func(c echo.Context) error { return c.String(http.StatusOK, c.Param("*")) })
-	s := startHTTP(t, e)
-	release := holdLock(t, locktest.NewOn(t, srv), "http:GET /files/*")
-	assert.Equal(t, http.StatusConflict, send(t.Context(), s, "GET", "/files/a/b").status)
+	s := routertest.Serve(t, e)
+	release := locktest.Hold(t, locktest.NewOn(t, srv), "http:GET /files/*", 0)
+	assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "GET", "/files/a/b").Status)
 	release()
-	r := send(t.Context(), s, "GET", "/files/a/b")
-	assert.Equal(t, http.StatusOK, r.status, r.body)
-	assert.Equal(t, "a/b", r.body)
+	r := routertest.Send(t.Context(), s, "GET", "/files/a/b")
+	assert.Equal(t, http.StatusOK, r.Status, r.Body)
+	assert.Equal(t, "a/b", r.Body)
 }
 
 func TestPanicInTheHandlerReleasesTheLock(t *testing.T) {
@@ -244,12 +236,12 @@ func TestPanicInTheHandlerReleasesTheLock(t *testing.T) {
 		}
 		return c.NoContent(http.StatusOK)
 	})
-	s := startHTTP(t, e)
-	r := send(t.Context(), s, "GET", "/boom?panic")
-	require.NoError(t, r.err)
-	assert.Equal(t, http.StatusInternalServerError, r.status, "middleware.Recover answers")
-	assert.False(t, isLocked(t, locks, "http:GET /boom"), "the lock outlived the panic")
-	assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/boom").status)
+	s := routertest.Serve(t, e)
+	r := routertest.Send(t.Context(), s, "GET", "/boom?panic")
+	require.NoError(t, r.Err)
+	assert.Equal(t, http.StatusInternalServerError, r.Status, "middleware.Recover answers")
+	assert.False(t, locktest.IsLocked(t, locks, "http:GET /boom"), "the lock outlived the panic")
+	assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "GET", "/boom").Status)
 }
 
 // The handler's error comes back unchanged, after the lock was released:
@@ -279,11 +271,11 @@ func TestTheHandlersErrorIsReturnedAfterTheRelease(t *testing.T) {
 		}
 		return errTeapot
 	})
-	s := startHTTP(t, e)
-	r := send(t.Context(), s, "GET", "/tea")
-	require.NoError(t, r.err)
-	assert.Equal(t, http.StatusTeapot, r.status, r.body)
-	got := testsupport.Recv(t, handled, patience, "the error handler's call")
+	s := routertest.Serve(t, e)
+	r := routertest.Send(t.Context(), s, "GET", "/tea")
+	require.NoError(t, r.Err)
+	assert.Equal(t, http.StatusTeapot, r.Status, r.Body)
+	got := testsupport.Recv(t, handled, routertest.Patience, "the error handler's call")
 	assert.Same(t, errTeapot, got.err)
 	require.NoError(t, got.lockedErr)
 	assert.False(t, got.locked, "the lock was still held when echo's error handler ran")
@@ -319,10 +311,10 @@ func TestTheHandlerRunsWithTheHold(t *testing.T) {
 			}
 			return c.NoContent(http.StatusOK)
 		})
-		s := startHTTP(t, e)
-		r := send(t.Context(), s, "GET", "/held")
-		assert.Equal(t, http.StatusOK, r.status, r.body)
-		assert.True(t, testsupport.Recv(t, restored, patience, "outer middleware"), "the original request was not put back")
+		s := routertest.Serve(t, e)
+		r := routertest.Send(t.Context(), s, "GET", "/held")
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
+		assert.True(t, testsupport.Recv(t, restored, routertest.Patience, "outer middleware"), "the original request was not put back")
 	})
 
 	t.Run("a lost lock cancels c.Request's context", func(t *testing.T) {
@@ -336,18 +328,18 @@ func TestTheHandlerRunsWithTheHold(t *testing.T) {
 			select {
 			case <-ctx.Done():
 				causes <- context.Cause(ctx)
-			case <-time.After(patience):
+			case <-time.After(routertest.Patience):
 				causes <- errors.New("c.Request().Context() not cancelled")
 			}
 			return nil
 		})
-		s := startHTTP(t, e)
-		got := sendAsync(t.Context(), s, "GET", "/held")
-		testsupport.Recv(t, entered, patience, "handler entering")
+		s := routertest.Serve(t, e)
+		got := routertest.SendAsync(t.Context(), s, "GET", "/held")
+		testsupport.Recv(t, entered, routertest.Patience, "handler entering")
 		_, err := locks.Mutex(key).ForceUnlock(t.Context())
 		require.NoError(t, err)
-		assert.ErrorIs(t, testsupport.Recv(t, causes, patience, "cause"), lockmw.ErrLockLost)
-		testsupport.Recv(t, got, patience, "reply")
+		assert.ErrorIs(t, testsupport.Recv(t, causes, routertest.Patience, "cause"), lockmw.ErrLockLost)
+		testsupport.Recv(t, got, routertest.Patience, "reply")
 	})
 }
 

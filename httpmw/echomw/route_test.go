@@ -1,7 +1,6 @@
 package echomw_test
 
 import (
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +14,9 @@ import (
 	"github.com/go-rlock/rlock/httpmw"
 	"github.com/go-rlock/rlock/httpmw/echomw"
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 )
 
 // keySpy is a key function that records the patterns of the requests that
@@ -48,17 +49,14 @@ func ok(c echo.Context) error { return c.String(http.StatusOK, "ok") }
 func pass(next echo.HandlerFunc) echo.HandlerFunc { return next }
 
 // sendTo sends a request with the Host header host.
-func sendTo(t *testing.T, s *httptest.Server, method, host, path string) reply {
+func sendTo(t *testing.T, s *httptest.Server, method, host, path string) routertest.Reply {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+path, nil)
 	require.NoError(t, err)
 	req.Host = host
-	resp, err := s.Client().Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return reply{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	r := routertest.Do(s.Client(), req)
+	require.NoError(t, r.Err)
+	return r
 }
 
 // Requests that matched no route go on to echo's answer without a lock,
@@ -135,15 +133,15 @@ func TestUnmatchedRequestsPassThroughUnlocked(t *testing.T) {
 			var spy keySpy
 			e := newEcho()
 			tt.mount(e, echomw.New(locks, spy.option()))
-			s := startHTTP(t, e)
+			s := routertest.Serve(t, e)
 			for _, rq := range tt.requests {
 				r := sendTo(t, s, rq.method, rq.host, rq.path)
-				assert.Equal(t, rq.status, r.status, "%s %s%s: %s", rq.method, rq.host, rq.path, r.body)
-				assert.Contains(t, r.body, rq.body, "%s %s%s", rq.method, rq.host, rq.path)
+				assert.Equal(t, rq.status, r.Status, "%s %s%s: %s", rq.method, rq.host, rq.path, r.Body)
+				assert.Contains(t, r.Body, rq.body, "%s %s%s", rq.method, rq.host, rq.path)
 				assert.Empty(t, spy.take(), "%s %s%s reached the lock", rq.method, rq.host, rq.path)
 			}
 			r := sendTo(t, s, tt.matched.method, tt.matched.host, tt.matched.path)
-			assert.Equal(t, tt.matched.status, r.status, r.body)
+			assert.Equal(t, tt.matched.status, r.Status, r.Body)
 			assert.Equal(t, []string{tt.pattern}, spy.take(), "a matched route takes its lock")
 		})
 	}
@@ -155,30 +153,30 @@ func TestUnderPreRoutedRequestsAreRefused(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	locks := locktest.NewOn(t, srv)
-	var logged syncBuffer
+	var logged testsupport.LogBuffer
 	var spy keySpy
 	ran := make(chan struct{}, 2)
 	e := newEcho()
 	e.Pre(echomw.New(locks, spy.option(), httpmw.WithLogger(slog.New(slog.NewTextHandler(&logged, nil)))))
 	e.POST("/orders/:id", func(c echo.Context) error { ran <- struct{}{}; return ok(c) })
-	s := startHTTP(t, e)
+	s := routertest.Serve(t, e)
 
 	for range 2 {
-		r := send(t.Context(), s, "POST", "/orders/7")
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusInternalServerError, r.status)
-		assert.Contains(t, r.body, "server misconfigured")
+		r := routertest.Send(t.Context(), s, "POST", "/orders/7")
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusInternalServerError, r.Status)
+		assert.Contains(t, r.Body, "server misconfigured")
 	}
 	assert.Empty(t, ran, "the handler ran")
-	assert.Equal(t, 1, logged.count("registered with e.Pre"), "logged once per middleware")
-	assert.Equal(t, 1, logged.count("level=ERROR"), "logged once per middleware")
-	assert.Equal(t, 1, logged.count("register it with e.Use, a group or a route"))
+	assert.Equal(t, 1, logged.Count("registered with e.Pre"), "logged once per middleware")
+	assert.Equal(t, 1, logged.Count("level=ERROR"), "logged once per middleware")
+	assert.Equal(t, 1, logged.Count("register it with e.Use, a group or a route"))
 
 	for _, rq := range []struct {
 		method, path string
 		status       int
 	}{{"GET", "/nothing", 404}, {"DELETE", "/orders/7", 405}} {
-		assert.Equal(t, rq.status, send(t.Context(), s, rq.method, rq.path).status, "%s %s", rq.method, rq.path)
+		assert.Equal(t, rq.status, routertest.Send(t.Context(), s, rq.method, rq.path).Status, "%s %s", rq.method, rq.path)
 	}
 	assert.Empty(t, spy.take(), "a request reached the lock")
 }

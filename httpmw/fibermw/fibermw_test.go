@@ -22,6 +22,7 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -52,11 +53,9 @@ func newApp() *fiber.App {
 func TestSerializesARouteAcrossInstances(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var g gauge
+	var g routertest.Gauge
 	work := func(fiber.Ctx) error {
-		g.enter()
-		defer g.exit()
-		time.Sleep(2 * time.Millisecond) // the work: long enough for overlaps to show
+		g.Work()
 		return nil
 	}
 	// Two instances: each its own lockmw Client, app and listener. The short
@@ -72,7 +71,7 @@ func TestSerializesARouteAcrossInstances(t *testing.T) {
 	}
 
 	const n = 16
-	replies := make(chan reply, n)
+	replies := make(chan routertest.Reply, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -83,11 +82,12 @@ func TestSerializesARouteAcrossInstances(t *testing.T) {
 	wg.Wait()
 	close(replies)
 	for r := range replies {
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
 	}
-	assert.Equal(t, n, g.all)
-	assert.Equal(t, 1, g.max, "handlers of one route ran concurrently")
+	peak, all := g.Peak()
+	assert.Equal(t, n, all)
+	assert.Equal(t, 1, peak, "handlers of one route ran concurrently")
 }
 
 func TestPerResource(t *testing.T) {
@@ -100,11 +100,7 @@ func TestPerResource(t *testing.T) {
 		app.Post("/orders/:id", fibermw.New(locks, fibermw.WithParams("id")), barrier(2))
 		s := serve(t, app)
 		r1, r2 := s.sendAsync(t.Context(), "POST", "/orders/1"), s.sendAsync(t.Context(), "POST", "/orders/2")
-		for _, ch := range []<-chan reply{r1, r2} {
-			r := testsupport.Recv(t, ch, patience, "reply")
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusOK, r.status, r.body)
-		}
+		routertest.AllOK(t, r1, r2)
 	})
 
 	t.Run("the same resource waits its turn", func(t *testing.T) {
@@ -125,10 +121,10 @@ func TestPerResource(t *testing.T) {
 		})
 		s := serve(t, app)
 		first := s.sendAsync(t.Context(), "POST", "/orders/1?n=1")
-		testsupport.Recv(t, entered, patience, "first request entering")
+		testsupport.Recv(t, entered, routertest.Patience, "first request entering")
 		second := s.sendAsync(t.Context(), "POST", "/orders/1?n=2")
-		testsupport.Eventually(t, patience, "second request queued", func() bool {
-			return queued(t, locks.Redis(), "http:POST /orders/:id#id=1") == 1
+		testsupport.Eventually(t, routertest.Patience, "second request queued", func() bool {
+			return locktest.Queued(t, locks.Redis(), "http:POST /orders/:id#id=1") == 1
 		})
 		select {
 		case <-entered:
@@ -136,11 +132,7 @@ func TestPerResource(t *testing.T) {
 		default:
 		}
 		finish()
-		for _, ch := range []<-chan reply{first, second} {
-			r := testsupport.Recv(t, ch, patience, "reply")
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusOK, r.status, r.body)
-		}
+		routertest.AllOK(t, first, second)
 		assert.Equal(t, []string{"enter 1", "exit 1", "enter 2", "exit 2"}, events)
 	})
 }
@@ -152,11 +144,7 @@ func TestWithPermitsRunsThatManyAtOnce(t *testing.T) {
 	app.Post("/exports", fibermw.New(locks, fibermw.WithPermits(2)), barrier(2))
 	s := serve(t, app)
 	r1, r2 := s.sendAsync(t.Context(), "POST", "/exports"), s.sendAsync(t.Context(), "POST", "/exports")
-	for _, ch := range []<-chan reply{r1, r2} {
-		r := testsupport.Recv(t, ch, patience, "reply")
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
-	}
+	routertest.AllOK(t, r1, r2)
 }
 
 // Each way of registering a route gives the route's method and full path
@@ -214,10 +202,10 @@ func TestKeys(t *testing.T) {
 			app := newApp()
 			tt.register(app)
 			s := serve(t, app)
-			release := holdLock(t, other, tt.key)
+			release := locktest.Hold(t, other, tt.key, 0)
 			r := s.send(t.Context(), tt.method, tt.path, tt.header...)
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusConflict, r.status, "the request did not take %q: %s", tt.key, r.body)
+			require.NoError(t, r.Err)
+			assert.Equal(t, http.StatusConflict, r.Status, "the request did not take %q: %s", tt.key, r.Body)
 			release()
 			assert.Equal(t, http.StatusOK, s.status(t, tt.method, tt.path, tt.header...))
 		})
@@ -288,20 +276,20 @@ func TestBusy(t *testing.T) {
 				return err
 			}, fibermw.New(locks, tt.opts...), func(fiber.Ctx) error { ran.Store(true); return nil })
 			s := serve(t, app)
-			release := holdLock(t, other, "http:GET "+route) // a watchdog holder: its TTL is 30s
+			release := locktest.Hold(t, other, "http:GET "+route, 0) // a watchdog holder: its TTL is 30s
 
 			start := time.Now()
 			r := s.send(t.Context(), "GET", route)
 			elapsed := time.Since(start)
-			require.NoError(t, r.err)
-			assert.Equal(t, tt.wantStatus, r.status)
-			assert.Contains(t, tt.wantRetry, r.header.Get("Retry-After"))
-			assert.Equal(t, "text/plain; charset=utf-8", r.header.Get("Content-Type"))
-			assert.Equal(t, "nosniff", r.header.Get("X-Content-Type-Options"))
-			assert.Equal(t, "busy: another request holds this resource; retry later\n", r.body)
+			require.NoError(t, r.Err)
+			assert.Equal(t, tt.wantStatus, r.Status)
+			assert.Contains(t, tt.wantRetry, r.Header.Get("Retry-After"))
+			assert.Equal(t, "text/plain; charset=utf-8", r.Header.Get("Content-Type"))
+			assert.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
+			assert.Equal(t, "busy: another request holds this resource; retry later\n", r.Body)
 			assert.False(t, ran.Load(), "the handler ran without the lock")
 			assert.GreaterOrEqual(t, elapsed, tt.minWait, "rejected before the wait ended")
-			assert.Equal(t, seen{nil, tt.wantStatus}, testsupport.Recv(t, outer, patience, "the outer middleware"),
+			assert.Equal(t, seen{nil, tt.wantStatus}, testsupport.Recv(t, outer, routertest.Patience, "the outer middleware"),
 				"the chain ends with a written answer and no error")
 
 			release()
@@ -322,10 +310,10 @@ func TestTheHandlersErrorIsReturned(t *testing.T) {
 	})
 	s := serve(t, app)
 	r := s.send(t.Context(), "GET", "/teapot")
-	require.NoError(t, r.err)
-	assert.Equal(t, fiber.StatusTeapot, r.status)
-	assert.Equal(t, "short and stout", r.body)
-	assert.False(t, isLocked(t, locks, "http:GET /teapot"))
+	require.NoError(t, r.Err)
+	assert.Equal(t, fiber.StatusTeapot, r.Status)
+	assert.Equal(t, "short and stout", r.Body)
+	assert.False(t, locktest.IsLocked(t, locks, "http:GET /teapot"))
 }
 
 func TestPanicInTheHandlerReleasesTheLock(t *testing.T) {
@@ -340,10 +328,10 @@ func TestPanicInTheHandlerReleasesTheLock(t *testing.T) {
 	})
 	s := serve(t, app)
 	r := s.send(t.Context(), "GET", "/boom?panic")
-	require.NoError(t, r.err)
-	assert.Equal(t, http.StatusInternalServerError, r.status)
-	assert.Equal(t, "boom", r.body, "fiber's error handler answers the recovered panic")
-	assert.False(t, isLocked(t, locks, "http:GET /boom"), "the lock outlived the panic")
+	require.NoError(t, r.Err)
+	assert.Equal(t, http.StatusInternalServerError, r.Status)
+	assert.Equal(t, "boom", r.Body, "fiber's error handler answers the recovered panic")
+	assert.False(t, locktest.IsLocked(t, locks, "http:GET /boom"), "the lock outlived the panic")
 	assert.Equal(t, http.StatusOK, s.status(t, "GET", "/boom"))
 }
 
@@ -373,9 +361,9 @@ func TestTheHandlerRunsWithTheHold(t *testing.T) {
 			return nil
 		})
 		r := serve(t, app).send(t.Context(), "GET", "/held")
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
-		assert.True(t, testsupport.Recv(t, restored, patience, "the outer middleware"), "c.Context() was not put back")
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
+		assert.True(t, testsupport.Recv(t, restored, routertest.Patience, "the outer middleware"), "c.Context() was not put back")
 	})
 
 	t.Run("a lost lock cancels c.Context with ErrLockLost", func(t *testing.T) {
@@ -387,21 +375,21 @@ func TestTheHandlerRunsWithTheHold(t *testing.T) {
 			select {
 			case <-c.Context().Done():
 				causes <- context.Cause(c.Context())
-			case <-time.After(patience):
+			case <-time.After(routertest.Patience):
 				causes <- errors.New("c.Context() not cancelled")
 			}
 			return nil
 		})
 		got := serve(t, app).sendAsync(t.Context(), "GET", "/held")
-		testsupport.Recv(t, entered, patience, "handler entering")
+		testsupport.Recv(t, entered, routertest.Patience, "handler entering")
 		_, err := locks.Mutex(key).ForceUnlock(t.Context())
 		require.NoError(t, err)
-		assert.ErrorIs(t, testsupport.Recv(t, causes, patience, "cause"), lockmw.ErrLockLost)
-		testsupport.Recv(t, got, patience, "reply")
+		assert.ErrorIs(t, testsupport.Recv(t, causes, routertest.Patience, "cause"), lockmw.ErrLockLost)
+		testsupport.Recv(t, got, routertest.Patience, "reply")
 	})
 
 	t.Run("a deadline an earlier middleware puts on c.Context ends the wait", func(t *testing.T) {
-		holdLock(t, locktest.NewOn(t, srv), "http:GET /deadline")
+		locktest.Hold(t, locktest.NewOn(t, srv), "http:GET /deadline", 0)
 		app := newApp()
 		app.Get("/deadline", func(c fiber.Ctx) error {
 			ctx, cancel := context.WithTimeout(c.Context(), 100*time.Millisecond)
@@ -413,9 +401,9 @@ func TestTheHandlerRunsWithTheHold(t *testing.T) {
 			return nil
 		})
 		r := serve(t, app).send(t.Context(), "GET", "/deadline")
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusServiceUnavailable, r.status)
-		assert.Equal(t, "request ended while waiting for its turn\n", r.body)
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusServiceUnavailable, r.Status)
+		assert.Equal(t, "request ended while waiting for its turn\n", r.Body)
 	})
 }
 
@@ -433,16 +421,16 @@ func TestAClientThatGoesAwayKeepsItsTurn(t *testing.T) {
 		return nil
 	})
 	s := serve(t, app)
-	release := holdLock(t, locktest.NewOn(t, srv), "http:POST /slow")
+	release := locktest.Hold(t, locktest.NewOn(t, srv), "http:POST /slow", 0)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	got := s.sendAsync(ctx, "POST", "/slow")
-	testsupport.Eventually(t, patience, "request queued", func() bool { return queued(t, locks.Redis(), "http:POST /slow") == 1 })
+	testsupport.Eventually(t, routertest.Patience, "request queued", func() bool { return locktest.Queued(t, locks.Redis(), "http:POST /slow") == 1 })
 	cancel()
-	assert.ErrorIs(t, testsupport.Recv(t, got, patience, "client").err, context.Canceled)
-	assert.EqualValues(t, 1, queued(t, locks.Redis(), "http:POST /slow"), "the waiter left with its client")
+	assert.ErrorIs(t, testsupport.Recv(t, got, routertest.Patience, "client").Err, context.Canceled)
+	assert.EqualValues(t, 1, locktest.Queued(t, locks.Redis(), "http:POST /slow"), "the waiter left with its client")
 	release()
-	testsupport.Recv(t, ran, patience, "the handler of the gone client running")
+	testsupport.Recv(t, ran, routertest.Patience, "the handler of the gone client running")
 }
 
 // Registered with Use, the handler does not know the route: it refuses
@@ -476,7 +464,7 @@ func TestUnderUseIsRefusedLoudly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var log syncBuffer
+			var log testsupport.LogBuffer
 			var ran atomic.Int64
 			app := newApp()
 			tt.register(app, fibermw.New(locks, fibermw.WithLogger(slog.New(slog.NewTextHandler(&log, nil)))),
@@ -484,10 +472,10 @@ func TestUnderUseIsRefusedLoudly(t *testing.T) {
 			s := serve(t, app)
 			for range 3 {
 				r := s.send(t.Context(), "POST", "/orders/7")
-				require.NoError(t, r.err)
-				assert.Equal(t, http.StatusInternalServerError, r.status)
-				assert.Equal(t, "server misconfigured: the lock middleware runs where no route is known; see the server log\n", r.body)
-				assert.Equal(t, "text/plain; charset=utf-8", r.header.Get("Content-Type"))
+				require.NoError(t, r.Err)
+				assert.Equal(t, http.StatusInternalServerError, r.Status)
+				assert.Equal(t, "server misconfigured: the lock middleware runs where no route is known; see the server log\n", r.Body)
+				assert.Equal(t, "text/plain; charset=utf-8", r.Header.Get("Content-Type"))
 			}
 			assert.Zero(t, ran.Load(), "the handler ran unlocked")
 			assert.Equal(t, 1, strings.Count(log.String(), "\n"), "logged once per handler: %s", log.String())
@@ -508,7 +496,7 @@ func TestUnderUseIsRefusedLoudly(t *testing.T) {
 // The refusal under Use goes to slog.Default() when no WithLogger is given.
 // Not parallel: it replaces the default logger while it runs.
 func TestMisplacedLogsToSlogDefault(t *testing.T) {
-	var log syncBuffer
+	var log testsupport.LogBuffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
 	defer slog.SetDefault(prev)

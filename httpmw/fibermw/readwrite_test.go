@@ -12,6 +12,7 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 )
 
 // Under WithReadWrite a resource's GETs run together and its writes alone;
@@ -25,10 +26,10 @@ func TestReadWrite(t *testing.T) {
 		app := newApp()
 		app.Get("/docs/:id", fibermw.New(locks, fibermw.WithReadWrite(), fibermw.WithParams("id")), barrier(2))
 		s := serve(t, app)
-		for _, ch := range []<-chan reply{s.sendAsync(t.Context(), "GET", "/docs/1"), s.sendAsync(t.Context(), "GET", "/docs/1")} {
-			r := testsupport.Recv(t, ch, patience, "reply")
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusOK, r.status, "a read waited for a read: %s", r.body)
+		for _, ch := range []<-chan routertest.Reply{s.sendAsync(t.Context(), "GET", "/docs/1"), s.sendAsync(t.Context(), "GET", "/docs/1")} {
+			r := testsupport.Recv(t, ch, routertest.Patience, "reply")
+			require.NoError(t, r.Err)
+			assert.Equal(t, http.StatusOK, r.Status, "a read waited for a read: %s", r.Body)
 		}
 	})
 

@@ -23,17 +23,16 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
 func TestSerializesARouteAcrossInstances(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var g gauge
+	var g routertest.Gauge
 	work := func(c *gin.Context) {
-		g.enter()
-		defer g.exit()
-		time.Sleep(2 * time.Millisecond) // the work: long enough for overlaps to show
+		g.Work()
 	}
 	// Two instances: each its own lockmw Client, engine and server. The
 	// short watchdog timeout makes waiters also retry every 300ms, as in
@@ -43,26 +42,27 @@ func TestSerializesARouteAcrossInstances(t *testing.T) {
 		r := newEngine()
 		r.Use(ginmw.New(locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(900*time.Millisecond))))
 		r.POST("/orders/:id", work)
-		servers = append(servers, startHTTP(t, r))
+		servers = append(servers, routertest.Serve(t, r))
 	}
 
 	const n = 16
-	replies := make(chan reply, n)
+	replies := make(chan routertest.Reply, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			// Different ids: the lock is per route, not per resource.
-			replies <- send(t.Context(), servers[i%2], "POST", "/orders/"+strconv.Itoa(i), nil)
+			replies <- routertest.Send(t.Context(), servers[i%2], "POST", "/orders/"+strconv.Itoa(i))
 		})
 	}
 	wg.Wait()
 	close(replies)
 	for r := range replies {
-		require.NoError(t, r.err)
-		assert.Equal(t, http.StatusOK, r.status, r.body)
+		require.NoError(t, r.Err)
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
 	}
-	assert.Equal(t, n, g.all)
-	assert.Equal(t, 1, g.max, "handlers of one route ran concurrently")
+	peak, all := g.Peak()
+	assert.Equal(t, n, all)
+	assert.Equal(t, 1, peak, "handlers of one route ran concurrently")
 }
 
 func TestPerResource(t *testing.T) {
@@ -74,13 +74,9 @@ func TestPerResource(t *testing.T) {
 		r := newEngine()
 		r.Use(ginmw.New(locks, httpmw.WithPathValues("id")))
 		r.POST("/orders/:id", barrier(2))
-		s := startHTTP(t, r)
-		r1, r2 := sendAsync(t.Context(), s, "POST", "/orders/1"), sendAsync(t.Context(), s, "POST", "/orders/2")
-		for _, ch := range []<-chan reply{r1, r2} {
-			r := testsupport.Recv(t, ch, patience, "reply")
-			require.NoError(t, r.err)
-			assert.Equal(t, http.StatusOK, r.status, r.body)
-		}
+		s := routertest.Serve(t, r)
+		r1, r2 := routertest.SendAsync(t.Context(), s, "POST", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/2")
+		routertest.AllOK(t, r1, r2)
 	})
 
 	t.Run("the key is the method, gin's template and the parameters", func(t *testing.T) {
@@ -89,17 +85,17 @@ func TestPerResource(t *testing.T) {
 		r.POST("/orders/:id", func(c *gin.Context) {})
 		files := r.Group("/files", ginmw.New(locks, httpmw.WithPathValues("path"), httpmw.WithWait(0)))
 		files.GET("/*path", func(c *gin.Context) {})
-		s := startHTTP(t, r)
+		s := routertest.Serve(t, r)
 
-		release := holdLock(t, srv, "http:POST /orders/:id#id=7")
-		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "POST", "/orders/7", nil).status)
-		assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/8", nil).status, "another order is free")
+		release := locktest.Hold(t, locktest.NewOn(t, srv), "http:POST /orders/:id#id=7", 0)
+		assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "POST", "/orders/7").Status)
+		assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "POST", "/orders/8").Status, "another order is free")
 		release()
-		assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/7", nil).status)
+		assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "POST", "/orders/7").Status)
 
-		holdLock(t, srv, "http:GET /files/*path#path=%2Fa%2Fb")
-		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "GET", "/files/a/b", nil).status, "a catch-all's value")
-		assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/files/a/c", nil).status)
+		locktest.Hold(t, locktest.NewOn(t, srv), "http:GET /files/*path#path=%2Fa%2Fb", 0)
+		assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "GET", "/files/a/b").Status, "a catch-all's value")
+		assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "GET", "/files/a/c").Status)
 	})
 
 	t.Run("a key function sees the pattern and the path values", func(t *testing.T) {
@@ -113,12 +109,12 @@ func TestPerResource(t *testing.T) {
 		r.PUT("/tenants/:id/plan", func(c *gin.Context) {
 			outer = c.Param("id")
 		})
-		s := startHTTP(t, r)
-		holdLock(t, srv, "tenant:acme")
-		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "PUT", "/tenants/acme/plan", nil).status)
-		assert.Equal(t, "PUT /tenants/:id/plan id=acme", testsupport.Recv(t, seen, patience, "key"))
-		assert.Equal(t, http.StatusOK, send(t.Context(), s, "PUT", "/tenants/other/plan", nil).status)
-		assert.Equal(t, "PUT /tenants/:id/plan id=other", testsupport.Recv(t, seen, patience, "key"))
+		s := routertest.Serve(t, r)
+		locktest.Hold(t, locktest.NewOn(t, srv), "tenant:acme", 0)
+		assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "PUT", "/tenants/acme/plan").Status)
+		assert.Equal(t, "PUT /tenants/:id/plan id=acme", testsupport.Recv(t, seen, routertest.Patience, "key"))
+		assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "PUT", "/tenants/other/plan").Status)
+		assert.Equal(t, "PUT /tenants/:id/plan id=other", testsupport.Recv(t, seen, routertest.Patience, "key"))
 		assert.Equal(t, "other", outer)
 	})
 }
@@ -133,7 +129,7 @@ func TestUnmatchedRequestsPassThroughUnlocked(t *testing.T) {
 	r.Use(ginmw.New(locks))
 	r.POST("/orders/:id", func(c *gin.Context) {})
 	r.GET("/dir/", func(c *gin.Context) {})
-	s := startHTTP(t, r)
+	s := routertest.Serve(t, r)
 	noRedirects := *s.Client()
 	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
@@ -154,18 +150,18 @@ func TestUnmatchedRequestsPassThroughUnlocked(t *testing.T) {
 		assert.Equal(t, tc.status, resp.StatusCode, "%s %s", tc.method, tc.path)
 	}
 	assert.Zero(t, acquisitions.Load(), "a request without a route took a lock")
-	assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/7", nil).status)
+	assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "POST", "/orders/7").Status)
 	assert.EqualValues(t, 1, acquisitions.Load(), "a matched route took no lock")
 
 	t.Run("a NoRoute handler runs unlocked too", func(t *testing.T) {
 		r := newEngine()
 		r.Use(ginmw.New(locks))
 		r.NoRoute(func(c *gin.Context) { c.String(http.StatusTeapot, "custom") })
-		s := startHTTP(t, r)
+		s := routertest.Serve(t, r)
 		before := acquisitions.Load()
-		got := send(t.Context(), s, "GET", "/nowhere", nil)
-		assert.Equal(t, http.StatusTeapot, got.status)
-		assert.Equal(t, "custom", got.body)
+		got := routertest.Send(t.Context(), s, "GET", "/nowhere")
+		assert.Equal(t, http.StatusTeapot, got.Status)
+		assert.Equal(t, "custom", got.Body)
 		assert.Equal(t, before, acquisitions.Load())
 	})
 }
@@ -215,15 +211,15 @@ func TestBusyAnswerEndsTheChain(t *testing.T) {
 				defer rec.mu.Unlock()
 				rec.handlerRanFor = append(rec.handlerRanFor, c.Request.URL.RawQuery)
 			})
-			s := startHTTP(t, r)
-			release := holdLock(t, srv, "http:GET "+route)
+			s := routertest.Serve(t, r)
+			release := locktest.Hold(t, locktest.NewOn(t, srv), "http:GET "+route, 0)
 
-			got := send(t.Context(), s, "GET", route+"?busy", nil)
-			require.NoError(t, got.err)
-			assert.Equal(t, tt.wantStatus, got.status)
-			assert.Equal(t, tt.wantRetry, got.header.Get("Retry-After"))
-			assert.Equal(t, "text/plain; charset=utf-8", got.header.Get("Content-Type"))
-			assert.Contains(t, got.body, "busy")
+			got := routertest.Send(t.Context(), s, "GET", route+"?busy")
+			require.NoError(t, got.Err)
+			assert.Equal(t, tt.wantStatus, got.Status)
+			assert.Equal(t, tt.wantRetry, got.Header.Get("Retry-After"))
+			assert.Equal(t, "text/plain; charset=utf-8", got.Header.Get("Content-Type"))
+			assert.Contains(t, got.Body, "busy")
 			rec.mu.Lock()
 			assert.False(t, rec.innerRan, "a handler after the middleware ran")
 			assert.Empty(t, rec.handlerRanFor, "the route's handler ran without the lock")
@@ -232,8 +228,8 @@ func TestBusyAnswerEndsTheChain(t *testing.T) {
 			rec.mu.Unlock()
 
 			release()
-			got = send(t.Context(), s, "GET", route+"?free", nil)
-			assert.Equal(t, http.StatusOK, got.status, "after release: %s", got.body)
+			got = routertest.Send(t.Context(), s, "GET", route+"?free")
+			assert.Equal(t, http.StatusOK, got.Status, "after release: %s", got.Body)
 			rec.mu.Lock()
 			assert.Equal(t, []string{"free"}, rec.handlerRanFor)
 			assert.False(t, rec.outerAborted)
@@ -267,15 +263,15 @@ func TestAPanicReleasesTheLock(t *testing.T) {
 					panic("handler failed")
 				}
 			})
-			s := startHTTP(t, r)
+			s := routertest.Serve(t, r)
 
-			got := send(t.Context(), s, "POST", "/orders/1?panic", nil)
-			require.NoError(t, got.err)
-			assert.Equal(t, http.StatusInternalServerError, got.status, "gin.Recovery answers the panic")
+			got := routertest.Send(t.Context(), s, "POST", "/orders/1?panic")
+			require.NoError(t, got.Err)
+			assert.Equal(t, http.StatusInternalServerError, got.Status, "gin.Recovery answers the panic")
 			locked, err := locks.Mutex("http:POST /orders/:id").IsLocked(t.Context())
 			require.NoError(t, err)
 			assert.False(t, locked, "the lock outlived the panic")
-			assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/orders/1", nil).status, "the next request got the lock")
+			assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "POST", "/orders/1").Status, "the next request got the lock")
 		})
 	}
 }
@@ -316,10 +312,10 @@ func TestTheChainRunsWithTheHold(t *testing.T) {
 			assert.NoError(t, err)
 			c.String(http.StatusOK, "%s", b)
 		})
-		s := startHTTP(t, r)
-		got := send(t.Context(), s, "POST", "/items/7", strings.NewReader(`{"qty":1}`))
-		assert.Equal(t, http.StatusOK, got.status, got.body)
-		assert.Equal(t, `{"qty":1}`, got.body)
+		s := routertest.Serve(t, r)
+		got := routertest.SendBody(t.Context(), s, "POST", "/items/7", strings.NewReader(`{"qty":1}`))
+		assert.Equal(t, http.StatusOK, got.Status, got.Body)
+		assert.Equal(t, `{"qty":1}`, got.Body)
 	})
 
 	t.Run("a lost lock cancels c.Request.Context", func(t *testing.T) {
@@ -331,17 +327,17 @@ func TestTheChainRunsWithTheHold(t *testing.T) {
 			select {
 			case <-c.Request.Context().Done():
 				causes <- context.Cause(c.Request.Context())
-			case <-time.After(patience):
+			case <-time.After(routertest.Patience):
 				causes <- errors.New("c.Request.Context() not cancelled")
 			}
 		})
-		s := startHTTP(t, r)
-		got := sendAsync(t.Context(), s, "POST", "/held")
-		testsupport.Recv(t, entered, patience, "handler entering")
+		s := routertest.Serve(t, r)
+		got := routertest.SendAsync(t.Context(), s, "POST", "/held")
+		testsupport.Recv(t, entered, routertest.Patience, "handler entering")
 		_, err := locks.Mutex(key).ForceUnlock(t.Context())
 		require.NoError(t, err)
-		assert.ErrorIs(t, testsupport.Recv(t, causes, patience, "cause"), lockmw.ErrLockLost)
-		testsupport.Recv(t, got, patience, "reply")
+		assert.ErrorIs(t, testsupport.Recv(t, causes, routertest.Patience, "cause"), lockmw.ErrLockLost)
+		testsupport.Recv(t, got, routertest.Patience, "reply")
 	})
 
 	// gin.Context's Done and Value reach c.Request.Context() only with the
@@ -369,8 +365,8 @@ func TestTheChainRunsWithTheHold(t *testing.T) {
 					assert.Equal(t, c.Request.Context().Done(), c.Done())
 				}
 			})
-			s := startHTTP(t, r)
-			assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/held", nil).status)
+			s := routertest.Serve(t, r)
+			assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "POST", "/held").Status)
 		})
 	}
 }
@@ -382,7 +378,7 @@ func TestRegistration(t *testing.T) {
 	mw := ginmw.New(locks, httpmw.WithWait(0))
 	ok := func(c *gin.Context) {}
 	for _, name := range []string{"http:GET /early", "http:GET /late", "http:POST /route", "http:PUT /orders/:id", "http:GET /group/used"} {
-		holdLock(t, srv, name)
+		locktest.Hold(t, locktest.NewOn(t, srv), name, 0)
 	}
 	r := newEngine()
 	r.GET("/early", ok) // registered before Use: gin copied its chain already
@@ -394,7 +390,7 @@ func TestRegistration(t *testing.T) {
 	g := r.Group("/group")
 	g.Use(mw)
 	g.GET("/used", ok)
-	s := startHTTP(t, r)
+	s := routertest.Serve(t, r)
 
 	for _, tc := range []struct {
 		name, method, path string
@@ -407,7 +403,7 @@ func TestRegistration(t *testing.T) {
 		{"a group's Use locks its routes", "GET", "/group/used", http.StatusConflict},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.status, send(t.Context(), s, tc.method, tc.path, nil).status)
+			assert.Equal(t, tc.status, routertest.Send(t.Context(), s, tc.method, tc.path).Status)
 		})
 	}
 
@@ -415,9 +411,9 @@ func TestRegistration(t *testing.T) {
 		r := newEngine()
 		r.POST("/route", mw, ok)
 		r.GET("/late", ok)
-		s := startHTTP(t, r)
-		assert.Equal(t, http.StatusConflict, send(t.Context(), s, "POST", "/route", nil).status)
-		assert.Equal(t, http.StatusOK, send(t.Context(), s, "GET", "/late", nil).status)
+		s := routertest.Serve(t, r)
+		assert.Equal(t, http.StatusConflict, routertest.Send(t.Context(), s, "POST", "/route").Status)
+		assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "GET", "/late").Status)
 	})
 }
 
@@ -456,7 +452,7 @@ func TestTheCallersRequestIsUntouched(t *testing.T) {
 		r.ServeHTTP(w, req)
 		after <- req.PathValue("id") + " " + req.PathValue("tenant")
 	})
-	s := startHTTP(t, mux)
-	assert.Equal(t, http.StatusOK, send(t.Context(), s, "POST", "/t/acme/orders/7", nil).status)
-	assert.Equal(t, "acme ", testsupport.Recv(t, after, patience, "the ServeMux's values"))
+	s := routertest.Serve(t, mux)
+	assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "POST", "/t/acme/orders/7").Status)
+	assert.Equal(t, "acme ", testsupport.Recv(t, after, routertest.Patience, "the ServeMux's values"))
 }

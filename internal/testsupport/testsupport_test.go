@@ -98,3 +98,15 @@ func TestPeakKeepsTheMostAtOnce(t *testing.T) {
 	p.Leave()
 	require.Equal(t, 2, p.Max())
 }
+
+func TestLogBuffer(t *testing.T) {
+	var b testsupport.LogBuffer
+	assert.Nil(t, b.Lines(), "nothing written: no lines")
+	done := make(chan struct{})
+	go func() { defer close(done); fmt.Fprintln(&b, "one busy") }()
+	<-done
+	fmt.Fprintln(&b, "two busy")
+	assert.Equal(t, []string{"one busy", "two busy"}, b.Lines())
+	assert.Equal(t, 2, b.Count("busy"))
+	assert.Equal(t, "one busy\ntwo busy\n", b.String())
+}

@@ -17,11 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/go-rlock/rlock/examples/routers/internal/routertest"
 	"github.com/go-rlock/rlock/httpmw"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -67,8 +67,8 @@ var placements = []struct {
 }
 
 // newLogger returns an httpmw logger option writing to the returned buffer.
-func newLogger() (httpmw.Option, *routertest.LogBuffer) {
-	buf := new(routertest.LogBuffer)
+func newLogger() (httpmw.Option, *testsupport.LogBuffer) {
+	buf := new(testsupport.LogBuffer)
 	return httpmw.WithLogger(slog.New(slog.NewTextHandler(buf, nil))), buf
 }
 
@@ -137,31 +137,23 @@ func TestEachPlacementLocksTheRoute(t *testing.T) {
 func TestGetAndPostOfOneRouteAreTwoLocks(t *testing.T) {
 	t.Parallel()
 	m := httpmw.New(locktest.NewOn(t, redistest.Start(t)), quiet(t))
-	b := routertest.Barrier(2)
+	b := routertest.NewBarrier(2)
 	r := chi.NewRouter()
 	r.With(m.Wrap).Get("/orders/{id}", b.ServeHTTP)
 	r.With(m.Wrap).Post("/orders/{id}", b.ServeHTTP)
 	s := routertest.Serve(t, r)
 	get, post := routertest.SendAsync(t.Context(), s, "GET", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/1")
-	for _, ch := range []<-chan routertest.Reply{get, post} {
-		reply := testsupport.Recv(t, ch, 2*patience, "reply")
-		require.NoError(t, reply.Err)
-		assert.Equal(t, http.StatusOK, reply.Status, reply.Body)
-	}
+	routertest.AllOK(t, get, post)
 }
 
 func TestTwoResourcesRunInParallel(t *testing.T) {
 	t.Parallel()
 	m := httpmw.New(locktest.NewOn(t, redistest.Start(t)), httpmw.WithPathValues("id"), quiet(t))
 	r := chi.NewRouter()
-	r.With(m.Wrap).Post("/orders/{id}", routertest.Barrier(2).ServeHTTP)
+	r.With(m.Wrap).Post("/orders/{id}", routertest.NewBarrier(2).ServeHTTP)
 	s := routertest.Serve(t, r)
 	r1, r2 := routertest.SendAsync(t.Context(), s, "POST", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/2")
-	for _, ch := range []<-chan routertest.Reply{r1, r2} {
-		reply := testsupport.Recv(t, ch, 2*patience, "reply")
-		require.NoError(t, reply.Err)
-		assert.Equal(t, http.StatusOK, reply.Status, reply.Body)
-	}
+	routertest.AllOK(t, r1, r2)
 }
 
 func TestUnmatchedRequestsPassThrough(t *testing.T) {

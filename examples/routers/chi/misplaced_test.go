@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-rlock/rlock/examples/routers/internal/routertest"
 	"github.com/go-rlock/rlock/httpmw"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 )
 
 // misplacements are the ways to mount Wrap where chi has not routed the

@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/go-rlock/rlock/examples/routers/internal/routertest"
 	"github.com/go-rlock/rlock/httpmw"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/internal/testsupport/routertest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -52,8 +52,8 @@ var placements = []struct {
 }
 
 // newLogger returns an httpmw logger option writing to the returned buffer.
-func newLogger() (httpmw.Option, *routertest.LogBuffer) {
-	buf := new(routertest.LogBuffer)
+func newLogger() (httpmw.Option, *testsupport.LogBuffer) {
+	buf := new(testsupport.LogBuffer)
 	return httpmw.WithLogger(slog.New(slog.NewTextHandler(buf, nil))), buf
 }
 
@@ -165,7 +165,7 @@ func TestKeys(t *testing.T) {
 			req, err := http.NewRequestWithContext(t.Context(), tt.method, s.URL+tt.path, nil)
 			require.NoError(t, err)
 			req.Host = tt.host
-			reply := routertest.Do(s, req)
+			reply := routertest.Do(s.Client(), req)
 			require.NoError(t, reply.Err)
 			assert.Equal(t, http.StatusOK, reply.Status, reply.Body)
 			assert.Equal(t, tt.wantKey+" true <nil>", reply.Body, "the key, held by the handler's context")
@@ -199,14 +199,10 @@ func TestGetAndPostOfOneRouteAreTwoLocks(t *testing.T) {
 	m := httpmw.New(locktest.NewOn(t, redistest.Start(t)), quiet(t))
 	router := mux.NewRouter()
 	router.Use(routePattern, m.Wrap)
-	router.Handle("/orders/{id}", routertest.Barrier(2)).Methods("GET", "POST")
+	router.Handle("/orders/{id}", routertest.NewBarrier(2)).Methods("GET", "POST")
 	s := routertest.Serve(t, router)
 	get, post := routertest.SendAsync(t.Context(), s, "GET", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/1")
-	for _, ch := range []<-chan routertest.Reply{get, post} {
-		reply := testsupport.Recv(t, ch, 2*patience, "reply")
-		require.NoError(t, reply.Err)
-		assert.Equal(t, http.StatusOK, reply.Status, reply.Body)
-	}
+	routertest.AllOK(t, get, post)
 }
 
 func TestTwoResourcesRunInParallel(t *testing.T) {
@@ -214,14 +210,10 @@ func TestTwoResourcesRunInParallel(t *testing.T) {
 	m := httpmw.New(locktest.NewOn(t, redistest.Start(t)), httpmw.WithPathValues("id"), quiet(t))
 	router := mux.NewRouter()
 	router.Use(routePattern, m.Wrap)
-	router.Handle("/orders/{id}", routertest.Barrier(2)).Methods("POST")
+	router.Handle("/orders/{id}", routertest.NewBarrier(2)).Methods("POST")
 	s := routertest.Serve(t, router)
 	r1, r2 := routertest.SendAsync(t.Context(), s, "POST", "/orders/1"), routertest.SendAsync(t.Context(), s, "POST", "/orders/2")
-	for _, ch := range []<-chan routertest.Reply{r1, r2} {
-		reply := testsupport.Recv(t, ch, 2*patience, "reply")
-		require.NoError(t, reply.Err)
-		assert.Equal(t, http.StatusOK, reply.Status, reply.Body)
-	}
+	routertest.AllOK(t, r1, r2)
 }
 
 func TestUnmatchedRequestsPassThrough(t *testing.T) {

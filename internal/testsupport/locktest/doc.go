@@ -1,6 +1,7 @@
 // Package locktest holds the test helpers that need a lockmw.Client: a
 // client closed at clean-up, on a go-redis client or on a redistest server,
-// and a Lock that must succeed.
+// a Lock that must succeed, and what a test does to a lock from outside: hold
+// it as another owner would, ask whether it is locked, count its queue.
 //
 // It is apart from [testsupport] because it imports lockmw: lockmw's internal
 // tests (package lockmw) cannot import it, its external tests

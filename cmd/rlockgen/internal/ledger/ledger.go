@@ -32,6 +32,19 @@ type Ledger interface {
 	//rlock:lock key="ledger:rank#{account}"
 	Rank(ctx context.Context, account string) (rank int, tier string, err error)
 
+	// Statement reads an account's book beside the other reads of it.
+	//rlock:lock key="ledger:book#{account}" rw=read
+	Statement(ctx context.Context, account string) (string, error)
+
+	// Close writes the book alone, with a fencing token: the write side of
+	// Statement's lock.
+	//rlock:lock key="ledger:book#{account}" rw=write fencing
+	Close(ctx context.Context, account string) (token int64, err error)
+
+	// Reconcile keeps its lock a minute at least, however soon it returns.
+	//rlock:lock key="ledger:reconcile#{account}" minhold=1m
+	Reconcile(ctx context.Context, account string) error
+
 	// Balance has no directive: it calls next's at once.
 	Balance(ctx context.Context, account string) (int64, error)
 }

@@ -18,6 +18,9 @@ import (
 //   - Export: "ledger:export#{e.Tenant}", 2 permits
 //   - Audit: "ledger:audit#{account}", fencing
 //   - Rank: "ledger:rank#{account}"
+//   - Statement: "ledger:book#{account}", read side
+//   - Close: "ledger:book#{account}", write side, fencing
+//   - Reconcile: "ledger:reconcile#{account}", min hold 1m0s
 //
 // A locked method runs next's as lockmw.Do does: with the lock's hold
 // context as its context, and the lock released when it returns or panics.
@@ -95,6 +98,36 @@ func (l *lockedLedger) Rank(ctx context.Context, account string) (int, string, e
 		return err
 	})
 	return rank, tier, err
+}
+
+// Statement calls next's Statement while holding the lock
+// "ledger:book#{account}", read side.
+func (l *lockedLedger) Statement(ctx context.Context, account string) (string, error) {
+	key := "ledger:book#" + account
+	lock := l.c.RWMutex(key, lockmw.WithGroup("ledger:book#{account}")).RLocker()
+	return lockmw.Do(ctx, lock, func(ctx context.Context) (string, error) {
+		return l.next.Statement(ctx, account)
+	})
+}
+
+// Close calls next's Close while holding the lock
+// "ledger:book#{account}", write side, fencing.
+func (l *lockedLedger) Close(ctx context.Context, account string) (int64, error) {
+	key := "ledger:book#" + account
+	lock := l.c.RWMutex(key, lockmw.WithFencing(), lockmw.WithGroup("ledger:book#{account}"))
+	return lockmw.Do(ctx, lock, func(ctx context.Context) (int64, error) {
+		return l.next.Close(ctx, account)
+	})
+}
+
+// Reconcile calls next's Reconcile while holding the lock
+// "ledger:reconcile#{account}", min hold 1m0s.
+func (l *lockedLedger) Reconcile(ctx context.Context, account string) error {
+	key := "ledger:reconcile#" + account
+	lock := l.c.Mutex(key, lockmw.WithGroup("ledger:reconcile#{account}"))
+	return lockmw.WithLock(ctx, lock, func(ctx context.Context) error {
+		return l.next.Reconcile(ctx, account)
+	}, lockmw.WithMinHold(time.Minute))
 }
 
 // Balance calls next's Balance: it has no lock directive.

@@ -59,6 +59,18 @@ func (f *fake) Rank(ctx context.Context, account string) (int, string, error) {
 	return 3, "gold", f.run(ctx, "Rank", account)
 }
 
+func (f *fake) Statement(ctx context.Context, account string) (string, error) {
+	return "statement", f.run(ctx, "Statement", account)
+}
+
+func (f *fake) Close(ctx context.Context, account string) (int64, error) {
+	return 0, f.run(ctx, "Close", account)
+}
+
+func (f *fake) Reconcile(ctx context.Context, account string) error {
+	return f.run(ctx, "Reconcile", account)
+}
+
 func (f *fake) Balance(ctx context.Context, account string) (int64, error) {
 	return 7, f.run(ctx, "Balance", account)
 }
@@ -309,23 +321,40 @@ func TestFencingHandsOutIncreasingTokens(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := testsupport.Ctx(t)
 	c := client(t, srv)
-	var tokens []int64
-	f := &fake{body: func(hctx context.Context, _, account string) error {
-		tok, ok := c.Mutex("ledger:audit#"+account, lockmw.WithFencing()).Token(hctx)
-		if !ok {
-			return errors.New("no fencing token in the hold context")
-		}
-		tokens = append(tokens, tok)
-		return nil
-	}}
-	l := NewLockedLedger(c, f)
-	for range 3 {
-		_, err := l.Audit(ctx, "acct")
-		require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		token func(hold context.Context, account string) (int64, bool) // a fenced handle's
+		call  func(l Ledger, account string) error
+	}{
+		{"a mutex's (Audit)",
+			func(hold context.Context, account string) (int64, bool) {
+				return c.Mutex("ledger:audit#"+account, lockmw.WithFencing()).Token(hold)
+			},
+			func(l Ledger, account string) error { _, err := l.Audit(ctx, account); return err }},
+		{"a read-write lock's write side (Close)",
+			func(hold context.Context, account string) (int64, bool) {
+				return c.RWMutex("ledger:book#"+account, lockmw.WithFencing()).Token(hold)
+			},
+			func(l Ledger, account string) error { _, err := l.Close(ctx, account); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tokens []int64
+			l := NewLockedLedger(c, &fake{body: func(hold context.Context, _, account string) error {
+				tok, ok := tc.token(hold, account)
+				if !ok {
+					return errors.New("no fencing token in the hold context")
+				}
+				tokens = append(tokens, tok)
+				return nil
+			}})
+			for range 3 {
+				require.NoError(t, tc.call(l, "acct"))
+			}
+			require.Len(t, tokens, 3)
+			assert.Less(t, tokens[0], tokens[1])
+			assert.Less(t, tokens[1], tokens[2])
+		})
 	}
-	require.Len(t, tokens, 3)
-	assert.Less(t, tokens[0], tokens[1])
-	assert.Less(t, tokens[1], tokens[2])
 }
 
 func TestSeveralResultsComeBackThroughTheLock(t *testing.T) {
@@ -343,4 +372,57 @@ func TestNewLockedLedgerPanicsOnANilClientOrNext(t *testing.T) {
 	srv := redistest.Start(t)
 	assert.PanicsWithValue(t, "ledger: NewLockedLedger(nil, next): a *lockmw.Client is required", func() { NewLockedLedger(nil, &fake{}) })
 	assert.PanicsWithValue(t, "ledger: NewLockedLedger(c, nil): a Ledger is required", func() { NewLockedLedger(client(t, srv), nil) })
+}
+
+func TestReadsOfOneBookRunTogetherAndAWriteAlone(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	entered := make(chan string, 3)
+	release := make(chan struct{})
+	f := &fake{body: func(_ context.Context, method, _ string) error {
+		entered <- method
+		if method == "Statement" {
+			<-release
+		}
+		return nil
+	}}
+	// Two Clients are two owners, like two processes.
+	a, b := NewLockedLedger(client(t, srv), f), NewLockedLedger(client(t, srv), f)
+	done := make(chan error, 3)
+	go func() { _, err := a.Statement(ctx, "acct"); done <- err }()
+	go func() { _, err := b.Statement(ctx, "acct"); done <- err }()
+	assert.Equal(t, "Statement", testsupport.Recv(t, entered, long, "the first read"))
+	assert.Equal(t, "Statement", testsupport.Recv(t, entered, long, "the second read, beside the first"))
+
+	go func() { _, err := a.Close(ctx, "acct"); done <- err }()
+	waitQueued(t, srv, layout.RWMutex("ledger:book#acct"), 1)
+	select {
+	case m := <-entered:
+		t.Fatalf("%s ran beside two reads", m)
+	default:
+	}
+	close(release)
+	assert.Equal(t, "Close", testsupport.Recv(t, entered, long, "the write, once the reads were done"))
+	for range 3 {
+		require.NoError(t, testsupport.Recv(t, done, long, "a call"))
+	}
+}
+
+func TestAMinimumHoldKeepsTheLockAfterTheCallReturns(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := testsupport.Ctx(t)
+	c := client(t, srv)
+	l := NewLockedLedger(c, &fake{})
+	start := time.Now()
+	require.NoError(t, l.Reconcile(ctx, "acct"))
+	pttl, err := srv.Client().PTTL(ctx, "ledger:reconcile#acct").Result()
+	elapsed := time.Since(start)
+	require.NoError(t, err)
+	// Released at the call's start plus a minute: what is left lies between
+	// a minute less the time since before the call, and a minute.
+	assert.LessOrEqual(t, pttl, time.Minute, "kept longer than the minimum hold")
+	assert.GreaterOrEqual(t, pttl, time.Minute-elapsed, "released before the minimum hold")
+	locked, err := c.Mutex("ledger:reconcile#acct").IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked, "the lock was released when the call returned")
 }
