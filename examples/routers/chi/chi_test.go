@@ -29,8 +29,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-const patience = routertest.Patience
-
 // placements are the ways to mount Wrap where chi has routed: each mounts
 // m.Wrap, then h, on POST /orders/{id} of r.
 var placements = []struct {

@@ -28,8 +28,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-const patience = routertest.Patience
-
 // placements are the ways to lock gorilla/mux routes: each mounts
 // routePattern, m.Wrap, then h, on POST prefix + "/orders/{id}" of router.
 var placements = []struct {
