@@ -327,7 +327,18 @@ func TestQuorumCloseWhileJoiningPausedMaster(t *testing.T) {
 	holder := newQuorum(t, rdbs)
 	c := newQuorum(t, rdbs)
 	m := holder.Mutex(name)
+	for _, r := range rdbs { // a connection each: no acquisition request below waits for a dial
+		require.NoError(t, r.Ping(ctx).Err())
+	}
 	h := locktest.MustLock(t, m, ctx)
+	// Lock returns once two masters won; the third may run the holder's
+	// request later. c's requests that reach that master first would take
+	// the lock there, and the hold would live on the master paused below
+	// and one that answers: its Unlock could not be decided without the
+	// paused master.
+	testsupport.Eventually(t, 10*time.Second, "the holder's acquisition ran on every master", func() bool {
+		return keysOn(t, srvs, name) == len(srvs)
+	})
 	_, err := c.Mutex(name).TryLock(ctx, 0, 0) // every pooled connection warm
 	require.ErrorIs(t, err, lockmw.ErrNotAcquired)
 
@@ -338,9 +349,16 @@ func TestQuorumCloseWhileJoiningPausedMaster(t *testing.T) {
 		_, err := c.Mutex(name).Lock(ctx)
 		got <- err
 	}()
+	// Both: with one only, Close may come while the waiter still joins the
+	// other, and its Lock would wait for the paused master's join.
 	testsupport.Eventually(t, 10*time.Second, "the waiter subscribed on the masters that answer", func() bool {
-		n, err := srvs[0].Client().PubSubNumSub(ctx, "redisson_lock__channel:{"+name+"}").Result()
-		return err == nil && n["redisson_lock__channel:{"+name+"}"] == 1
+		for _, s := range srvs[:2] {
+			n, err := s.Client().PubSubNumSub(ctx, "redisson_lock__channel:{"+name+"}").Result()
+			if err != nil || n["redisson_lock__channel:{"+name+"}"] != 1 {
+				return false
+			}
+		}
+		return true
 	})
 	closed := make(chan struct{})
 	go func() {

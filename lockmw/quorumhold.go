@@ -159,7 +159,14 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 				return 0, err
 			}
 		}
-		return cmds[0].Int64() // the release's reply
+		n, err := cmds[0].Int64() // the release's reply
+		if freed, _ := cmds[len(cmds)-1].Int64(); err == nil && n < 0 && len(cmds) > 1 && freed == 1 {
+			// The end freed the field's lock: the release, sent again with
+			// EVAL after a NOSCRIPT, ran after it and found the field gone.
+			// The hold was there: released.
+			return 1, nil
+		}
+		return n, err
 	}, nil)
 	switch out {
 	case RenewalOK:

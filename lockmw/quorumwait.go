@@ -3,6 +3,7 @@ package lockmw
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -58,7 +59,13 @@ func (wt *waitTurn) joinQuorum(ctx context.Context, sent time.Time) (ready []<-c
 	var joined, inPlace int
 	var errs []error
 	for pending := n; pending > 0 && joined < need && joined+pending >= need; pending-- {
-		r := <-results
+		var r joinResult
+		select {
+		case r = <-results:
+		case <-wt.c.closed: // a join may wait for a paused master's handshake: Close does not
+			qj.leave(wt.w)
+			return nil, false, fmt.Errorf("%w while waiting for %q", ErrClosed, wt.name)
+		}
 		if r.err != nil {
 			errs = append(errs, r.err)
 			continue
