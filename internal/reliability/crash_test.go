@@ -45,6 +45,9 @@ type workload struct {
 	names []string // -names
 	args  []string // the mode's own flags
 	sem   bool     // the names are semaphores
+	// killsOnly: every fault the schedule draws is a kill of a holder
+	// (the checker cannot judge yet what the others do to this kind).
+	killsOnly bool
 	// locker gives the driver's waiters their Locker of a name.
 	locker func(c *lockmw.Client, name string) lockmw.Locker
 }

@@ -47,6 +47,9 @@ func scheduleStream(name string) uint64 {
 
 // strike strikes the run with one fault of kind k, if a process fits it.
 func (d *driver) strike(k faultKind) {
+	if d.wl.killsOnly {
+		k = killHolder
+	}
 	switch k {
 	case killHolder:
 		if v := d.pickHolder(300 * time.Millisecond); v != nil {
