@@ -79,9 +79,8 @@ type batcher struct {
 // lane is one node's queue: the calls for it run at once or queued, and
 // the goroutines sending its queue. Its fields are guarded by batcher.mu.
 type lane struct {
-	slotted bool // a cluster's: merge short releases per hash slot only
-	atOnce  int  // calls run at once under way
-	senders int  // goroutines sending the queue
+	atOnce  int // calls run at once under way
+	senders int // goroutines sending the queue
 	queue   []*queuedCmd
 	spare   []*queuedCmd // a sent batch's slice, to queue in again
 }
@@ -151,7 +150,7 @@ func (b *batcher) laneOf(ctx context.Context, cmd redis.Cmder) *lane {
 	b.mu.Lock()
 	l := b.lanes[addr]
 	if l == nil {
-		l = &lane{slotted: true}
+		l = &lane{}
 		b.lanes[addr] = l
 	}
 	return l
@@ -256,7 +255,7 @@ func (b *batcher) sendCounted(l *lane) {
 // empty. Another sender may run beside it (maxInFlight): each takes what
 // was queued when its last pipeline returned.
 func (b *batcher) send(l *lane) {
-	merge := releaseMerge{slotted: l.slotted}
+	merge := releaseMerge{slotted: b.cc != nil} // a cluster's lanes merge per hash slot only
 	for {
 		b.mu.Lock()
 		b.gatherLocked(l)
