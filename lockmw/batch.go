@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/go-rlock/rlock/lockmw/backend"
 )
 
 // Batching: the hot path's round trips of one Client (the RESTORE of the
@@ -43,28 +43,32 @@ import (
 // overtakes what it undoes (a pipeline may still wait for a connection
 // when its caller gives up).
 //
-// The pipeline runs on a context detached from its first caller's: go-redis
+// The batching lives above the back-end seam (package backend): any
+// back-end whose Pipeline sends its commands in one round trip per node
+// (backend.Info.Batch) gets it, and the merged releases with it. The
+// pipeline runs on a context detached from its first caller's: go-redis
 // hooks see the batch, with the values of that caller's context (a span),
 // through ProcessPipelineHook (its short releases as one EVALSHA of
-// fastrelease.lua over their locks, batchmerge.go); a call run at once is seen through
-// ProcessHook with its own context.
+// fastrelease.lua over their locks, batchmerge.go); a call run at once is
+// seen through ProcessHook with its own context.
 //
 // On a cluster every master has a lane of its own (a queue, its calls run at
 // once and its senders, maxInFlight round trips under way at most): calls
 // for one master share that master's pipelines, and a slow master holds up
 // only its own callers. A call's lane is its first key's master
-// (ClusterClient.MasterForKey, the cluster state go-redis keeps). The
-// pipeline still goes through the ClusterClient, so the user's hooks on it
-// see every command, and go-redis routes each command as usual: a call whose
+// (backend.NodeOf; go-redis's: ClusterClient.MasterForKey, the cluster
+// state go-redis keeps). The pipeline still goes through the back-end's
+// Pipeline (go-redis's: the ClusterClient), so the user's hooks on it see
+// every command, and go-redis routes each command as usual: a call whose
 // slot moved meanwhile goes where the slot now is (go-redis follows MOVED and
 // ASK for the commands of a pipeline; a stale lane only batches less well),
 // and a fail-over fails the calls of that pipeline as it fails a lone call.
 // Short releases merge only within one hash slot (a script's keys must
 // share one). A quorum does not batch. WithoutBatching turns it off.
 type batcher struct {
-	rdb redis.UniversalClient
-	cc  *redis.ClusterClient // a cluster: a lane per master; nil: the one lane
-	wg  sync.WaitGroup       // the goroutines that send the queues
+	be      backend.Backend
+	cluster bool           // a lane per master; false: the one lane
+	wg      sync.WaitGroup // the goroutines that send the queues
 
 	mu      sync.Mutex
 	closed  bool             // Close was called: no new goroutine; calls run at once
@@ -107,7 +111,7 @@ const maxInFlight = 2
 // queuedCmd is one call waiting in the batcher's queue.
 type queuedCmd struct {
 	ctx   context.Context
-	cmd   redis.Cmder
+	cmd   *backend.Cmd
 	state atomic.Int32 // queuedWaiting, queuedSent, queuedDone, queuedGaveUp
 	done  chan struct{}
 }
@@ -119,32 +123,31 @@ const (
 	queuedGaveUp         // its caller returned: the batcher no longer answers it
 )
 
-// newBatcher returns rdb's batcher, or nil when rdb does not batch: a
-// *redis.Client (a failover client too) or a *redis.ClusterClient does.
-func newBatcher(rdb redis.UniversalClient, off bool) *batcher {
-	if off {
+// newBatcher returns be's batcher, or nil when be does not batch
+// (backend.Info.Batch: go-redis's *redis.Client, failover client and
+// *redis.ClusterClient do).
+func newBatcher(be backend.Backend, off bool) *batcher {
+	info := be.Info()
+	if off || !info.Batch {
 		return nil
 	}
-	switch r := rdb.(type) {
-	case *redis.Client:
-		return &batcher{rdb: rdb}
-	case *redis.ClusterClient:
-		return &batcher{rdb: rdb, cc: r, lanes: make(map[string]*lane)}
+	if info.Cluster {
+		return &batcher{be: be, cluster: true, lanes: make(map[string]*lane)}
 	}
-	return nil
+	return &batcher{be: be}
 }
 
 // laneOf returns the lane of cmd: the one lane, or on a cluster that of the
 // master serving cmd's first key. It takes b.mu, and returns with it held.
-func (b *batcher) laneOf(ctx context.Context, cmd redis.Cmder) *lane {
-	if b.cc == nil {
+func (b *batcher) laneOf(ctx context.Context, cmd *backend.Cmd) *lane {
+	if !b.cluster {
 		b.mu.Lock()
 		return &b.lane
 	}
 	addr := ""
-	if key, ok := firstKey(cmd.Args()); ok {
-		if node, err := b.cc.MasterForKey(ctx, key); err == nil {
-			addr = node.Options().Addr
+	if key, ok := cmd.FirstKey(); ok {
+		if node, err := b.be.NodeOf(ctx, key); err == nil {
+			addr = node
 		}
 	}
 	b.mu.Lock()
@@ -156,27 +159,11 @@ func (b *batcher) laneOf(ctx context.Context, cmd redis.Cmder) *lane {
 	return l
 }
 
-// firstKey is the first key of a hot-path command line: a script's
-// (EVALSHA or EVAL, hash, key count, keys…) or RESTORE's.
-func firstKey(args []any) (string, bool) {
-	if len(args) < 2 {
-		return "", false
-	}
-	at := 1
-	if name, _ := args[0].(string); name == "evalsha" || name == "eval" {
-		if len(args) < 4 {
-			return "", false
-		}
-		at = 3
-	}
-	return argString(args[at])
-}
-
 // Process runs cmd, at once or in a later pipeline. When ctx ends first it
 // returns ctx's error; if cmd was sent by then, the error is a
 // scripts.InFlight and cmd belongs to the pipeline still: the caller must
 // not read it.
-func (b *batcher) Process(ctx context.Context, cmd redis.Cmder) error {
+func (b *batcher) Process(ctx context.Context, cmd *backend.Cmd) error {
 	l := b.laneOf(ctx, cmd) // b.mu held
 	busy := l.atOnce + l.senders
 	if b.closed || busy == 0 {
@@ -186,7 +173,7 @@ func (b *batcher) Process(ctx context.Context, cmd redis.Cmder) error {
 			n = b.beginLocked()
 		}
 		b.mu.Unlock()
-		err := b.rdb.Process(ctx, cmd)
+		err := b.be.Process(ctx, cmd)
 		if n != 0 {
 			b.ended1(l, n)
 		}
@@ -255,7 +242,7 @@ func (b *batcher) sendCounted(l *lane) {
 // empty. Another sender may run beside it (maxInFlight): each takes what
 // was queued when its last pipeline returned.
 func (b *batcher) send(l *lane) {
-	merge := releaseMerge{slotted: b.cc != nil} // a cluster's lanes merge per hash slot only
+	merge := releaseMerge{slotted: b.cluster} // a cluster's lanes merge per hash slot only
 	for {
 		b.mu.Lock()
 		b.gatherLocked(l)
@@ -296,25 +283,22 @@ func (b *batcher) gatherLocked(l *lane) {
 // (the short releases merged, batchmerge.go), and answers them.
 func (b *batcher) pipeline(qs []*queuedCmd, merge *releaseMerge) {
 	var ctx context.Context
-	var p redis.Pipeliner
 	n := 0
 	for _, q := range qs {
 		if !q.state.CompareAndSwap(queuedWaiting, queuedSent) {
 			continue
 		}
-		if p == nil {
+		if n == 0 {
 			ctx = context.WithoutCancel(q.ctx)
-			p = b.rdb.Pipeline()
 		}
 		merge.queue(q.cmd)
 		qs[n] = q
 		n++
 	}
-	if p == nil {
+	if n == 0 {
 		return
 	}
-	merge.send(ctx, p)
-	_, _ = p.Exec(ctx)
+	_ = b.be.Pipeline(ctx, merge.send())
 	merge.answer()
 	merge.reset()
 	for _, q := range qs[:n] {

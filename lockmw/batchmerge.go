@@ -1,12 +1,11 @@
 package lockmw
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // The short releases (fastrelease.lua) queued in one pipeline go out as one
@@ -84,31 +83,31 @@ func (l *levelLatch) String() string { return l.latch }
 // first release.
 type releaseMerge struct {
 	slotted bool
-	cmds    []redis.Cmder // in queue order; nil: where a group's merged runs go (its first release's place)
-	groups  []mergeGroup  // the short releases, by slot in order of their first (one group when not slotted)
-	runs    []mergedRun   // the merged runs sent, mergeMax releases each
+	cmds    []*backend.Cmd // in queue order; nil: where a group's merged runs go (its first release's place)
+	out     []*backend.Cmd // the pipeline's commands, as send built them
+	groups  []mergeGroup   // the short releases, by slot in order of their first (one group when not slotted)
+	runs    []mergedRun    // the merged runs sent, mergeMax releases each
 }
 
 // mergeGroup is the short releases of one pipeline in one hash slot.
 type mergeGroup struct {
 	slot  int
-	parts []*redis.Cmd
+	parts []*backend.Cmd
 }
 
 // mergedRun is one merged run and the releases it carries.
 type mergedRun struct {
-	run   *redis.Cmd
-	parts []*redis.Cmd
+	run   *backend.Cmd
+	parts []*backend.Cmd
 }
 
 // queue adds cmd to the pipeline: a short release whose level was never
 // merged to its slot's merged runs, which take the place of the slot's
 // first. (All are one Client's: the publish command and the latch TTL are
 // the same.)
-func (m *releaseMerge) queue(cmd redis.Cmder) {
-	c, ok := cmd.(*redis.Cmd)
-	if !ok || !mergeable(c.Args()) {
-		m.cmds = append(m.cmds, cmd)
+func (m *releaseMerge) queue(c *backend.Cmd) {
+	if !mergeable(c.Args()) {
+		m.cmds = append(m.cmds, c)
 		return
 	}
 	slot := 0
@@ -128,7 +127,7 @@ func (m *releaseMerge) queue(cmd redis.Cmder) {
 		m.groups[n].slot, m.groups[n].parts = slot, append(m.groups[n].parts[:0], c)
 		return
 	}
-	m.groups = append(m.groups, mergeGroup{slot: slot, parts: []*redis.Cmd{c}})
+	m.groups = append(m.groups, mergeGroup{slot: slot, parts: []*backend.Cmd{c}})
 }
 
 // mergeable reports whether args are a short release's that may join the
@@ -141,15 +140,15 @@ func mergeable(args []any) bool {
 	return ok && l.ran.claimed.CompareAndSwap(false, true)
 }
 
-// send queues the pipeline's commands in p, in order: each group's short
+// send returns the pipeline's commands, in order: each group's short
 // releases as merged runs of mergeMax at most, a release left alone (the
 // only one of its slot, or one after full runs) as it is, with its own
 // latch and reply.
-func (m *releaseMerge) send(ctx context.Context, p redis.Pipeliner) {
+func (m *releaseMerge) send() []*backend.Cmd {
 	g := 0
 	for _, c := range m.cmds {
 		if c != nil {
-			_ = p.Process(ctx, c)
+			m.out = append(m.out, c)
 			continue
 		}
 		parts := m.groups[g].parts
@@ -157,19 +156,20 @@ func (m *releaseMerge) send(ctx context.Context, p redis.Pipeliner) {
 		for i := 0; i < len(parts); i += mergeMax {
 			part := parts[i:min(i+mergeMax, len(parts))]
 			if len(part) == 1 {
-				_ = p.Process(ctx, part[0])
+				m.out = append(m.out, part[0])
 				continue
 			}
-			run := runOf(ctx, part)
-			_ = p.Process(ctx, run)
+			run := runOf(part)
+			m.out = append(m.out, run)
 			m.runs = append(m.runs, mergedRun{run: run, parts: part})
 		}
 	}
+	return m.out
 }
 
 // runOf is the merged run of part (two or more short releases), whose
 // levels it notes.
-func runOf(ctx context.Context, part []*redis.Cmd) *redis.Cmd {
+func runOf(part []*backend.Cmd) *backend.Cmd {
 	n := len(part)
 	first := part[0].Args()
 	latch := new(string)
@@ -189,9 +189,7 @@ func runOf(ctx context.Context, part []*redis.Cmd) *redis.Cmd {
 		note.at.Store(int32(j + 1))
 		note.latch.Store(latch)
 	}
-	run := redis.NewCmd(ctx, args...)
-	run.SetFirstKeyPos(3)
-	return run
+	return backend.NewCmd(args...)
 }
 
 // answer gives each release of a merged run its reply, from the run's,
@@ -215,15 +213,16 @@ func (m *releaseMerge) answer() {
 // reset empties m for the next pipeline, keeping its slices.
 func (m *releaseMerge) reset() {
 	clear(m.cmds)
+	clear(m.out)
 	clear(m.runs)
 	for i := range m.groups {
 		clear(m.groups[i].parts)
 	}
-	m.cmds, m.groups, m.runs = m.cmds[:0], m.groups[:0], m.runs[:0]
+	m.cmds, m.out, m.groups, m.runs = m.cmds[:0], m.out[:0], m.groups[:0], m.runs[:0]
 }
 
 // setReply sets c's reply from one element of a merged run's.
-func setReply(c *redis.Cmd, v any) {
+func setReply(c *backend.Cmd, v any) {
 	switch v := v.(type) {
 	case int64:
 		c.SetVal(v)

@@ -173,7 +173,7 @@ func queuedBehind(t *testing.T, srv *redistest.Server, c *Client, n int, call fu
 func fastReleasesQueued(t *testing.T, srv *redistest.Server, c *Client, prefix string, n int) ([]*Mutex, []*level, []error) {
 	t.Helper()
 	ctx := testsupport.Ctx(t)
-	require.NoError(t, scripts.FastRelease.Load(ctx, srv.Client()).Err(), "the runs find their script")
+	require.NoError(t, redis.NewScript(scripts.FastRelease.Source()).Load(ctx, srv.Client()).Err(), "the runs find their script")
 	mxs := make([]*Mutex, n)
 	lvls := make([]*level, n)
 	for i := range n {

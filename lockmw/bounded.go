@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/go-rlock/rlock/lockmw/backend"
 )
 
 // Round trips bounded by the caller's context, whatever the go-redis
@@ -26,41 +26,11 @@ import (
 // A context without a deadline costs nothing: the round trip runs on the
 // caller's goroutine.
 
-// ctxTrusted reports whether rdb's socket reads end at the context's
-// deadline (ContextTimeoutEnabled): false for a client of unknown type.
-func ctxTrusted(rdb redis.UniversalClient) bool {
-	switch r := rdb.(type) {
-	case *redis.Client: // a failover client too
-		return r.Options().ContextTimeoutEnabled
-	case *redis.ClusterClient:
-		return r.Options().ContextTimeoutEnabled
-	case *redis.Ring:
-		return r.Options().ContextTimeoutEnabled
-	}
-	return false
-}
-
-// readTimeout is rdb's socket read timeout: the longest one read of a
-// reply may wait whatever the context says. 0 when it cannot be known
-// (no read timeout, or a client of unknown type).
-func readTimeout(rdb redis.UniversalClient) time.Duration {
-	var d time.Duration
-	switch r := rdb.(type) {
-	case *redis.Client: // a failover client too
-		d = r.Options().ReadTimeout
-	case *redis.ClusterClient:
-		d = r.Options().ReadTimeout
-	case *redis.Ring:
-		d = r.Options().ReadTimeout
-	}
-	return max(d, 0) // -1 and -2: no deadline on reads
-}
-
 // readBound is the longest read timeout of nodes, 0 when one is unknown.
-func readBound(nodes []redis.UniversalClient) time.Duration {
+func readBound(nodes []backend.Backend) time.Duration {
 	var longest time.Duration
-	for _, r := range nodes {
-		d := readTimeout(r)
+	for _, b := range nodes {
+		d := b.Info().ReadTimeout
 		if d == 0 {
 			return 0
 		}

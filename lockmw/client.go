@@ -13,6 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
+	"github.com/go-rlock/rlock/lockmw/backend/goredis"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
@@ -26,7 +28,8 @@ import (
 //
 // Close it when done; Close does not close the go-redis client.
 type Client struct {
-	rdb     redis.UniversalClient
+	be      backend.Backend // where the locks live (a quorum's first master)
+	info    backend.Info    // be's
 	id      string
 	opts    options
 	cluster bool
@@ -61,9 +64,9 @@ type Client struct {
 
 	store store             // where the locks live: one Redis or a quorum (store.go)
 	batch *batcher          // the hot path's pipelines (batch.go); nil when off
-	proc  scripts.Processor // batch, or rdb when it is nil
-	// ctxTrusted says every node's go-redis client ends reads at the
-	// context's deadline (bounded.go).
+	proc  scripts.Processor // batch, or be when it is nil
+	// ctxTrusted says every node's back-end ends reads at the context's
+	// deadline (backend.Info.ContextDeadlines, bounded.go).
 	ctxTrusted bool
 	// readBound is the longest socket read timeout of the nodes' clients,
 	// 0 when one of them has none or is of unknown type (an inline release: releasectx.go).
@@ -80,28 +83,46 @@ type Client struct {
 // failover (Sentinel) client or a *redis.ClusterClient. It panics when rdb is
 // nil, an option is nil or an option's value is invalid (see [Option]): that
 // is configuration that can never be right.
+//
+// New is NewFromBackend with the go-redis back-end of rdb (package
+// lockmw/backend/goredis): every command goes through rdb, so its hooks see
+// them all.
 func New(rdb redis.UniversalClient, opts ...Option) *Client {
 	if rdb == nil {
 		panic("lockmw: New(nil): a go-redis client is required")
 	}
-	return newClient(rdb, nil, opts)
+	return newClient(goredis.New(rdb), nil, opts)
 }
 
-// newClient builds a Client on rdb, or on the quorum members when members is
-// not nil (rdb is then the first member): the options, the store that says
+// NewFromBackend returns a Client that keeps its locks on the Redis behind
+// b: a back-end of package lockmw/backend (its go-redis one, or another
+// client's, such as rueidis). It panics when b is nil, an option is nil or
+// an option's value is invalid, and when an option needs a capability b does
+// not offer (WithReplicaSync needs PipelineOn).
+func NewFromBackend(b backend.Backend, opts ...Option) *Client {
+	if b == nil {
+		panic("lockmw: NewFromBackend(nil): a back-end is required")
+	}
+	return newClient(b, nil, opts)
+}
+
+// newClient builds a Client on be, or on the quorum members when members is
+// not nil (be is then the first member): the options, the store that says
 // where locks live, the pub/sub hubs and the renewer's goroutine.
-func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts []Option) *Client {
+func newClient(be backend.Backend, members []backend.Backend, opts []Option) *Client {
 	o := newOptions(opts)
 	if o.clientID == "" {
 		o.clientID = newUUID()
 	}
+	info := be.Info()
 	c := &Client{
-		rdb:         rdb,
+		be:          be,
+		info:        info,
 		id:          o.clientID,
 		opts:        o,
 		log:         o.logger,
 		nonce:       newUUID(),
-		latchMS:     latchTTL(rdb).Milliseconds(),
+		latchMS:     latchTTL(info).Milliseconds(),
 		graceArg:    o.watchdog.Milliseconds(),
 		watchdogArg: msCeil(o.watchdog),
 		claimWDArg:  claimWindow(o.watchdog),
@@ -113,22 +134,22 @@ func newClient(rdb redis.UniversalClient, members []redis.UniversalClient, opts 
 		replicas:       o.replicas,
 		replicaTimeout: o.replicaTimeout,
 	}
-	_, c.cluster = rdb.(*redis.ClusterClient)
+	c.cluster = info.Cluster
 	if !c.cluster {
 		c.pubCmd.Store("publish")
 	}
 	c.latchArg = c.latchMS
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
-	c.store = newStore(c, rdb, members)
-	c.proc = rdb
+	c.store = newStore(c, be, members)
+	c.proc = be
 	if members == nil {
-		if c.batch = newBatcher(rdb, o.noBatching); c.batch != nil {
+		if c.batch = newBatcher(be, o.noBatching); c.batch != nil {
 			c.proc = c.batch
 		}
 	}
 	c.ctxTrusted = true
 	for _, r := range c.store.nodes() {
-		c.ctxTrusted = c.ctxTrusted && ctxTrusted(r)
+		c.ctxTrusted = c.ctxTrusted && r.Info().ContextDeadlines
 	}
 	c.readBound = readBound(c.store.nodes())
 	inline := c.readBound
@@ -153,8 +174,17 @@ func (c *Client) ID() string { return c.id }
 
 // Redis returns the go-redis client the locks live on, for adapters that keep
 // small keys of their own beside the locks. For a quorum client it is the
-// first of its masters.
-func (c *Client) Redis() redis.UniversalClient { return c.rdb }
+// first of its masters. It is nil when the Client's back-end is not
+// go-redis's (NewFromBackend): such adapters then refuse the Client.
+func (c *Client) Redis() redis.UniversalClient {
+	if g, ok := c.be.(interface{ Client() redis.UniversalClient }); ok {
+		return g.Client()
+	}
+	return nil
+}
+
+// Backend returns the back-end the locks live on (a quorum's first master's).
+func (c *Client) Backend() backend.Backend { return c.be }
 
 // Close stops the client: every hold context is cancelled with cause
 // ErrClosed and renewal stops (the locks stay in Redis until they are
@@ -204,7 +234,9 @@ func (c *Client) publishCmd(ctx context.Context) string {
 	if v, ok := c.pubCmd.Load().(string); ok {
 		return v
 	}
-	info, err := c.rdb.Info(ctx, "server").Result()
+	q := backend.NewCmd("info", "server")
+	_ = c.be.Process(ctx, q)
+	info, err := q.Text()
 	if err != nil {
 		return "publish" // not remembered: asked again next time
 	}
@@ -268,27 +300,13 @@ func (c *Client) removeHold(h *hold) {
 }
 
 // latchTTL is how long a request's latch key lives: long enough to cover
-// go-redis re-sending it (read timeout × attempts, plus back-off).
-func latchTTL(rdb redis.UniversalClient) time.Duration {
-	read, retries, backoff := 3*time.Second, 3, 512*time.Millisecond
-	switch r := rdb.(type) {
-	case *redis.Client:
-		o := r.Options()
-		read, retries, backoff = o.ReadTimeout, o.MaxRetries, o.MaxRetryBackoff
-	case *redis.ClusterClient:
-		o := r.Options()
-		read, retries, backoff = o.ReadTimeout, o.MaxRetries, o.MaxRetryBackoff
+// the back-end re-sending it (backend.Info.Resend; when unknown, what
+// go-redis's default options allow: 4 tries of 3 s, 512 ms apart).
+func latchTTL(info backend.Info) time.Duration {
+	d := info.Resend
+	if d <= 0 {
+		d = 4*3*time.Second + 3*512*time.Millisecond
 	}
-	if read <= 0 {
-		read = 3 * time.Second
-	}
-	if retries < 0 {
-		retries = 0
-	}
-	if backoff <= 0 {
-		backoff = 512 * time.Millisecond
-	}
-	d := time.Duration(retries+1)*read + time.Duration(retries)*backoff
 	return min(max(d, time.Second), time.Minute)
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,8 +92,8 @@ func TestResentFastPathIsNoContention(t *testing.T) {
 			p, c := proxiedClient(t, srv)
 			warm := c.Mutex(name + "-warm-up") // the RESTORE probe
 			require.NoError(t, warm.Unlock(locktest.MustLock(t, warm, ctx)))
-			for _, sc := range []*redis.Script{scripts.Acquire, scripts.Release} { // no NOSCRIPT below
-				require.NoError(t, sc.Load(ctx, srv.Client()).Err())
+			for _, sc := range []backend.Script{scripts.Acquire, scripts.Release} { // no NOSCRIPT below
+				require.NoError(t, srv.Client().ScriptLoad(ctx, sc.Source()).Err())
 			}
 			o := &onName{name: name, n: tc.n, cut: func(c faultproxy.Command) bool { return commandName(c) == tc.cut }}
 			p.SetRule(o.rule)

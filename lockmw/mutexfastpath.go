@@ -5,8 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/rdbdump"
 	"github.com/go-rlock/rlock/lockmw/internal/rediserr"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
@@ -42,7 +41,7 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 	r := restoreLines.Get().(*restoreLine)
 	r.dump = rdbdump.Append(r.buf[:0], a.field, rdbdump.Kind(c.dumpKind.Load()))
 	r.args = [...]any{"restore", m.keyArgs[0], c.ttlArg(a.ttl), r}
-	cmd := redis.NewStatusCmd(ctx, r.args[:]...)
+	cmd := backend.NewCmd(r.args[:]...)
 	if err := c.proc.Process(ctx, cmd); scripts.InFlight(err) {
 		return false, err // the caller gave up: its abandon undoes a late win (r stays the pipeline's)
 	}
@@ -52,7 +51,7 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 	switch {
 	case err == nil:
 		return true, nil
-	case redis.HasErrorPrefix(err, "BUSYKEY"):
+	case backend.IsBusyKey(err):
 		// Not contention yet: a RESTORE that go-redis sent again after a
 		// lost reply finds the lock its first copy made. The acquire script
 		// tells, and the engine remembers a busy reply.
@@ -176,20 +175,20 @@ func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
 // the server (ask again later).
 func (c *Client) probeDump(ctx context.Context, kind rdbdump.Kind) (why string, payload bool, err error) {
 	key := "rlock_probe:{" + c.nonce + "}"
-	var typ *redis.StatusCmd
-	_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.RestoreReplace(ctx, key, time.Second, string(rdbdump.Payload(c.id+":0", kind)))
-		typ = p.Type(ctx, key)
-		p.Del(ctx, key)
-		return nil
+	typ := backend.NewCmd("type", key)
+	err = c.be.Pipeline(ctx, []*backend.Cmd{
+		backend.NewCmd("restore", key, time.Second.Milliseconds(), string(rdbdump.Payload(c.id+":0", kind)), "replace"),
+		typ,
+		backend.NewCmd("del", key),
 	})
+	t, _ := typ.Text()
 	switch {
 	case err != nil && (!rediserr.IsServerError(err) || rediserr.IsTransient(err)):
 		return "", false, err
 	case err != nil:
 		return "RESTORE refused: " + err.Error(), rediserr.RefusesPayload(err), nil
-	case typ.Val() != "hash":
-		return "RESTORE made a " + typ.Val() + ", not a hash", false, nil
+	case t != "hash":
+		return "RESTORE made a " + t + ", not a hash", false, nil
 	}
 	c.dumpKind.Store(uint32(kind))
 	return "", false, nil

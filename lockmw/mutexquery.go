@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/go-rlock/rlock/lockmw/backend"
 )
 
 // IsLocked reports whether any owner holds the lock.
@@ -79,19 +79,18 @@ func (m *Mutex) Holder(ctx context.Context) (Holder, bool, error) {
 		ok bool
 	}
 	f, err := query(ctx, m, func(ctx context.Context) (found, error) {
-		rdb := m.c.store.nodes()[0]
-		var fields *redis.MapStringStringCmd
-		var ttl *redis.DurationCmd
-		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			fields = p.HGetAll(ctx, m.k.lock)
-			ttl = p.PTTL(ctx, m.k.lock)
-			return nil
-		})
+		fields, ttl := backend.NewCmd("hgetall", m.k.lock), backend.NewCmd("pttl", m.k.lock)
+		if err := m.c.store.nodes()[0].Pipeline(ctx, []*backend.Cmd{fields, ttl}); err != nil {
+			return found{}, err
+		}
+		kv, err := fields.Slice()
 		if err != nil {
 			return found{}, err
 		}
 		var h Holder
-		for k, v := range fields.Val() {
+		for i := 0; i+1 < len(kv); i += 2 {
+			k, _ := kv[i].(string)
+			v, _ := kv[i+1].(string)
 			switch {
 			case k == "rlock:meta":
 				h.Metadata = v
@@ -102,7 +101,7 @@ func (m *Mutex) Holder(ctx context.Context) (Holder, bool, error) {
 		if h.Field == "" {
 			return found{}, nil
 		}
-		h.TTL = ttl.Val()
+		h.TTL, _ = msDuration(ttl.Int64())
 		if h.TTL < 0 {
 			h.TTL = -1
 		}

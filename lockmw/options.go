@@ -2,10 +2,11 @@ package lockmw
 
 import (
 	"fmt"
-	"github.com/go-rlock/rlock/internal/construct"
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/go-rlock/rlock/internal/construct"
 )
 
 // DefaultWatchdogTimeout is the TTL of a lock held without a lease, renewed

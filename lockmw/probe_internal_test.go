@@ -53,6 +53,6 @@ func TestConcurrentFirstCallsKeepTheFastPath(t *testing.T) {
 		assert.False(t, c.fastOff.Load(), "round %d: the fast path was turned off", round)
 		assert.True(t, c.fastChecked.Load(), "round %d: RESTORE was checked", round)
 		require.NoError(t, c.Close())
-		require.NoError(t, c.rdb.Close())
+		require.NoError(t, c.Redis().Close())
 	}
 }

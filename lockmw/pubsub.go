@@ -2,12 +2,13 @@ package lockmw
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/go-rlock/rlock/lockmw/backend"
 )
 
 // hub is a Client's pub/sub side: waiters on one name share one subscription
@@ -35,7 +36,7 @@ import (
 // waiter leaves, so steady contention does not subscribe again and again.
 type hub struct {
 	c         *Client
-	rdb       redis.UniversalClient
+	be        backend.Backend
 	mu        sync.Mutex
 	names     map[string]*nameSub
 	byChannel map[string]*nameSub
@@ -67,7 +68,7 @@ const unsharded = ""
 // shard is one subscription connection of a hub and its receiver.
 type shard struct {
 	node    string // the node's address, or unsharded
-	ps      *redis.PubSub
+	ps      backend.Subscription
 	subs    int           // names subscribed through it
 	backoff time.Duration // before rebuilding after an error; grows while rebuilds fail
 }
@@ -78,11 +79,11 @@ type pendingHandoff struct {
 	at time.Time
 }
 
-// newHub returns the pub/sub side of c on rdb.
-func newHub(c *Client, rdb redis.UniversalClient) *hub {
+// newHub returns the pub/sub side of c on be.
+func newHub(c *Client, be backend.Backend) *hub {
 	return &hub{
 		c:         c,
-		rdb:       rdb,
+		be:        be,
 		names:     make(map[string]*nameSub),
 		byChannel: make(map[string]*nameSub),
 		shards:    make(map[string]*shard),
@@ -106,7 +107,7 @@ func (h *hub) join(ctx context.Context, k *keys, w *waiter, sent time.Time) (ns 
 	c := h.c
 	pub := c.publishCmd(ctx)
 	if len(c.hubs) > 1 && !h.subscribed(k.channel) {
-		if err := h.rdb.Ping(ctx).Err(); err != nil {
+		if err := h.be.Process(ctx, backend.NewCmd("ping")); err != nil {
 			return nil, false, nil, err
 		}
 	}
@@ -174,19 +175,18 @@ func (h *hub) subscribeOn(ctx context.Context, ns *nameSub, node string, sharded
 	sh := h.shards[node]
 	switch {
 	case sh == nil:
-		sh = &shard{node: node, backoff: backoff}
-		if sharded {
-			sh.ps = h.rdb.SSubscribe(ctx, chans...)
-		} else {
-			sh.ps = h.rdb.Subscribe(ctx, chans...)
+		ps, err := h.be.Subscribe(ctx, sharded, chans...)
+		if err != nil {
+			return fmt.Errorf("lockmw: subscribe to %q: %w", ns.name, err)
 		}
+		sh = &shard{node: node, backoff: backoff, ps: ps}
 		h.shards[node] = sh
 		h.c.wg.Add(1)
 		go h.receive(sh)
 	case sharded:
 		// An error means the connection failed: its receiver rebuilds it,
 		// with these channels (go-redis has recorded them).
-		if err := sh.ps.SSubscribe(ctx, chans...); err != nil {
+		if err := sh.ps.Subscribe(ctx, chans...); err != nil {
 			ns.missed = true
 			h.c.log.Debug("lockmw: subscribe failed, the connection is rebuilt", "name", ns.name, "err", err)
 		}
@@ -207,17 +207,10 @@ func (h *hub) subscribeOn(ctx context.Context, ns *nameSub, node string, sharded
 	return nil
 }
 
-// nodeOf returns the address of the cluster node that serves key's slot.
+// nodeOf returns the address of the cluster node that serves key's slot
+// (unsharded when the back-end is not a cluster's).
 func (h *hub) nodeOf(ctx context.Context, key string) (string, error) {
-	cc, ok := h.rdb.(*redis.ClusterClient)
-	if !ok {
-		return unsharded, nil
-	}
-	node, err := cc.MasterForKey(ctx, key)
-	if err != nil {
-		return "", err
-	}
-	return node.Options().Addr, nil
+	return h.be.NodeOf(ctx, key)
 }
 
 // leave unregisters w.
@@ -266,13 +259,7 @@ func (h *hub) sweep() {
 			_ = sh.ps.Close() // its goroutine ends
 			continue
 		}
-		var err error
-		if h.c.sharded() {
-			err = sh.ps.SUnsubscribe(ctx, ns.k.channel, ns.k.handoff, ns.handoff)
-		} else {
-			err = sh.ps.Unsubscribe(ctx, ns.k.channel, ns.k.handoff, ns.handoff)
-		}
-		if err != nil {
+		if err := sh.ps.Unsubscribe(ctx, ns.k.channel, ns.k.handoff, ns.handoff); err != nil {
 			h.c.log.Debug("lockmw: unsubscribe failed", "name", name, "err", err)
 		}
 	}
@@ -317,16 +304,15 @@ func (h *hub) receive(sh *shard) {
 			continue // go-redis reconnects and subscribes again
 		}
 		sh.backoff = 0
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			switch m.Kind {
-			case "subscribe", "ssubscribe":
-				h.confirm(m.Channel)
-			case "sunsubscribe":
-				h.serverUnsubscribed(sh, m.Channel)
+		switch msg.Kind {
+		case backend.Subscribed:
+			h.confirm(msg.Channel)
+		case backend.Unsubscribed:
+			if sh.node != unsharded {
+				h.serverUnsubscribed(sh, msg.Channel)
 			}
-		case *redis.Message:
-			h.dispatch(m.Channel, m.Payload)
+		case backend.Published:
+			h.dispatch(msg.Channel, msg.Payload)
 		}
 	}
 }
@@ -396,10 +382,10 @@ func (h *hub) rebuild(sh *shard) {
 // reloadClusterState refreshes a cluster client's slot map, so that a
 // (re)subscription goes to the slot's current master after a fail-over.
 func (h *hub) reloadClusterState() {
-	if cc, ok := h.rdb.(*redis.ClusterClient); ok {
+	if h.c.cluster {
 		ctx, cancel := context.WithTimeout(h.c.bgCtx, h.c.opts.releaseTimeout)
 		defer cancel()
-		cc.ReloadState(ctx)
+		h.be.Refresh(ctx)
 	}
 }
 

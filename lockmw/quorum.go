@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
+	"github.com/go-rlock/rlock/lockmw/backend/goredis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -56,19 +58,46 @@ import (
 // The clients must be independent masters, not a cluster (NewQuorum panics
 // on a *redis.ClusterClient), and must not be used by New Clients on the same
 // names. NewQuorum panics when clients is empty or holds a nil client.
+//
+// NewQuorum is NewQuorumOf with the go-redis back-end of each client.
 func NewQuorum(clients []redis.UniversalClient, opts ...Option) *Client {
 	if len(clients) == 0 {
 		panic("lockmw: NewQuorum: at least one Redis client is required")
 	}
+	members := make([]backend.Backend, len(clients))
 	for i, r := range clients {
 		if r == nil {
 			panic(fmt.Sprintf("lockmw: NewQuorum: client %d is nil", i))
 		}
-		if _, ok := r.(*redis.ClusterClient); ok {
-			panic(fmt.Sprintf("lockmw: NewQuorum: client %d is a cluster client; a quorum needs independent masters", i))
+		members[i] = goredis.New(r)
+	}
+	return newQuorum(members, opts, "client")
+}
+
+// NewQuorumOf is NewQuorum over back-ends (package lockmw/backend), one per
+// independent master, of any clients: one Client ID owns the locks on every
+// master. It panics when masters is empty, holds a nil back-end or a
+// cluster's (backend.Info.Cluster).
+func NewQuorumOf(masters []backend.Backend, opts ...Option) *Client {
+	if len(masters) == 0 {
+		panic("lockmw: NewQuorumOf: at least one back-end is required")
+	}
+	for i, b := range masters {
+		if b == nil {
+			panic(fmt.Sprintf("lockmw: NewQuorumOf: back-end %d is nil", i))
 		}
 	}
-	members := slices.Clone(clients)
+	return newQuorum(slices.Clone(masters), opts, "back-end")
+}
+
+// newQuorum is the quorum Client of members, none of them a cluster's
+// (what names the one that is in the panic).
+func newQuorum(members []backend.Backend, opts []Option, what string) *Client {
+	for i, b := range members {
+		if b.Info().Cluster {
+			panic(fmt.Sprintf("lockmw: NewQuorum: %s %d is a cluster %s; a quorum needs independent masters", what, i, what))
+		}
+	}
 	return newClient(members[0], members, opts)
 }
 
@@ -78,7 +107,7 @@ func NewQuorum(clients []redis.UniversalClient, opts ...Option) *Client {
 // (quorumask.go). It never queues waiters, so it is never handed a lock.
 type quorumStore struct {
 	c       *Client
-	rdbs    []redis.UniversalClient
+	masters []backend.Backend
 	members []*member
 	need    int // how many members make a majority
 
@@ -89,9 +118,9 @@ type quorumStore struct {
 // member is one master of a quorum: its client, what is known of its
 // restarts (quorumrestart.go) and its background work (quorumend.go).
 type member struct {
-	q   *quorumStore
-	i   int
-	rdb redis.UniversalClient
+	q  *quorumStore
+	i  int
+	be backend.Backend
 
 	restarts restartWatch
 	redo     redoQueue
@@ -102,17 +131,17 @@ type member struct {
 }
 
 // newQuorumStore returns the store of c on the masters rdbs.
-func newQuorumStore(c *Client, rdbs []redis.UniversalClient) *quorumStore {
-	q := &quorumStore{c: c, rdbs: rdbs, need: len(rdbs)/2 + 1}
+func newQuorumStore(c *Client, masters []backend.Backend) *quorumStore {
+	q := &quorumStore{c: c, masters: masters, need: len(masters)/2 + 1}
 	q.dirty.fields = make(map[string][]int64)
-	for i, r := range rdbs {
-		q.members = append(q.members, &member{q: q, i: i, rdb: r})
+	for i, b := range masters {
+		q.members = append(q.members, &member{q: q, i: i, be: b})
 	}
 	return q
 }
 
 // nodes returns the masters.
-func (q *quorumStore) nodes() []redis.UniversalClient { return q.rdbs }
+func (q *quorumStore) nodes() []backend.Backend { return q.masters }
 
 // majority is how many masters make one.
 func (q *quorumStore) majority() int { return q.need }

@@ -40,7 +40,7 @@ func (l *lateAcquire) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
 		l.mu.Lock()
-		keep := l.kept == nil && len(args) > 1 && cmd.Name() == "evalsha" && args[1] == scripts.QuorumAcquire.Hash()
+		keep := l.kept == nil && len(args) > 1 && cmd.Name() == "evalsha" && args[1] == scripts.QuorumAcquire.SHA()
 		if keep {
 			l.kept = args
 		}
@@ -92,7 +92,7 @@ func TestQuorumEndSplitByNoScript(t *testing.T) {
 	const name = "q-noscript"
 	direct := srvs[2].Client()
 	late := &lateAcquire{run: func(args []any) {
-		require.NoError(t, scripts.QuorumAcquire.Load(ctx, direct).Err())
+		require.NoError(t, redis.NewScript(scripts.QuorumAcquire.Source()).Load(ctx, direct).Err())
 		require.NoError(t, direct.Do(ctx, args...).Err(), "the late acquisition")
 		require.True(t, keyOn(t, srvs[2], name), "the late acquisition took the lock")
 	}}
@@ -102,7 +102,7 @@ func TestQuorumEndSplitByNoScript(t *testing.T) {
 
 	h := locktest.MustLock(t, m, ctx) // won on masters 0 and 1; master 2's request kept back
 	require.NoError(t, direct.ScriptFlush(ctx).Err())
-	require.NoError(t, scripts.Release.Load(ctx, direct).Err()) // the release is known there, the end's latch script is not
+	require.NoError(t, redis.NewScript(scripts.Release.Source()).Load(ctx, direct).Err()) // the release is known there, the end's latch script is not
 	require.NoError(t, m.Unlock(h))
 
 	testsupport.Eventually(t, 10*time.Second, "the late acquisition ran between the end's requests", func() bool {

@@ -36,24 +36,24 @@ func TestQuorumLateRequestsAnyOrder(t *testing.T) {
 	acquire := func(try int64) step {
 		return step{fmt.Sprint("acquire", try), func(m *Mutex, field string) error {
 			call := q.acquireCall(m, attempt{field: field, ttl: time.Minute}, try)
-			return scripts.QuorumAcquire.Run(ctx, rdb, call.Keys, call.Args...).Err()
+			return redis.NewScript(scripts.QuorumAcquire.Source()).Run(ctx, rdb, call.Keys, call.Args...).Err()
 		}}
 	}
 	end := func(upto int64) step {
 		return step{fmt.Sprint("end", upto), func(m *Mutex, field string) error {
 			call := q.endCall(m, field, upto, time.Minute, true)
-			return scripts.QuorumEnd.Run(ctx, rdb, call.Keys, call.Args...).Err()
+			return redis.NewScript(scripts.QuorumEnd.Source()).Run(ctx, rdb, call.Keys, call.Args...).Err()
 		}}
 	}
 	renew := step{"renew", func(m *Mutex, field string) error {
-		return scripts.Renew.Run(ctx, rdb, []string{m.k.lock}, time.Minute.Milliseconds(), field).Err()
+		return redis.NewScript(scripts.Renew.Source()).Run(ctx, rdb, []string{m.k.lock}, time.Minute.Milliseconds(), field).Err()
 	}}
 	release := step{"release", func(m *Mutex, field string) error {
 		mark := q.endCall(m, field, endAll, time.Minute, false)
-		if err := scripts.QuorumEnd.Run(ctx, rdb, mark.Keys, mark.Args...).Err(); err != nil {
+		if err := redis.NewScript(scripts.QuorumEnd.Source()).Run(ctx, rdb, mark.Keys, mark.Args...).Err(); err != nil {
 			return err
 		}
-		return scripts.Release.Run(ctx, rdb, m.fullKeys("r-"+field), field, "publish", c.latchArg, int64(0), argTrue, c.tokenTTLArg).Err()
+		return redis.NewScript(scripts.Release.Source()).Run(ctx, rdb, m.fullKeys("r-"+field), field, "publish", c.latchArg, int64(0), argTrue, c.tokenTTLArg).Err()
 	}}
 
 	for _, tc := range []struct {
@@ -82,7 +82,7 @@ func TestQuorumLateRequestsAnyOrder(t *testing.T) {
 				if !tc.held {
 					other := attempt{field: c.id + ":other", ttl: time.Minute}
 					call := q.acquireCall(m, other, int64(100+i))
-					res, err := scripts.QuorumAcquire.Run(ctx, rdb, call.Keys, call.Args...).Slice()
+					res, err := redis.NewScript(scripts.QuorumAcquire.Source()).Run(ctx, rdb, call.Keys, call.Args...).Slice()
 					require.NoError(t, err)
 					got, err := parseQuorumAcquire(res)
 					require.NoError(t, err)

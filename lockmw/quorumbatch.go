@@ -4,18 +4,18 @@ import (
 	"context"
 	"errors"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // runBatches runs the calls in one pipeline per master, all at once, and
 // returns once a majority answered every call, or too few still can: a
 // master not waited for has nil commands. A master with batchesInFlight
 // batches not returned yet (one that does not answer) is skipped.
-func (q *quorumStore) runBatches(ctx context.Context, s *redis.Script, calls []scripts.Call) [][]*redis.Cmd {
-	perMember := make([][]*redis.Cmd, len(q.members))
+func (q *quorumStore) runBatches(ctx context.Context, s backend.Script, calls []scripts.Call) [][]*backend.Cmd {
+	perMember := make([][]*backend.Cmd, len(q.members))
 	var ok int
-	ask(ctx, q, func(ctx context.Context, mb *member) ([]*redis.Cmd, error) {
+	ask(ctx, q, func(ctx context.Context, mb *member) ([]*backend.Cmd, error) {
 		if mb.batches.Add(1) > q.batchesInFlight() {
 			mb.batches.Add(-1)
 			return nil, errBatchBusy
@@ -32,7 +32,7 @@ func (q *quorumStore) runBatches(ctx context.Context, s *redis.Script, calls []s
 			}
 		}
 		return cmds, nil
-	}, func(a answer[[]*redis.Cmd], pending int) bool {
+	}, func(a answer[[]*backend.Cmd], pending int) bool {
 		if a.err == nil {
 			ok++
 		}

@@ -19,7 +19,7 @@ import (
 // runAcquire runs quorumacquire.lua's call on one master and reads its reply.
 func runAcquire(t *testing.T, ctx context.Context, rdb redis.UniversalClient, call scripts.Call) quorumAcquired {
 	t.Helper()
-	res, err := scripts.QuorumAcquire.Run(ctx, rdb, call.Keys, call.Args...).Slice()
+	res, err := redis.NewScript(scripts.QuorumAcquire.Source()).Run(ctx, rdb, call.Keys, call.Args...).Slice()
 	require.NoError(t, err)
 	r, err := parseQuorumAcquire(res)
 	require.NoError(t, err)
@@ -67,13 +67,13 @@ func TestQuorumMarkRefusesOthers(t *testing.T) {
 	assert.Equal(t, "k", r.reply.holder)
 	require.True(t, runAcquire(t, ctx, rdb, call("k", 2)).reply.won, "the marked field takes it")
 	assert.False(t, raw.HExists(ctx, m.k.waiters, "rlock:mark").Val(), "its win removes the mark")
-	require.NoError(t, scripts.QuorumEnd.Run(ctx, rdb, q.endCall(m, "k", endAll, 0, true).Keys, q.endCall(m, "k", endAll, 0, true).Args...).Err())
+	require.NoError(t, redis.NewScript(scripts.QuorumEnd.Source()).Run(ctx, rdb, q.endCall(m, "k", endAll, 0, true).Keys, q.endCall(m, "k", endAll, 0, true).Args...).Err())
 
 	// Its end removes the mark; a dead contender's ends by itself.
 	require.True(t, runAcquire(t, ctx, rdb, call("h", 3)).reply.won)
 	require.False(t, runAcquire(t, ctx, rdb, markCall(call("k", 3), time.Minute)).reply.won)
 	end := q.endCall(m, "k", 3, 0, true)
-	require.NoError(t, scripts.QuorumEnd.Run(ctx, rdb, end.Keys, end.Args...).Err())
+	require.NoError(t, redis.NewScript(scripts.QuorumEnd.Source()).Run(ctx, rdb, end.Keys, end.Args...).Err())
 	assert.False(t, raw.HExists(ctx, m.k.waiters, "rlock:mark").Val(), "the marked field's end removes the mark")
 	require.False(t, runAcquire(t, ctx, rdb, markCall(call("d", 1), 20*time.Millisecond)).reply.won)
 	assert.Equal(t, "d", runAcquire(t, ctx, rdb, call("r", 3)).reply.holder)

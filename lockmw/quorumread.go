@@ -14,7 +14,7 @@ func (q *quorumStore) isLocked(ctx context.Context, m *Mutex) (bool, error) {
 	n := len(q.members)
 	var ones int
 	vals, err := quorumRead(ctx, q, func(ctx context.Context, mb *member) (int64, error) {
-		return mb.rdb.Exists(ctx, m.k.lock).Result()
+		return existsCount(ctx, mb.be, m.k.lock)
 	}, func(vals []int64, pending int) bool {
 		ones = 0
 		for _, v := range vals {
@@ -33,7 +33,7 @@ func (q *quorumStore) isLocked(ctx context.Context, m *Mutex) (bool, error) {
 // the answers decide it (kthDecided).
 func (q *quorumStore) holdCount(ctx context.Context, m *Mutex, field string) (int, error) {
 	vals, err := quorumRead(ctx, q, func(ctx context.Context, mb *member) (int64, error) {
-		return readCount(ctx, mb.rdb, m.k.lock, field)
+		return readCount(ctx, mb.be, m.k.lock, field)
 	}, func(vals []int64, pending int) bool { return kthDecided(vals, pending, q.need) })
 	return int(kthLargest(vals, q.need)), err
 }
@@ -44,7 +44,7 @@ func (q *quorumStore) holdCount(ctx context.Context, m *Mutex, field string) (in
 // answers).
 func (q *quorumStore) pttl(ctx context.Context, m *Mutex) (time.Duration, error) {
 	vals, err := quorumRead(ctx, q, func(ctx context.Context, mb *member) (time.Duration, error) {
-		d, err := mb.rdb.PTTL(ctx, m.k.lock).Result()
+		d, err := pttlOf(ctx, mb.be, m.k.lock)
 		if d == -2 {
 			d = 0
 		}

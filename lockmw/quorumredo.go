@@ -5,8 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/rediserr"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
@@ -27,7 +26,7 @@ type redoQueue struct {
 
 // redo is one background request of a member.
 type redo struct {
-	s     *redis.Script
+	s     backend.Script
 	call  scripts.Call
 	until time.Time // given up after then: what it guards has expired
 }
@@ -116,30 +115,38 @@ func (mb *member) send(calls []redo) []redo {
 
 // pipeline runs calls on the member in one pipeline, in order. A call
 // whose script the server lacks (a master restarted, or never used) runs
-// once more with EVAL, on ctx without its deadline and cancellation (go-redis's
-// read timeout bounds it), so that a master slower than the operation's
-// deadline still gets the script.
-func (mb *member) pipeline(ctx context.Context, calls []redo) []*redis.Cmd {
-	cmds := make([]*redis.Cmd, len(calls))
-	_, _ = mb.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, rd := range calls {
-			cmds[i] = rd.s.EvalSha(ctx, p, rd.call.Keys, rd.call.Args...)
-		}
-		return nil
-	})
+// once more with EVAL, on ctx without its deadline and cancellation (the
+// back-end's read timeout bounds it), so that a master slower than the
+// operation's deadline still gets the script.
+func (mb *member) pipeline(ctx context.Context, calls []redo) []*backend.Cmd {
+	cmds := make([]*backend.Cmd, len(calls))
+	for i, rd := range calls {
+		cmds[i] = backend.NewCmd(scripts.Line(rd.s, rd.call.Keys, rd.call.Args)...)
+	}
+	_ = mb.be.Pipeline(ctx, cmds)
 	for i, cmd := range cmds {
 		if scripts.IsNoScript(cmd.Err()) {
-			cmds[i] = calls[i].s.Eval(context.WithoutCancel(ctx), mb.rdb, calls[i].call.Keys, calls[i].call.Args...)
+			cmds[i] = mb.eval(ctx, calls[i].s, calls[i].call.Keys, calls[i].call.Args...)
 		}
 	}
 	return cmds
 }
 
 // run runs one script call on the member, as pipeline does.
-func (mb *member) run(ctx context.Context, s *redis.Script, keys []string, args ...any) *redis.Cmd {
-	cmd := s.EvalSha(ctx, mb.rdb, keys, args...)
-	if scripts.IsNoScript(cmd.Err()) {
-		cmd = s.Eval(context.WithoutCancel(ctx), mb.rdb, keys, args...)
+func (mb *member) run(ctx context.Context, s backend.Script, keys []string, args ...any) *backend.Cmd {
+	cmd := backend.NewCmd(scripts.Line(s, keys, args)...)
+	if err := mb.be.Process(ctx, cmd); scripts.IsNoScript(err) {
+		cmd = mb.eval(ctx, s, keys, args...)
 	}
+	return cmd
+}
+
+// eval runs s with EVAL on the member, on ctx without its deadline and
+// cancellation.
+func (mb *member) eval(ctx context.Context, s backend.Script, keys []string, args ...any) *backend.Cmd {
+	line := scripts.Line(s, keys, args)
+	line[0], line[1] = "eval", s.Source()
+	cmd := backend.NewCmd(line...)
+	_ = mb.be.Process(context.WithoutCancel(ctx), cmd)
 	return cmd
 }

@@ -3,8 +3,6 @@ package lockmw
 import (
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // A master that restarts without its data forgets the holds it had, and
@@ -58,15 +56,7 @@ func (mb *member) counts(id string) bool {
 	ok, restarted := mb.restarts.counts(id, time.Now(), c.opts.watchdog)
 	if restarted {
 		c.log.Warn("lockmw: a quorum master restarted; it counts for acquisitions again after the watchdog timeout",
-			"master", mb.i, "addr", addrOf(mb.rdb), "run_id", id, "delay", c.opts.watchdog)
+			"master", mb.i, "addr", mb.be.Info().Name, "run_id", id, "delay", c.opts.watchdog)
 	}
 	return ok
-}
-
-// addrOf is the address of a single-node client, for logs; "" otherwise.
-func addrOf(rdb redis.UniversalClient) string {
-	if r, ok := rdb.(*redis.Client); ok {
-		return r.Options().Addr
-	}
-	return ""
 }

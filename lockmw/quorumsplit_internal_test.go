@@ -130,7 +130,7 @@ func TestQuorumSplitFirstRankedCompletes(t *testing.T) {
 	plant := func(name string, i int, field string, age time.Duration) {
 		m := other.Mutex(name)
 		call := oq.acquireCall(m, attempt{field: field, ttl: time.Minute}, 1)
-		require.NoError(t, scripts.QuorumAcquire.Run(ctx, rdbs[i], call.Keys, call.Args...).Err())
+		require.NoError(t, redis.NewScript(scripts.QuorumAcquire.Source()).Run(ctx, rdbs[i], call.Keys, call.Args...).Err())
 		if age > 0 {
 			now, err := rdbs[i].Time(ctx).Result()
 			require.NoError(t, err)

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // maxBatch is the most locks one renewal script renews.
@@ -144,7 +144,7 @@ func (r *renewer) renewHolds(hs []*hold) {
 
 // renewKind renews hs, holds of one kind, with its script sc: one script
 // per batch, all batches in one pipeline per node.
-func (r *renewer) renewKind(sc *redis.Script, hs []*hold) {
+func (r *renewer) renewKind(sc backend.Script, hs []*hold) {
 	c := r.c
 	if len(hs) == 0 {
 		return
@@ -181,7 +181,7 @@ type batchOutcome struct {
 }
 
 // batchVotes counts every node's answer for batch i, the holds b.
-func batchVotes(perNode [][]*redis.Cmd, i int, b []*hold) batchOutcome {
+func batchVotes(perNode [][]*backend.Cmd, i int, b []*hold) batchOutcome {
 	var batchErr error
 	n := len(b)
 	votes := make([]quorumVotes, n)
@@ -216,12 +216,10 @@ func (r *renewer) settle(ctx context.Context, o batchOutcome, sent time.Time, to
 	c, b, batchErr := r.c, o.holds, o.err
 	if batchErr != nil {
 		c.log.Warn("lockmw: renewal failed", "locks", len(b), "err", batchErr)
-		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
-			// A pipeline to a dead master does not refresh the slot
-			// map by itself: ask for it, so the next renewal finds
-			// the promoted replica.
-			cc.ReloadState(ctx)
-		}
+		// A pipeline to a dead master does not refresh a cluster's slot
+		// map by itself: ask for it, so the next renewal finds the
+		// promoted replica.
+		c.be.Refresh(ctx)
 	}
 	var ev RenewalEvent
 	if c.opts.hooks.Renewal != nil {

@@ -2,10 +2,11 @@ package lockmw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // syncReplicas waits, when WithReplicaSync is set, until enough replicas have
@@ -19,28 +20,20 @@ func (s *singleStore) syncReplicas(ctx context.Context, e engine, field string) 
 	if c.replicas == 0 {
 		return nil
 	}
-	var node redis.Cmdable = s.rdb
-	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
-		// A keyless WAIT would go to any node: use the lock's master.
-		n, err := cc.MasterForKey(ctx, e.renewKey)
-		if err != nil {
-			e.abandon(field)
-			return fmt.Errorf("lockmw: replica sync for %q: %w", e.name, err)
-		}
-		node = n
-	}
 	var acks int64
 	var err error
 	for _, load := range []bool{false, true} {
-		pipe := node.Pipeline()
-		var touch *redis.Cmd
+		line := scripts.Line(scripts.Touch, []string{e.renewKey}, []any{field})
 		if load {
-			touch = scripts.Touch.Eval(ctx, pipe, []string{e.renewKey}, field)
-		} else {
-			touch = scripts.Touch.EvalSha(ctx, pipe, []string{e.renewKey}, field)
+			line[0], line[1] = "eval", scripts.Touch.Source()
 		}
-		wait := pipe.Do(ctx, "wait", c.replicas, c.replicaTimeout.Milliseconds())
-		_, _ = pipe.Exec(ctx)
+		touch, wait := backend.NewCmd(line...), backend.NewCmd("wait", c.replicas, c.replicaTimeout.Milliseconds())
+		// A keyless WAIT would go to any node: the lock's master, on the
+		// touch's connection.
+		if perr := s.be.PipelineOn(ctx, e.renewKey, []*backend.Cmd{touch, wait}); errors.Is(perr, errors.ErrUnsupported) {
+			e.abandon(field)
+			return fmt.Errorf("lockmw: replica sync for %q: %w", e.name, perr)
+		}
 		if scripts.IsNoScript(touch.Err()) && !load {
 			continue
 		}

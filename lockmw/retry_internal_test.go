@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw/backend/goredis"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -51,7 +52,7 @@ func TestResentReleaseDecrementsOnce(t *testing.T) {
 	field := m.findLevel(h).h.field
 	keys := m.fullKeys("req-42")
 	for range 2 {
-		n, err := scripts.Release.Run(ctx, c.rdb, keys, field, "publish", c.latchMS, 0).Int64()
+		n, err := redis.NewScript(scripts.Release.Source()).Run(ctx, c.Redis(), keys, field, "publish", c.latchMS, 0).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), n)
 	}
@@ -65,7 +66,7 @@ func TestResentReleaseDecrementsOnce(t *testing.T) {
 	// The same for a re-entry.
 	rkeys := []string{m.k.lock, m.k.latchBase + "req-43"}
 	for range 2 {
-		n, err := scripts.Reenter.Run(ctx, c.rdb, rkeys, field, c.latchMS).Int64()
+		n, err := redis.NewScript(scripts.Reenter.Source()).Run(ctx, c.Redis(), rkeys, field, c.latchMS).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, int64(3), n)
 	}
@@ -117,9 +118,9 @@ func TestLatchTTL(t *testing.T) {
 	rdb := srv.NewClient(func(o *redis.Options) {
 		o.ReadTimeout, o.MaxRetries, o.MaxRetryBackoff = time.Second, 2, 100*time.Millisecond
 	})
-	assert.Equal(t, 3*time.Second+200*time.Millisecond, latchTTL(rdb))
+	assert.Equal(t, 3*time.Second+200*time.Millisecond, latchTTL(goredis.New(rdb).Info()))
 	rdb = srv.NewClient(func(o *redis.Options) { o.MaxRetries = -1 }) // retries off
-	assert.Equal(t, rdb.Options().ReadTimeout, latchTTL(rdb))
+	assert.Equal(t, rdb.Options().ReadTimeout, latchTTL(goredis.New(rdb).Info()))
 }
 
 // A waiter that died after joining the queue is handed the lock with only a

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/go-rlock/rlock/lockmw/internal/rediserr"
@@ -62,7 +63,7 @@ func firstFailed(ctx context.Context, q queuer, field string, wait time.Duration
 // succeed when tried again: a network error (a reset connection, a refused
 // dial, a read timeout, go-redis's pool timeout) or a transient server reply
 // (isTransient: LOADING, READONLY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN, ...).
-// It is false for a closed Client (ErrClosed, or go-redis's redis.ErrClosed),
+// It is false for a closed Client (ErrClosed, or the back-end's backend.ErrClosed),
 // bad input (ErrInvalidName, ErrInvalidArgument, errors.ErrUnsupported) and
 // every other server reply: WRONGTYPE, NOSCRIPT once the EVAL fallback failed
 // too, NOAUTH, WRONGPASS, NOPERM, an unknown command, a script's error. An
@@ -70,7 +71,7 @@ func firstFailed(ctx context.Context, q queuer, field string, wait time.Duration
 // them is: a master that answers WRONGTYPE may be outvoted once the
 // unreachable ones are back.
 func transientFailure(err error) bool {
-	for _, final := range []error{ErrClosed, redis.ErrClosed, ErrInvalidName, ErrInvalidArgument, errors.ErrUnsupported} {
+	for _, final := range []error{ErrClosed, backend.ErrClosed, redis.ErrClosed, ErrInvalidName, ErrInvalidArgument, errors.ErrUnsupported} {
 		if errors.Is(err, final) {
 			return false
 		}
@@ -91,7 +92,7 @@ func failureKind(err error) int {
 	switch e := err.(type) {
 	case nil:
 		return noFailure
-	case redis.Error:
+	case backend.Error:
 		if rediserr.IsTransient(e) {
 			return mayPass
 		}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // ErrUpgrade reports Lock or TryLock of an RWMutex through a context that
@@ -60,7 +58,6 @@ type rwSide struct {
 	e      engine
 	peer   *rwSide // the other side
 	err    error
-	rdb    redis.UniversalClient
 	single *singleStore
 	fenced bool
 	akeys  []string // the acquire script's keys
@@ -91,7 +88,7 @@ func (c *Client) RWMutex(name string, opts ...LockOption) *RWMutex {
 		if s.err = err; err != nil {
 			continue
 		}
-		s.single, s.rdb = single, single.rdb
+		s.single = single
 		s.k = newRWKeys(name)
 		s.renewKey = s.k.lock
 		s.akeys = []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.token}

@@ -92,7 +92,7 @@ func (s *rwSide) reenterWithin(ctx context.Context, hf, must string) (int64, err
 	c := s.c
 	reqID := c.requestID()
 	res, err := bounded(c, ctx, func(ctx context.Context) ([]int64, error) {
-		return scripts.RWReenter.Run(ctx, s.rdb, []string{s.k.lock, s.k.latchBase + reqID}, hf, c.latchArg, must).Int64Slice()
+		return scripts.Eval(ctx, s.c.be, scripts.RWReenter, []string{s.k.lock, s.k.latchBase + reqID}, hf, c.latchArg, must).Int64Slice()
 	}, func([]int64, error) { c.renewer.undoReentry(s, hf, reqID) })
 	if err == nil && len(res) == 0 {
 		err = fmt.Errorf("unexpected empty reply")
@@ -116,5 +116,5 @@ func (s *rwSide) reenterWithin(ctx context.Context, hf, must string) (int64, err
 // undoReentryOnce makes a side a reentryUndoer (chores.go): field is the
 // hash field.
 func (s *rwSide) undoReentryOnce(ctx context.Context, hf, reqID string) error {
-	return scripts.RWUnreenter.Run(ctx, s.rdb, []string{s.k.lock, s.k.latchBase + reqID}, hf, s.c.latchArg).Err()
+	return scripts.Eval(ctx, s.c.be, scripts.RWUnreenter, []string{s.k.lock, s.k.latchBase + reqID}, hf, s.c.latchArg).Err()
 }

@@ -27,7 +27,7 @@ func (s *rwSide) try(ctx context.Context, a attempt) (acquireReply, error) {
 	if a.enqueue || a.queued { // it may have to leave a reserved lock alone
 		gen = c.usedReservation(&s.k)
 	}
-	res, err := scripts.RWAcquire.Run(ctx, s.rdb, s.akeys, c.ttlArg(a.ttl), s.hf(a.field), flag(a.enqueue),
+	res, err := scripts.Eval(ctx, s.c.be, scripts.RWAcquire, s.akeys, c.ttlArg(a.ttl), s.hf(a.field), flag(a.enqueue),
 		c.graceArg, flag(s.fenced), flag(a.queued), c.claimArg(a.ttl), c.tokenTTLArg, gen).Slice()
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %s %q: %w", s.kind, s.name, err)
@@ -41,7 +41,7 @@ func (s *rwSide) try(ctx context.Context, a attempt) (acquireReply, error) {
 
 // claimOnce runs rwclaim.lua.
 func (s *rwSide) claimOnce(ctx context.Context, a attempt) (int64, bool) {
-	res, err := scripts.RWClaim.Run(ctx, s.rdb, []string{s.k.lock, s.k.token}, s.hf(a.field), s.c.ttlArg(a.ttl), flag(s.fenced)).Slice()
+	res, err := scripts.Eval(ctx, s.c.be, scripts.RWClaim, []string{s.k.lock, s.k.token}, s.hf(a.field), s.c.ttlArg(a.ttl), flag(s.fenced)).Slice()
 	if err != nil || len(res) < 2 || asInt(res[0]) != 1 {
 		return 0, false
 	}
@@ -51,7 +51,7 @@ func (s *rwSide) claimOnce(ctx context.Context, a attempt) (int64, bool) {
 // leaveOnce runs rwleave.lua.
 func (s *rwSide) leaveOnce(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
 	c := s.c
-	res, err := scripts.RWLeave.Run(ctx, s.rdb, s.fullKeys(s.k.latchBase+"leave"), s.hf(field), c.publishCmd(ctx), flag(keep), c.ttlArg(ttl), c.tokenTTLArg, flag(s.fenced)).Slice()
+	res, err := scripts.Eval(ctx, s.c.be, scripts.RWLeave, s.fullKeys(s.k.latchBase+"leave"), s.hf(field), c.publishCmd(ctx), flag(keep), c.ttlArg(ttl), c.tokenTTLArg, flag(s.fenced)).Slice()
 	if err != nil {
 		c.log.Warn("lockmw: leaving a read-write lock's queue failed", "name", s.name, "field", field, "err", err)
 		return 0, false, err
@@ -67,7 +67,7 @@ func (s *rwSide) releaseOnce(ctx context.Context, lvl *level, expireMS int64, la
 	c := s.c
 	latch := lvl.latch // the engine's: k.latchBase + reqID
 	sent := time.Now()
-	n, err := scripts.RWRelease.Run(ctx, s.rdb, s.fullKeys(latch), s.hf(lvl.h.field), c.publishCmd(ctx), c.latchArg,
+	n, err := scripts.Eval(ctx, s.c.be, scripts.RWRelease, s.fullKeys(latch), s.hf(lvl.h.field), c.publishCmd(ctx), c.latchArg,
 		expireArg(expireMS), flag(last), c.tokenTTLArg, s.single.rtt.windowMS()).Int64()
 	if err != nil {
 		return 0, err

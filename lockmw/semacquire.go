@@ -42,13 +42,13 @@ func (s *Semaphore) try(ctx context.Context, a attempt) (acquireReply, error) {
 
 // claimOnce gives a permit handed to a.field its full TTL (semrenew.lua).
 func (s *Semaphore) claimOnce(ctx context.Context, a attempt) (int64, bool) {
-	res, err := scripts.SemRenew.Run(ctx, s.rdb, []string{s.k.permits}, s.c.ttlArg(a.ttl), a.field).Int64Slice()
+	res, err := scripts.Eval(ctx, s.c.be, scripts.SemRenew, []string{s.k.permits}, s.c.ttlArg(a.ttl), a.field).Int64Slice()
 	return 0, err == nil && len(res) == 1 && res[0] == 1
 }
 
 // leaveOnce runs semleave.lua.
 func (s *Semaphore) leaveOnce(ctx context.Context, field string, keep bool, ttl time.Duration) (int64, bool, error) {
-	res, err := scripts.SemLeave.Run(ctx, s.rdb, s.fullKeys(s.k.latchBase), field, s.c.publishCmd(ctx), flag(keep), s.c.ttlArg(ttl), msCeil(semIdleTTL)).Slice()
+	res, err := scripts.Eval(ctx, s.c.be, scripts.SemLeave, s.fullKeys(s.k.latchBase), field, s.c.publishCmd(ctx), flag(keep), s.c.ttlArg(ttl), msCeil(semIdleTTL)).Slice()
 	if err != nil {
 		s.c.log.Warn("lockmw: leaving a semaphore's queue failed", "name", s.name, "field", field, "err", err)
 		return 0, false, err
@@ -68,7 +68,7 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 	var n int64
 	var err error
 	if expireMS > 0 {
-		n, err = scripts.SemUnlockAt.Run(ctx, s.rdb, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
+		n, err = scripts.Eval(ctx, s.c.be, scripts.SemUnlockAt, []string{s.k.permits}, lvl.h.field, expireMS).Int64()
 	} else {
 		// fullKeys with the level's latch, and the arguments, boxed once
 		args := append(lvl.releaseLine(3+7+5), "evalsha", scripts.SemReleaseSHA, 7)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // semIdleTTL is how long a semaphore's count outlives its last permit: a
@@ -33,7 +32,6 @@ type Semaphore struct {
 	lockBase
 	e     engine
 	err   error
-	rdb   redis.UniversalClient
 	rtt   *rttGauge // the Client's round trips: the window of a reservation (reserve.go)
 	akeys []string  // the acquire script's keys
 	// Boxed once for the command lines of the hot path: akeys (the
@@ -69,7 +67,7 @@ func (c *Client) Semaphore(name string, permits int, opts ...LockOption) *Semaph
 	if s.err != nil {
 		return s
 	}
-	s.rdb, s.rtt = single.rdb, &single.rtt
+	s.rtt = &single.rtt
 	s.k = newSemKeys(name)
 	s.renewKey = s.k.permits
 	s.akeys = []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits}
@@ -141,7 +139,7 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 		return 0, s.err
 	}
 	run := func(ctx context.Context) (int, error) {
-		n, err := scripts.SemAvailable.Run(ctx, s.rdb, s.akeys, s.c.publishCmd(ctx), s.permits, msCeil(semIdleTTL)).Int()
+		n, err := scripts.Eval(ctx, s.c.be, scripts.SemAvailable, s.akeys, s.c.publishCmd(ctx), s.permits, msCeil(semIdleTTL)).Int()
 		if err != nil {
 			return 0, fmt.Errorf("lockmw: available permits of %q: %w", s.name, err)
 		}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // singleStore keeps the locks on one Redis: a single node, a failover
@@ -15,12 +15,12 @@ import (
 // scripts) send command lines of arguments boxed once (see scripts.Run).
 type singleStore struct {
 	c   *Client
-	rdb redis.UniversalClient
+	be  backend.Backend
 	rtt rttGauge // of the release scripts: the window of a reservation (reserve.go)
 }
 
 // nodes returns the one Redis.
-func (s *singleStore) nodes() []redis.UniversalClient { return []redis.UniversalClient{s.rdb} }
+func (s *singleStore) nodes() []backend.Backend { return []backend.Backend{s.be} }
 
 // majority is 1: the one Redis decides.
 func (s *singleStore) majority() int { return 1 }
@@ -76,7 +76,7 @@ func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 
 // claim runs claim.lua.
 func (s *singleStore) claim(ctx context.Context, m *Mutex, a attempt) (int64, bool) {
-	res, err := scripts.Claim.Run(ctx, s.rdb, []string{m.k.lock}, a.field, s.c.ttlArg(a.ttl)).Slice()
+	res, err := scripts.Eval(ctx, s.c.be, scripts.Claim, []string{m.k.lock}, a.field, s.c.ttlArg(a.ttl)).Slice()
 	if err != nil || len(res) < 2 || asInt(res[0]) != 1 {
 		return 0, false
 	}
@@ -85,12 +85,12 @@ func (s *singleStore) claim(ctx context.Context, m *Mutex, a attempt) (int64, bo
 
 // reenter runs reenter.lua.
 func (s *singleStore) reenter(ctx context.Context, m *Mutex, field, reqID string) (int64, error) {
-	return scripts.Reenter.Run(ctx, s.rdb, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Int64()
+	return scripts.Eval(ctx, s.c.be, scripts.Reenter, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Int64()
 }
 
 // undoReenter runs unreenter.lua.
 func (s *singleStore) undoReenter(ctx context.Context, m *Mutex, field, reqID string) error {
-	return scripts.Unreenter.Run(ctx, s.rdb, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Err()
+	return scripts.Eval(ctx, s.c.be, scripts.Unreenter, []string{m.k.lock, m.k.latchBase + reqID}, field, s.c.latchArg).Err()
 }
 
 // release runs the short script first for an uncontended last level (see
@@ -131,7 +131,7 @@ func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int6
 // leave runs leave.lua, which publishes a hand-off it passes on.
 func (s *singleStore) leave(ctx context.Context, m *Mutex, field string, keep bool, ttl time.Duration) (int64, bool, error) {
 	c := s.c
-	res, err := scripts.Leave.Run(ctx, s.rdb, m.fullKeys("leave"), field, c.publishCmd(ctx), flag(keep), c.ttlArg(ttl), c.tokenTTLArg).Slice()
+	res, err := scripts.Eval(ctx, s.c.be, scripts.Leave, m.fullKeys("leave"), field, c.publishCmd(ctx), flag(keep), c.ttlArg(ttl), c.tokenTTLArg).Slice()
 	if err != nil {
 		c.log.Warn("lockmw: leaving the wait queue failed", "name", m.name, "field", field, "err", err)
 		return 0, false, err
@@ -144,7 +144,7 @@ func (s *singleStore) leave(ctx context.Context, m *Mutex, field string, keep bo
 
 // forceUnlock runs forceunlock.lua.
 func (s *singleStore) forceUnlock(ctx context.Context, m *Mutex) (bool, error) {
-	n, err := scripts.ForceUnlock.Run(ctx, s.rdb, m.fullKeys("force"), s.c.publishCmd(ctx), s.c.tokenTTLArg).Int64()
+	n, err := scripts.Eval(ctx, s.c.be, scripts.ForceUnlock, m.fullKeys("force"), s.c.publishCmd(ctx), s.c.tokenTTLArg).Int64()
 	if err != nil {
 		return false, fmt.Errorf("lockmw: force unlock %q: %w", m.name, err)
 	}
@@ -153,19 +153,18 @@ func (s *singleStore) forceUnlock(ctx context.Context, m *Mutex) (bool, error) {
 
 // isLocked asks EXISTS.
 func (s *singleStore) isLocked(ctx context.Context, m *Mutex) (bool, error) {
-	n, err := s.rdb.Exists(ctx, m.k.lock).Result()
-	return n == 1, err
+	return exists(ctx, s.be, m.k.lock)
 }
 
 // holdCount reads field's count.
 func (s *singleStore) holdCount(ctx context.Context, m *Mutex, field string) (int, error) {
-	n, err := readCount(ctx, s.rdb, m.k.lock, field)
+	n, err := readCount(ctx, s.be, m.k.lock, field)
 	return int(n), err
 }
 
 // pttl asks PTTL: 0 when there is no key, -1 when it has no expiry.
 func (s *singleStore) pttl(ctx context.Context, m *Mutex) (time.Duration, error) {
-	d, err := s.rdb.PTTL(ctx, m.k.lock).Result()
+	d, err := pttlOf(ctx, s.be, m.k.lock)
 	if err != nil {
 		return 0, err
 	}
@@ -179,16 +178,47 @@ func (s *singleStore) pttl(ctx context.Context, m *Mutex) (time.Duration, error)
 }
 
 // runBatches runs the calls in one pipeline.
-func (s *singleStore) runBatches(ctx context.Context, sc *redis.Script, calls []scripts.Call) [][]*redis.Cmd {
-	return [][]*redis.Cmd{scripts.RunPipelined(ctx, s.rdb, sc, calls)}
+func (s *singleStore) runBatches(ctx context.Context, sc backend.Script, calls []scripts.Call) [][]*backend.Cmd {
+	return [][]*backend.Cmd{scripts.RunPipelined(ctx, s.be, sc, calls)}
 }
 
 // readCount reads field's reentrancy count in the lock hash key: 0 when
 // there is none.
-func readCount(ctx context.Context, r redis.UniversalClient, key, field string) (int64, error) {
-	n, err := r.HGet(ctx, key, field).Int64()
-	if errors.Is(err, redis.Nil) {
+func readCount(ctx context.Context, b backend.Backend, key, field string) (int64, error) {
+	cmd := backend.NewCmd("hget", key, field)
+	_ = b.Process(ctx, cmd)
+	n, err := cmd.Int64()
+	if errors.Is(err, backend.Nil) {
 		return 0, nil
 	}
 	return n, err
+}
+
+// exists asks EXISTS of key.
+func exists(ctx context.Context, b backend.Backend, key string) (bool, error) {
+	n, err := existsCount(ctx, b, key)
+	return n == 1, err
+}
+
+// existsCount is EXISTS's reply: 1 when key exists, else 0.
+func existsCount(ctx context.Context, b backend.Backend, key string) (int64, error) {
+	cmd := backend.NewCmd("exists", key)
+	_ = b.Process(ctx, cmd)
+	return cmd.Int64()
+}
+
+// pttlOf asks PTTL of key: -2 when there is no key, -1 when it has no
+// expiry (as go-redis's DurationCmd gives them), else the time left.
+func pttlOf(ctx context.Context, b backend.Backend, key string) (time.Duration, error) {
+	cmd := backend.NewCmd("pttl", key)
+	_ = b.Process(ctx, cmd)
+	return msDuration(cmd.Int64())
+}
+
+// msDuration is a PTTL reply as a duration (-1 and -2 as they are).
+func msDuration(ms int64, err error) (time.Duration, error) {
+	if err != nil || ms < 0 {
+		return time.Duration(ms), err
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }

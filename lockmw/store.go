@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // store is where a Client's locks live: one Redis (a single node, Sentinel or
@@ -15,9 +15,9 @@ import (
 // script (or read) of the lock protocol; the callers own timeouts, error
 // wrapping and the hold's bookkeeping.
 type store interface {
-	// nodes are the go-redis clients the locks live on: the one, or every
-	// master of the quorum.
-	nodes() []redis.UniversalClient
+	// nodes are the back-ends the locks live on: the one, or every master
+	// of the quorum.
+	nodes() []backend.Backend
 	// majority is how many nodes must agree on a per-hold result.
 	majority() int
 
@@ -54,7 +54,7 @@ type store interface {
 	// runBatches runs s once per call in one pipeline per node: the
 	// commands of each node, in nodes' order; nil for a node a quorum did
 	// not wait for (a majority answered first).
-	runBatches(ctx context.Context, s *redis.Script, calls []scripts.Call) [][]*redis.Cmd
+	runBatches(ctx context.Context, s backend.Script, calls []scripts.Call) [][]*backend.Cmd
 }
 
 // releaseReq is one release of a level: of hold h, level lvl (its latch),
@@ -67,10 +67,10 @@ type releaseReq struct {
 }
 
 // newStore returns where the locks of c live: members, a quorum, when not
-// nil, else rdb.
-func newStore(c *Client, rdb redis.UniversalClient, members []redis.UniversalClient) store {
+// nil, else be.
+func newStore(c *Client, be backend.Backend, members []backend.Backend) store {
 	if members == nil {
-		return &singleStore{c: c, rdb: rdb}
+		return &singleStore{c: c, be: be}
 	}
 	return newQuorumStore(c, members)
 }

@@ -10,15 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 )
 
-// reply is a server's error reply, as go-redis returns one.
-type reply string
-
-func (r reply) Error() string { return string(r) }
-func (reply) RedisError()     {}
+// reply is a server's error reply, as a back-end returns one; go-redis's
+// interface matches it too.
+type reply = backend.Error
 
 var _ redis.Error = reply("")
 

@@ -1,31 +1,19 @@
-// Package rediserr classes the error replies of Redis that lockmw decides on:
-// the transient ones, a refused RESTORE or payload, a server's error reply
-// as opposed to a network or context error.
+// Package rediserr classes the error replies of Redis that lockmw decides on
+// beyond the seam's own classes (backend.IsTransient, IsNoScript…): a
+// refused RESTORE or payload.
 package rediserr
 
-import (
-	"errors"
+import "github.com/go-rlock/rlock/lockmw/backend"
 
-	"github.com/redis/go-redis/v9"
-)
-
-// IsTransient reports whether err is a server error that passes (a
-// loading or read-only server, memory, a busy script, a cluster or
-// fail-over state, too many clients).
-func IsTransient(err error) bool {
-	for _, p := range []string{"LOADING", "READONLY", "OOM", "BUSY ", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "max number of clients"} {
-		if redis.HasErrorPrefix(err, p) {
-			return true
-		}
-	}
-	return false
-}
+// IsTransient reports whether err is a server error that passes
+// (backend.IsTransient).
+func IsTransient(err error) bool { return backend.IsTransient(err) }
 
 // RefusesRestore reports whether err says the server will never run our
 // RESTORE.
 func RefusesRestore(err error) bool {
 	for _, p := range []string{"NOPERM", "unknown command", "unknown or disabled command"} {
-		if redis.HasErrorPrefix(err, p) {
+		if backend.HasPrefix(err, p) {
 			return true
 		}
 	}
@@ -35,12 +23,9 @@ func RefusesRestore(err error) bool {
 // RefusesPayload reports whether err is RESTORE's refusal of the payload
 // itself: an RDB version newer than the server's, or data it cannot read.
 func RefusesPayload(err error) bool {
-	return redis.HasErrorPrefix(err, "DUMP payload") || redis.HasErrorPrefix(err, "Bad data format")
+	return backend.HasPrefix(err, "DUMP payload") || backend.HasPrefix(err, "Bad data format")
 }
 
 // IsServerError reports whether err is an error reply of the server (not a
 // network or context error).
-func IsServerError(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
-}
+func IsServerError(err error) bool { return backend.IsServerError(err) }

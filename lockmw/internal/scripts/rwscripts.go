@@ -3,7 +3,7 @@ package scripts
 import (
 	_ "embed"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/go-rlock/rlock/lockmw/backend"
 )
 
 // The read-write lock's scripts (RWMutex): rwlib.lua after lib.lua, then the
@@ -28,11 +28,11 @@ var (
 )
 
 var (
-	RWAcquire   = redis.NewScript(libLua + rwLibLua + rwAcquireLua)
-	RWRelease   = redis.NewScript(libLua + rwLibLua + rwReleaseLua)
-	RWLeave     = redis.NewScript(libLua + rwLibLua + rwLeaveLua)
-	RWClaim     = redis.NewScript(libLua + rwLibLua + rwClaimLua)
-	RWRenew     = redis.NewScript(libLua + rwLibLua + rwRenewLua)
-	RWReenter   = redis.NewScript(libLua + rwLibLua + rwReenterLua)
-	RWUnreenter = redis.NewScript(libLua + rwLibLua + rwUnreenterLua)
+	RWAcquire   = backend.NewScript(libLua + rwLibLua + rwAcquireLua)
+	RWRelease   = backend.NewScript(libLua + rwLibLua + rwReleaseLua)
+	RWLeave     = backend.NewScript(libLua + rwLibLua + rwLeaveLua)
+	RWClaim     = backend.NewScript(libLua + rwLibLua + rwClaimLua)
+	RWRenew     = backend.NewScript(libLua + rwLibLua + rwRenewLua)
+	RWReenter   = backend.NewScript(libLua + rwLibLua + rwReenterLua)
+	RWUnreenter = backend.NewScript(libLua + rwLibLua + rwUnreenterLua)
 )

@@ -11,7 +11,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/go-rlock/rlock/lockmw/backend"
 )
 
 var (
@@ -74,74 +74,95 @@ const (
 	SemReleased int64 = 1
 )
 
-// The scripts run with EVALSHA; go-redis falls back to EVAL (which loads the
-// script) when the server answers NOSCRIPT, as after a restart.
+// The scripts run with EVALSHA, and with EVAL (which loads the script) when
+// the server answers NOSCRIPT, as after a restart (Run, Eval).
 var (
-	Acquire     = redis.NewScript(libLua + acquireLua)
-	Reenter     = redis.NewScript(reenterLua)
-	Release     = redis.NewScript(libLua + releaseLua)
-	FastRelease = redis.NewScript(fastReleaseLua)
-	Leave       = redis.NewScript(libLua + leaveLua)
-	ForceUnlock = redis.NewScript(libLua + forceUnlockLua)
-	Renew       = redis.NewScript(renewLua)
-	SetMeta     = redis.NewScript(setMetaLua)
-	Unreenter   = redis.NewScript(unreenterLua)
-	Claim       = redis.NewScript(claimLua)
-	Touch       = redis.NewScript(touchLua)
-	Fence       = redis.NewScript(fenceLua)
+	Acquire     = backend.NewScript(libLua + acquireLua)
+	Reenter     = backend.NewScript(reenterLua)
+	Release     = backend.NewScript(libLua + releaseLua)
+	FastRelease = backend.NewScript(fastReleaseLua)
+	Leave       = backend.NewScript(libLua + leaveLua)
+	ForceUnlock = backend.NewScript(libLua + forceUnlockLua)
+	Renew       = backend.NewScript(renewLua)
+	SetMeta     = backend.NewScript(setMetaLua)
+	Unreenter   = backend.NewScript(unreenterLua)
+	Claim       = backend.NewScript(claimLua)
+	Touch       = backend.NewScript(touchLua)
+	Fence       = backend.NewScript(fenceLua)
 
-	SemAcquire   = redis.NewScript(libLua + semAcquireLua)
-	SemRelease   = redis.NewScript(libLua + semReleaseLua)
-	SemLeave     = redis.NewScript(libLua + semLeaveLua)
-	SemRenew     = redis.NewScript(libLua + semRenewLua)
-	SemAvailable = redis.NewScript(libLua + semAvailableLua)
-	SemUnlockAt  = redis.NewScript(libLua + semUnlockAtLua)
+	SemAcquire   = backend.NewScript(libLua + semAcquireLua)
+	SemRelease   = backend.NewScript(libLua + semReleaseLua)
+	SemLeave     = backend.NewScript(libLua + semLeaveLua)
+	SemRenew     = backend.NewScript(libLua + semRenewLua)
+	SemAvailable = backend.NewScript(libLua + semAvailableLua)
+	SemUnlockAt  = backend.NewScript(libLua + semUnlockAtLua)
 )
 
 // The hashes of the scripts on the hot path, boxed once.
 var (
-	AcquireSHA any = Acquire.Hash()
-	ReleaseSHA any = Release.Hash()
+	AcquireSHA any = Acquire.SHA()
+	ReleaseSHA any = Release.SHA()
 	AcquireSrc any = libLua + acquireLua
 	ReleaseSrc any = libLua + releaseLua
 
-	FastReleaseSHA any = FastRelease.Hash()
+	FastReleaseSHA any = FastRelease.SHA()
 	FastReleaseSrc any = fastReleaseLua
 
-	SemAcquireSHA any = SemAcquire.Hash()
+	SemAcquireSHA any = SemAcquire.SHA()
 	SemAcquireSrc any = libLua + semAcquireLua
-	SemReleaseSHA any = SemRelease.Hash()
+	SemReleaseSHA any = SemRelease.SHA()
 	SemReleaseSrc any = libLua + semReleaseLua
 )
 
 // Run runs a script on the hot path from a command line built by the
 // caller: args is "evalsha", the script's hash, the number of keys, the keys
 // and the arguments, each already an interface value (so that nothing is
-// boxed again per call, as go-redis's Script.Run would). When the server
-// answers NOSCRIPT it runs the source with EVAL. args is the command's own
-// afterwards: the caller must not change it.
-func Run(ctx context.Context, rdb Processor, src any, args []any) *redis.Cmd {
-	cmd := redis.NewCmd(ctx, args...)
-	cmd.SetFirstKeyPos(3)
-	if err := rdb.Process(ctx, cmd); InFlight(err) {
-		return gaveUp(ctx, err)
+// boxed again per call). When the server answers NOSCRIPT it runs the
+// source with EVAL. args is the command's own afterwards: the caller must
+// not change it.
+func Run(ctx context.Context, p Processor, src any, args []any) *backend.Cmd {
+	cmd := backend.NewCmd(args...)
+	if err := p.Process(ctx, cmd); InFlight(err) {
+		return gaveUp(err)
 	}
-	if IsNoScript(cmd.Err()) {
+	if backend.IsNoScript(cmd.Err()) {
 		eval := make([]any, len(args))
 		copy(eval, args)
 		eval[0], eval[1] = "eval", src
-		cmd = redis.NewCmd(ctx, eval...)
-		cmd.SetFirstKeyPos(3)
-		if err := rdb.Process(ctx, cmd); InFlight(err) {
-			return gaveUp(ctx, err)
+		cmd = backend.NewCmd(eval...)
+		if err := p.Process(ctx, cmd); InFlight(err) {
+			return gaveUp(err)
 		}
 	}
 	return cmd
 }
 
-// Processor runs one command: a go-redis client, or lockmw's batcher.
+// Eval runs s once on p with keys and args: EVALSHA, then EVAL on NOSCRIPT.
+func Eval(ctx context.Context, p Processor, s backend.Script, keys []string, args ...any) *backend.Cmd {
+	return Run(ctx, p, s.Source(), Line(s, keys, args))
+}
+
+// Line is the EVALSHA command line of s over keys and args.
+func Line(s backend.Script, keys []string, args []any) []any {
+	line := make([]any, 0, 3+len(keys)+len(args))
+	line = append(line, "evalsha", s.SHA(), len(keys))
+	for _, k := range keys {
+		line = append(line, k)
+	}
+	return append(line, args...)
+}
+
+// evalLine is line (Line's) with EVAL and the source of s.
+func evalLine(s backend.Script, line []any) []any {
+	eval := make([]any, len(line))
+	copy(eval, line)
+	eval[0], eval[1] = "eval", s.Source()
+	return eval
+}
+
+// Processor runs one command: a back-end, or lockmw's batcher.
 type Processor interface {
-	Process(ctx context.Context, cmd redis.Cmder) error
+	Process(ctx context.Context, cmd *backend.Cmd) error
 }
 
 // InFlight reports whether a Processor returned err because the caller's
@@ -154,35 +175,29 @@ func InFlight(err error) bool {
 
 // gaveUp is a command that failed with err, the error of a call given up
 // in flight, for the caller to read instead of the one still on its way.
-func gaveUp(ctx context.Context, err error) *redis.Cmd {
-	cmd := redis.NewCmd(ctx)
+func gaveUp(err error) *backend.Cmd {
+	cmd := backend.NewCmd()
 	cmd.SetErr(errors.Unwrap(err))
 	return cmd
 }
 
 // RunPipelined runs each batch of script through one pipeline, and
 // once more with EVAL for the batches that found the script missing.
-func RunPipelined(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, batches []Call) []*redis.Cmd {
-	cmds := make([]*redis.Cmd, len(batches))
-	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, b := range batches {
-			cmds[i] = s.EvalSha(ctx, p, b.Keys, b.Args...)
-		}
-		return nil
-	})
-	var retry []int
+func RunPipelined(ctx context.Context, b backend.Backend, s backend.Script, batches []Call) []*backend.Cmd {
+	cmds := make([]*backend.Cmd, len(batches))
+	for i, c := range batches {
+		cmds[i] = backend.NewCmd(Line(s, c.Keys, c.Args)...)
+	}
+	_ = b.Pipeline(ctx, cmds)
+	var retry []*backend.Cmd
 	for i, c := range cmds {
-		if IsNoScript(c.Err()) {
-			retry = append(retry, i)
+		if backend.IsNoScript(c.Err()) {
+			cmds[i] = backend.NewCmd(evalLine(s, c.Args())...)
+			retry = append(retry, cmds[i])
 		}
 	}
 	if len(retry) > 0 {
-		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, i := range retry {
-				cmds[i] = s.Eval(ctx, p, batches[i].Keys, batches[i].Args...)
-			}
-			return nil
-		})
+		_ = b.Pipeline(ctx, retry)
 	}
 	return cmds
 }
@@ -205,12 +220,12 @@ var (
 var (
 	// QuorumAcquire is acquire.lua as the function rlock_acquire,
 	// called by quorumacquire.lua.
-	QuorumAcquire = redis.NewScript(libLua + "local function rlock_acquire()\n" + acquireLua + "\nend\n" + quorumAcquireLua)
-	QuorumEnd     = redis.NewScript(libLua + quorumEndLua)
+	QuorumAcquire = backend.NewScript(libLua + "local function rlock_acquire()\n" + acquireLua + "\nend\n" + quorumAcquireLua)
+	QuorumEnd     = backend.NewScript(libLua + quorumEndLua)
 )
 
 // IsNoScript reports whether err is Redis's NOSCRIPT: the script is not
 // loaded (a restart, SCRIPT FLUSH), and EVAL must send its source.
-func IsNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
-}
+//
+// It reads the message of any error (a go-redis one in tests too).
+func IsNoScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
