@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/go-rlock/rlock/lockmw"
+	"github.com/go-rlock/rlock/lockmw/backend"
 )
 
 // bookkeepingTimeout bounds writing the dedup mark, which runs detached from
@@ -151,7 +152,9 @@ func (r *run) work(hctx context.Context) error {
 	var doneKey string // built only with a dedup window: an allocation per task saved without
 	if o.dedup > 0 {
 		doneKey = o.prefix + "done:" + r.key
-		n, err := r.mw.c.Redis().Exists(hctx, doneKey).Result()
+		exists := backend.NewCmd("exists", doneKey)
+		_ = r.mw.c.Backend().Process(hctx, exists)
+		n, err := exists.Int64()
 		if err != nil {
 			return fmt.Errorf("asynqmw: task %q: checking dedup mark %q: %w", t.Type(), doneKey, err)
 		}
@@ -168,7 +171,7 @@ func (r *run) work(hctx context.Context) error {
 	}
 	if o.dedup > 0 {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(hctx), bookkeepingTimeout)
-		err := r.mw.c.Redis().Set(sctx, doneKey, "1", o.dedup).Err()
+		err := r.mw.c.Backend().Process(sctx, backend.NewCmd("set", doneKey, "1", "px", max(o.dedup.Milliseconds(), 1)))
 		cancel()
 		if err != nil {
 			return errors.Join(fmt.Errorf("asynqmw: task %q succeeded, but writing dedup mark %q failed: %w", t.Type(), doneKey, err), asynq.RevokeTask)

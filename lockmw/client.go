@@ -3,6 +3,7 @@ package lockmw
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -115,6 +116,9 @@ func newClient(be backend.Backend, members []backend.Backend, opts []Option) *Cl
 		o.clientID = newUUID()
 	}
 	info := be.Info()
+	if o.replicas > 0 && members == nil && errors.Is(be.PipelineOn(context.Background(), "", nil), errors.ErrUnsupported) {
+		panic("lockmw: WithReplicaSync: the back-end does not offer PipelineOn, which WAIT needs")
+	}
 	c := &Client{
 		be:          be,
 		info:        info,

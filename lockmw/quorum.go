@@ -71,7 +71,7 @@ func NewQuorum(clients []redis.UniversalClient, opts ...Option) *Client {
 		}
 		members[i] = goredis.New(r)
 	}
-	return newQuorum(members, opts, "client")
+	return newQuorum(members, opts, "NewQuorum", "client")
 }
 
 // NewQuorumOf is NewQuorum over back-ends (package lockmw/backend), one per
@@ -87,15 +87,15 @@ func NewQuorumOf(masters []backend.Backend, opts ...Option) *Client {
 			panic(fmt.Sprintf("lockmw: NewQuorumOf: back-end %d is nil", i))
 		}
 	}
-	return newQuorum(slices.Clone(masters), opts, "back-end")
+	return newQuorum(slices.Clone(masters), opts, "NewQuorumOf", "back-end")
 }
 
 // newQuorum is the quorum Client of members, none of them a cluster's
-// (what names the one that is in the panic).
-func newQuorum(members []backend.Backend, opts []Option, what string) *Client {
+// (fn and what name the constructor and the one that is in the panic).
+func newQuorum(members []backend.Backend, opts []Option, fn, what string) *Client {
 	for i, b := range members {
 		if b.Info().Cluster {
-			panic(fmt.Sprintf("lockmw: NewQuorum: %s %d is a cluster %s; a quorum needs independent masters", what, i, what))
+			panic(fmt.Sprintf("lockmw: %s: %s %d is a cluster %s; a quorum needs independent masters", fn, what, i, what))
 		}
 	}
 	return newClient(members[0], members, opts)

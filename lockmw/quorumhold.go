@@ -135,19 +135,22 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 		}
 		latch = q.latchFor(ttl)
 	}
-	// The requests that end the hold on member i: the release, then, where
-	// a late acquisition may still run, the end latch, which frees the lock
-	// too. The two may not run back to back: a master that lacks a script
-	// answers NOSCRIPT and runs it only when it is sent again with EVAL,
-	// after the other, and a late acquisition may run in between; so
-	// whichever of them runs after the acquisition frees it.
+	// The requests that end the hold on member i: the release, after the
+	// end latch where a late acquisition may still run. The two must run
+	// back to back, so both go with EVAL, their scripts' sources, there: a
+	// master that lacks a script (never used there, or flushed by a
+	// restart) answers its EVALSHA with NOSCRIPT and runs the others of the
+	// pipeline, and the failed one runs only when sent again, after a late
+	// acquisition may have run in between (the end latch, run last, frees
+	// nothing; a release run last finds the lock freed by nothing).
 	calls := func(i int) []redo {
 		until := time.Now().Add(latch)
 		rel := redo{s: scripts.Release, call: scripts.Call{Keys: keys, Args: args}, until: until}
 		if dirty == nil || !dirty[i] {
 			return []redo{rel}
 		}
-		return []redo{rel, {s: scripts.QuorumEnd, call: q.endCall(m, rr.h.field, endAll, latch, true), until: until}}
+		rel.eval = true
+		return []redo{{s: scripts.QuorumEnd, call: q.endCall(m, rr.h.field, endAll, latch, false), until: until, eval: true}, rel}
 	}
 	out, _, err := q.vote(ctx, func(ctx context.Context, mb *member) (int64, error) {
 		cmds := mb.pipeline(ctx, calls(mb.i))
@@ -159,14 +162,7 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 				return 0, err
 			}
 		}
-		n, err := cmds[0].Int64() // the release's reply
-		if freed, _ := cmds[len(cmds)-1].Int64(); err == nil && n < 0 && len(cmds) > 1 && freed == 1 {
-			// The end freed the field's lock: the release, sent again with
-			// EVAL after a NOSCRIPT, ran after it and found the field gone.
-			// The hold was there: released.
-			return 1, nil
-		}
-		return n, err
+		return cmds[len(cmds)-1].Int64() // the release's reply
 	}, nil)
 	switch out {
 	case RenewalOK:

@@ -29,6 +29,7 @@ type redo struct {
 	s     backend.Script
 	call  scripts.Call
 	until time.Time // given up after then: what it guards has expired
+	eval  bool      // sent with EVAL (the script's source), never EVALSHA: it never meets NOSCRIPT
 }
 
 // redoBackoff bounds the wait between two rounds of a member's failed
@@ -121,7 +122,11 @@ func (mb *member) send(calls []redo) []redo {
 func (mb *member) pipeline(ctx context.Context, calls []redo) []*backend.Cmd {
 	cmds := make([]*backend.Cmd, len(calls))
 	for i, rd := range calls {
-		cmds[i] = backend.NewCmd(scripts.Line(rd.s, rd.call.Keys, rd.call.Args)...)
+		line := scripts.Line(rd.s, rd.call.Keys, rd.call.Args)
+		if rd.eval {
+			line[0], line[1] = "eval", rd.s.Source()
+		}
+		cmds[i] = backend.NewCmd(line...)
 	}
 	_ = mb.be.Pipeline(ctx, cmds)
 	for i, cmd := range cmds {

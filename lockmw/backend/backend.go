@@ -33,7 +33,8 @@ type Backend interface {
 	// Subscribe opens a subscription to channels: sharded (SSUBSCRIBE, on
 	// the node serving the first channel's slot) when sharded is true,
 	// else plain SUBSCRIBE. The channels' confirmations arrive as
-	// [Subscribed] messages. Default: [errors.ErrUnsupported].
+	// [Subscribed] messages. Default: [errors.ErrUnsupported]: a Lock that
+	// must wait then fails with it (TryLock without a wait works).
 	Subscribe(ctx context.Context, sharded bool, channels ...string) (Subscription, error)
 
 	// NodeOf names the master serving key's slot on a cluster ("" when
@@ -47,7 +48,9 @@ type Backend interface {
 
 	// PipelineOn runs cmds in one pipeline on one connection of the master
 	// serving key, in order, as WAIT needs (it counts the writes of its own
-	// connection). Default: [errors.ErrUnsupported].
+	// connection). With no commands it only reports, without a round trip,
+	// whether it is offered (nil). Default: [errors.ErrUnsupported]: a
+	// Client with WithReplicaSync panics in its constructor.
 	PipelineOn(ctx context.Context, key string, cmds []*Cmd) error
 
 	defaults()

@@ -18,9 +18,9 @@
 // in [Defaults], which every implementation embeds: a capability added to
 // Backend later comes with a default there, so implementers keep compiling
 // (River's MiddlewareDefaults is the model). A default answers
-// [errors.ErrUnsupported]; the engine then refuses what needs it (a waiter
-// without pub/sub polls; WithReplicaSync without PipelineOn fails its
-// acquisitions loudly).
+// [errors.ErrUnsupported]; the engine then refuses what needs it, loudly (a
+// Lock that must wait without pub/sub fails with it; WithReplicaSync
+// without PipelineOn panics in the Client's constructor).
 //
 // Replies cross the seam as Go values: nil (with the error [Nil]), int64,
 // string, []any of these, a map as a flat []any of key, value…, and an

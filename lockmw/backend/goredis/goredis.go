@@ -124,6 +124,9 @@ func (b *Backend) pipeline(ctx context.Context, p redis.Pipeliner, cmds []*backe
 // PipelineOn runs cmds in a pipeline of the master serving key (a
 // cluster's), or of the client.
 func (b *Backend) PipelineOn(ctx context.Context, key string, cmds []*backend.Cmd) error {
+	if len(cmds) == 0 {
+		return nil
+	}
 	var p redis.Pipeliner
 	if b.cc != nil {
 		node, err := b.cc.MasterForKey(ctx, key)
