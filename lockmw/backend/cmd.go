@@ -1,13 +1,16 @@
 package backend
 
 import (
+	"encoding"
 	"fmt"
 	"strconv"
 )
 
 // Cmd is one command: its line (name first, then its arguments as given:
-// strings, integers, or values a back-end encodes as go-redis does —
-// encoding.BinaryMarshaler, fmt.Stringer) and, once run, its reply. A
+// string, []byte, int, int64, uint64, float64, bool, or an
+// encoding.BinaryMarshaler — lockmw passes keys, fields and the RESTORE
+// payload by pointer, to save an allocation per call; ArgString writes any
+// of them as the bytes Redis must receive) and, once run, its reply. A
 // back-end reads Args and sets the reply with SetVal or SetErr; the engine
 // reads it. A Cmd is one caller's: a back-end may keep none after it
 // answered.
@@ -144,4 +147,50 @@ func toInt64(v any) (int64, error) {
 		return 0, v
 	}
 	return 0, fmt.Errorf("backend: reply %T is not an integer", v)
+}
+
+// ArgString is one argument of a command line as the string Redis must
+// receive, encoded as go-redis encodes it: integers and floats in decimal,
+// a bool as 1 or 0, an encoding.BinaryMarshaler's bytes. A back-end whose
+// client takes strings (rueidis, valkey-go) writes every argument with it.
+func ArgString(a any) (string, error) {
+	switch v := a.(type) {
+	case string:
+		return v, nil
+	case []byte:
+		return string(v), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case uint64:
+		return strconv.FormatUint(v, 10), nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case bool:
+		if v {
+			return "1", nil
+		}
+		return "0", nil
+	case encoding.BinaryMarshaler:
+		b, err := v.MarshalBinary()
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+	return "", fmt.Errorf("backend: cannot encode an argument of type %T", a)
+}
+
+// StringArgs is the command line with every argument written by ArgString.
+func (c *Cmd) StringArgs() ([]string, error) {
+	out := make([]string, len(c.args))
+	for i, a := range c.args {
+		s, err := ArgString(a)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
 }
