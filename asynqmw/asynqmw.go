@@ -151,7 +151,7 @@ func (r *run) work(hctx context.Context) error {
 	t, o := r.t, r.mw.o
 	var doneKey string // built only with a dedup window: an allocation per task saved without
 	if o.dedup > 0 {
-		doneKey = o.prefix + "done:" + r.key
+		doneKey = r.mw.c.Namespace() + o.prefix + "done:" + r.key
 		exists := backend.NewCmd("exists", doneKey)
 		_ = r.mw.c.Backend().Process(hctx, exists)
 		n, err := exists.Int64()

@@ -32,6 +32,7 @@ type Client struct {
 	be      backend.Backend // where the locks live (a quorum's first master)
 	info    backend.Info    // be's
 	id      string
+	ns      string // WithNamespace
 	opts    options
 	cluster bool
 	log     *slog.Logger
@@ -123,6 +124,7 @@ func newClient(be backend.Backend, members []backend.Backend, opts []Option) *Cl
 		be:          be,
 		info:        info,
 		id:          o.clientID,
+		ns:          o.namespace,
 		opts:        o,
 		log:         o.logger,
 		nonce:       newUUID(),
@@ -175,6 +177,11 @@ func newClient(be backend.Backend, members []backend.Backend, opts []Option) *Cl
 
 // ID returns the client's ID, the first half of every owner field.
 func (c *Client) ID() string { return c.id }
+
+// Namespace returns the prefix of every key and channel of the Client's
+// locks (WithNamespace), "" when it has none. Adapters start the keys they
+// keep beside the locks with it.
+func (c *Client) Namespace() string { return c.ns }
 
 // Redis returns the go-redis client the locks live on, for adapters that keep
 // small keys of their own beside the locks. For a quorum client it is the

@@ -51,7 +51,14 @@ type engine struct {
 
 // tryLock is TryLock of every kind: checks, then a re-entry or a new
 // acquisition (lead: a campaign of Lead), reported to the hooks when set.
+// A refusal of the Redis user's permissions is an ErrNoPermission.
 func (e engine) tryLock(ctx context.Context, wait, lease time.Duration, lead bool) (context.Context, error) {
+	hctx, err := e.tryLockChecked(ctx, wait, lease, lead)
+	return hctx, e.permissionErr(err)
+}
+
+// tryLockChecked is tryLock's work.
+func (e engine) tryLockChecked(ctx context.Context, wait, lease time.Duration, lead bool) (context.Context, error) {
 	if wait < 0 {
 		return ctx, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
 	}
@@ -298,7 +305,7 @@ func (e engine) release(hold context.Context, expireMS int64) error {
 		if h.addLevels(0) == 1 {
 			h.end(endReleased, nil)
 		}
-		return withCtxErr(rctx, fmt.Errorf("lockmw: unlock %s %q: %w", e.kind, e.name, err))
+		return e.permissionErr(withCtxErr(rctx, fmt.Errorf("lockmw: unlock %s %q: %w", e.kind, e.name, err)))
 	}
 	lvl.released = true
 	h.addLevels(-1)

@@ -3,7 +3,10 @@ package lockmw
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/go-rlock/rlock/lockmw/backend"
 )
 
 // Sentinel errors. Match them with [errors.Is]; errors returned by this
@@ -36,6 +39,13 @@ var (
 	// rlock_waiters:, redisson_lock_token:, redisson_unlock_latch:), or (on a
 	// cluster) one whose keys cannot share a hash slot.
 	ErrInvalidName = errors.New("lockmw: invalid lock name")
+
+	// ErrNoPermission reports that the Redis user may not run a command
+	// rlock needs, or touch one of a lock's keys or channels (the server's
+	// NOPERM): never retried, it names the keys and channels the lock
+	// uses. docs/security.md gives the ACL rule rlock needs; WithNamespace
+	// puts them all under one prefix.
+	ErrNoPermission = errors.New("lockmw: no permission")
 
 	// ErrNotReplicated reports an acquisition that fewer replicas than
 	// WithReplicaSync asks for acknowledged in time; the lock was released.
@@ -116,4 +126,30 @@ func (e *HoldError) joined() error {
 		err = errors.Join(err, rel)
 	}
 	return err
+}
+
+// permissionErr is err, or when err holds the server's NOPERM (or, from a
+// script's call, "ERR The user executing the script can't access…") an
+// ErrNoPermission naming the keys and channels the lock uses.
+func (e engine) permissionErr(err error) error {
+	if err == nil || !(backend.HasPrefix(err, "NOPERM") || backend.HasPrefix(err, "The user executing the script can't access")) {
+		return err
+	}
+	k := &e.lockBase.k
+	keys := []string{k.lock, k.queue, k.waiters}
+	for _, x := range []string{k.token, k.permits} {
+		if x != "" {
+			keys = append(keys, x)
+		}
+	}
+	keys = append(keys, k.latchBase+"*")
+	if k.timeouts != "" {
+		keys = append(keys, k.timeouts+"*")
+	}
+	where := ""
+	if ns := e.c.ns; ns != "" {
+		where = fmt.Sprintf(" (all under the namespace: ~%s* &%s*)", ns, ns)
+	}
+	return fmt.Errorf("%w: the Redis user may not use %s %q: it needs the keys %s and the channels %s, %s*%s: %w",
+		ErrNoPermission, e.kind, e.name, strings.Join(keys, " "), k.channel, k.handoff, where, err)
 }

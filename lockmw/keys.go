@@ -31,20 +31,21 @@ type keys struct {
 	timeouts  string // a read-write lock's readers' timeout keys' prefix; "" otherwise
 }
 
-// newKeys returns the keys of the lock name (internal/layout names them).
-func newKeys(name string) keys {
-	return fromLayout(layout.Mutex(name))
+// newKeys returns the keys of the lock name in the namespace ns
+// (internal/layout names them; WithNamespace).
+func newKeys(ns, name string) keys {
+	return fromLayout(layout.Namespaced(ns, layout.Mutex(layout.InNamespace(ns, name))))
 }
 
 // newSemKeys returns the keys of the semaphore name: Redisson's
 // RPermitExpirableSemaphore's count, permits and channel, and rlock's queue.
-func newSemKeys(name string) keys {
-	return fromLayout(layout.Semaphore(name))
+func newSemKeys(ns, name string) keys {
+	return fromLayout(layout.Namespaced(ns, layout.Semaphore(layout.InNamespace(ns, name))))
 }
 
 // newRWKeys returns the keys of the read-write lock name (RWMutex).
-func newRWKeys(name string) keys {
-	return fromLayout(layout.RWMutex(name))
+func newRWKeys(ns, name string) keys {
+	return fromLayout(layout.Namespaced(ns, layout.RWMutex(layout.InNamespace(ns, name))))
 }
 
 // fromLayout copies the names internal/layout gives.
@@ -75,8 +76,8 @@ func (k *keys) all() []string {
 }
 
 // validateName checks a name that arrives at call time, for a lock whose
-// keys newKeys gives.
-func validateName(name string, cluster bool, newKeys func(string) keys) error {
+// keys newKeys gives in the namespace ns.
+func validateName(name, ns string, cluster bool, newKeys func(ns, name string) keys) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty", ErrInvalidName)
@@ -93,7 +94,7 @@ func validateName(name string, cluster bool, newKeys func(string) keys) error {
 		}
 	}
 	if cluster {
-		k := newKeys(name)
+		k := newKeys(ns, name)
 		slot := keySlot(k.lock)
 		for _, key := range k.all()[1:] {
 			if keySlot(key) != slot {

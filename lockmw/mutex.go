@@ -35,11 +35,11 @@ func (c *Client) Mutex(name string, opts ...LockOption) *Mutex {
 	o := newLockOptions(opts)
 	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex, group: o.group}, fenced: o.fencing}
 	m.e = engine{&m.lockBase, m}
-	if err := validateName(name, c.cluster, newKeys); err != nil {
+	if err := validateName(name, c.ns, c.cluster, newKeys); err != nil {
 		m.err = err
 		return m
 	}
-	m.k = newKeys(name)
+	m.k = newKeys(c.ns, name)
 	m.renewKey = m.k.lock
 	m.akeys = []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token}
 	m.keyArgs = []any{m.akeys[0], m.akeys[1], m.akeys[2], m.akeys[3], m.akeys[4]}

@@ -41,11 +41,12 @@ func (m *Mutex) fastAcquire(ctx context.Context, a attempt) (won bool, err error
 	r := restoreLines.Get().(*restoreLine)
 	r.dump = rdbdump.Append(r.buf[:0], a.field, rdbdump.Kind(c.dumpKind.Load()))
 	r.args = [...]any{"restore", m.keyArgs[0], c.ttlArg(a.ttl), r}
-	cmd := backend.NewCmd(r.args[:]...)
+	cmd := scripts.GetCmd(r.args[:])
 	if err := c.proc.Process(ctx, cmd); scripts.InFlight(err) {
-		return false, err // the caller gave up: its abandon undoes a late win (r stays the pipeline's)
+		return false, err // the caller gave up: its abandon undoes a late win (r and cmd stay the pipeline's)
 	}
 	err = cmd.Err()
+	scripts.PutCmd(cmd)
 	r.args = [4]any{}
 	restoreLines.Put(r)
 	switch {
@@ -110,7 +111,7 @@ func (m *Mutex) fastRelease(ctx context.Context, h *hold, lvl *level) (done bool
 	args := append(lvl.releaseLine(fastReleaseArgs), "evalsha", scripts.FastReleaseSHA, 5,
 		(*levelLatch)(lvl), m.keyArgs[0], m.keyArgs[1], m.keyArgs[2], m.rollArg,
 		c.publishArg(ctx), c.latchArg, h.fieldArg)
-	n, err := scripts.Run(ctx, c.proc, scripts.FastReleaseSrc, args).Int64()
+	n, err := scripts.RunInt64(ctx, c.proc, scripts.FastReleaseSrc, args)
 	if err != nil {
 		return false, err
 	}
@@ -174,7 +175,7 @@ func (c *Client) probeRestore(ctx context.Context) (ok bool, err error) {
 // encoding may do); err is an error of the network or a transient one of
 // the server (ask again later).
 func (c *Client) probeDump(ctx context.Context, kind rdbdump.Kind) (why string, payload bool, err error) {
-	key := "rlock_probe:{" + c.nonce + "}"
+	key := c.ns + "rlock_probe:{" + c.nonce + "}"
 	typ := backend.NewCmd("type", key)
 	err = c.be.Pipeline(ctx, []*backend.Cmd{
 		backend.NewCmd("restore", key, time.Second.Milliseconds(), string(rdbdump.Payload(c.id+":0", kind)), "replace"),

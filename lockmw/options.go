@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/go-rlock/rlock/internal/construct"
 )
@@ -47,6 +48,8 @@ type options struct {
 	replicaTimeout time.Duration
 	replicaSet     bool // WithReplicaSync was given
 	noBatching     bool // WithoutBatching
+	namespace      string
+	namespaceSet   bool // WithNamespace was given: "" is then an error
 }
 
 type lockOptions struct {
@@ -164,6 +167,24 @@ func WithReplicaSync(replicas int, timeout time.Duration) Option {
 // newOptions applies opts over the defaults, in order, then checks the result
 // once; it panics, with one line naming the option and the value, on a nil
 // Option or an invalid value.
+// WithNamespace starts every key and channel the Client's locks use with
+// prefix: the lock's own key (a lock named "orders:42" is the key
+// prefix+"{orders:42}"; a name with a {hash tag} of its own is prefix+name), its queue, waiter table, fencing counter, latches and
+// channels, a semaphore's and a read-write lock's keys, and the adapters'
+// marks (asynqmw's dedup mark); each lock's keys still share one hash
+// slot. So a service can run under a Redis ACL user confined to its prefix
+// (~prefix* &prefix*, docs/security.md), and two services on one Redis
+// never share a lock, a queue or a channel. Names in errors, hooks and
+// Holder stay as the caller gave them.
+//
+// A namespaced Client is not wire-compatible with Redisson, nor with a
+// Client without the namespace (or with another), on the same names:
+// Redisson's key and channel names are fixed. The default is none. An
+// empty prefix, or one with a brace or a control character, panics in New.
+func WithNamespace(prefix string) Option {
+	return func(o *options) { o.namespace, o.namespaceSet = prefix, true }
+}
+
 func newOptions(opts []Option) options {
 	o := options{
 		watchdog:       DefaultWatchdogTimeout,
@@ -191,6 +212,12 @@ func (o *options) invalid() string {
 		return fmt.Sprintf("WithReplicaSync(%d, %v): replicas must be at least 1", o.replicas, o.replicaTimeout)
 	case o.replicaSet && o.replicaTimeout <= 0:
 		return fmt.Sprintf("WithReplicaSync(%d, %v): timeout must be positive", o.replicas, o.replicaTimeout)
+	case o.namespaceSet && o.namespace == "":
+		return `WithNamespace(""): the namespace must not be empty`
+	case strings.ContainsAny(o.namespace, "{}"):
+		return fmt.Sprintf("WithNamespace(%q): the namespace must not contain a brace (the keys' hash tags are rlock's)", o.namespace)
+	case strings.IndexFunc(o.namespace, unicode.IsControl) >= 0:
+		return fmt.Sprintf("WithNamespace(%q): the namespace must not contain a control character", o.namespace)
 	}
 	return ""
 }

@@ -59,6 +59,7 @@ type nameSub struct {
 	missed      bool      // the connection was lost since the last confirmation
 	idleSince   time.Time
 	reserved    reservationSeen // the roll-call channel's last reservation, and the messages after it (reserve.go)
+	refused     error           // the server refused the subscription (NOPERM): ready is closed, and its waiters fail
 }
 
 // unsharded is the shards key of the one connection used with plain
@@ -288,6 +289,13 @@ func (h *hub) receive(sh *shard) {
 			if c.bgCtx.Err() != nil || h.shardClosed(sh) {
 				return
 			}
+			if backend.HasPrefix(err, "NOPERM") {
+				// The server refused a SUBSCRIBE: the connection is fine,
+				// and waiting for its confirmation would last until the
+				// waiters' deadlines.
+				h.refuse(sh, err)
+				continue
+			}
 			c.log.Debug("lockmw: pub/sub connection error", "err", err)
 			h.connectionLost(sh) // a waiter joining during the back-off must retry
 			sh.backoff = min(max(2*sh.backoff, 10*time.Millisecond), time.Second)
@@ -315,6 +323,35 @@ func (h *hub) receive(sh *shard) {
 			h.dispatch(msg.Channel, msg.Payload)
 		}
 	}
+}
+
+// refuse fails the names of sh not confirmed yet (the server's error does
+// not say which channel it refused): their waiters return err, and the
+// names are forgotten, so that a later waiter subscribes them again.
+func (h *hub) refuse(sh *shard, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.c.log.Warn("lockmw: subscription refused", "err", err)
+	for name, ns := range h.names {
+		if ns.shard != sh || ns.confirmed {
+			continue
+		}
+		ns.refused = err
+		ns.confirmed = true
+		close(ns.ready)
+		delete(h.names, name)
+		delete(h.byChannel, ns.k.channel)
+		delete(h.byChannel, ns.k.handoff)
+		delete(h.byChannel, ns.handoff)
+		sh.subs--
+	}
+}
+
+// refusedErr is the refusal of ns's subscription, nil when none.
+func (h *hub) refusedErr(ns *nameSub) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return ns.refused
 }
 
 // shardClosed reports whether sh was closed or replaced.

@@ -81,7 +81,7 @@ func (c *Client) RWMutex(name string, opts ...LockOption) *RWMutex {
 	if !ok {
 		err = fmt.Errorf("lockmw: read-write lock %q on a quorum client: %w", name, errors.ErrUnsupported)
 	} else {
-		err = validateName(name, c.cluster, newRWKeys)
+		err = validateName(name, c.ns, c.cluster, newRWKeys)
 	}
 	for _, s := range []*rwSide{rw.r, rw.w} {
 		s.e = engine{&s.lockBase, s}
@@ -89,7 +89,7 @@ func (c *Client) RWMutex(name string, opts ...LockOption) *RWMutex {
 			continue
 		}
 		s.single = single
-		s.k = newRWKeys(name)
+		s.k = newRWKeys(c.ns, name)
 		s.renewKey = s.k.lock
 		s.akeys = []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.token}
 	}

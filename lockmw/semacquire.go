@@ -29,7 +29,7 @@ func (s *Semaphore) try(ctx context.Context, a attempt) (acquireReply, error) {
 	if word := c.usedReservation(&s.k); word != "" {
 		args = append(args, word)
 	}
-	res, err := scripts.Run(ctx, c.proc, scripts.SemAcquireSrc, args).Slice()
+	res, err := scripts.RunSlice(ctx, c.proc, scripts.SemAcquireSrc, args)
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire a permit of %q: %w", s.name, err)
 	}
@@ -75,7 +75,7 @@ func (s *Semaphore) releaseOnce(ctx context.Context, lvl *level, expireMS int64,
 		args = append(args, s.keyArgs...)
 		args = append(args, lvl.latchArg, s.handoffArg, lvl.h.fieldArg, s.c.publishArg(ctx), s.c.latchArg, semIdleArg, s.rtt.windowMS())
 		sent := time.Now()
-		n, err = scripts.Run(ctx, s.c.proc, scripts.SemReleaseSrc, args).Int64()
+		n, err = scripts.RunInt64(ctx, s.c.proc, scripts.SemReleaseSrc, args)
 		if err == nil {
 			s.rtt.observe(time.Since(sent))
 		}

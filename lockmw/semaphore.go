@@ -62,13 +62,13 @@ func (c *Client) Semaphore(name string, permits int, opts ...LockOption) *Semaph
 	case permits < 1:
 		s.err = fmt.Errorf("%w: semaphore %q with %d permits, want at least 1", ErrInvalidArgument, name, permits)
 	default:
-		s.err = validateName(name, c.cluster, newSemKeys)
+		s.err = validateName(name, c.ns, c.cluster, newSemKeys)
 	}
 	if s.err != nil {
 		return s
 	}
 	s.rtt = &single.rtt
-	s.k = newSemKeys(name)
+	s.k = newSemKeys(c.ns, name)
 	s.renewKey = s.k.permits
 	s.akeys = []string{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits}
 	s.keyArgs = []any{s.k.lock, s.k.channel, s.k.queue, s.k.waiters, s.k.permits}

@@ -63,7 +63,7 @@ func (s *singleStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 			args = append(args, gen)
 		}
 	}
-	res, err := scripts.Run(ctx, c.proc, scripts.AcquireSrc, args).Slice()
+	res, err := scripts.RunSlice(ctx, c.proc, scripts.AcquireSrc, args)
 	if err != nil {
 		return acquireReply{}, fmt.Errorf("lockmw: acquire %q: %w", m.name, err)
 	}
@@ -121,7 +121,7 @@ func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int6
 		args = append(args, at)
 	}
 	sent := time.Now()
-	n, err := scripts.Run(ctx, c.proc, scripts.ReleaseSrc, args).Int64()
+	n, err := scripts.RunInt64(ctx, c.proc, scripts.ReleaseSrc, args)
 	if err == nil {
 		s.rtt.observe(time.Since(sent))
 	}

@@ -223,6 +223,17 @@ func (wt *waitTurn) joinHubs(ctx context.Context, sent time.Time) (ready []<-cha
 	return ready, confirmed, nil
 }
 
+// refused is the server's refusal of a subscription the waiter joined, nil
+// when none.
+func (wt *waitTurn) refused() error {
+	for _, j := range wt.joined {
+		if err := j.h.refusedErr(j.ns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // leaveHubs unregisters the waiter.
 func (wt *waitTurn) leaveHubs() {
 	if wt.qj != nil {
@@ -290,6 +301,9 @@ func (wt *waitTurn) awaitReady(ctx context.Context, ready <-chan struct{}) (t tu
 		wt.timer.Stop()
 		select {
 		case <-ready:
+			if err := wt.refused(); err != nil {
+				return wt.giveUp(ctx, fmt.Errorf("lockmw: subscribe for %q: %w", wt.name, err), false)
+			}
 			return turn{}, false, nil
 		default: // the back-off passed
 		}

@@ -84,6 +84,37 @@ func RWMutex(name string) Keys {
 	return k
 }
 
+// InNamespace is the lock key of the lock name in the namespace ns: ns
+// followed by the name in a {hash tag} (as it is when it has a brace), so
+// that every key derived from it — by the rules below, and by the
+// read-write lock's script for its readers' timeout keys — starts with ns
+// or carries it in its tag. With ns empty it is name.
+func InNamespace(ns, name string) string {
+	switch {
+	case ns == "":
+		return name
+	case strings.Contains(name, "{"):
+		return ns + name
+	}
+	return ns + "{" + name + "}"
+}
+
+// Namespaced returns keys (of a lock key InNamespace gave: Mutex(key),
+// Semaphore…) with every side key and channel that does not start with ns
+// prefixed by it, so that each starts with the namespace and keeps the lock
+// key's hash slot. With ns empty it is keys.
+func Namespaced(ns string, keys Keys) Keys {
+	if ns == "" {
+		return keys
+	}
+	for _, k := range []*string{&keys.Channel, &keys.Queue, &keys.Waiters, &keys.Token, &keys.Handoff, &keys.LatchBase, &keys.Permits, &keys.Timeouts} {
+		if *k != "" && !strings.HasPrefix(*k, ns) {
+			*k = ns + *k
+		}
+	}
+	return keys
+}
+
 // PrefixName is Redisson's rule for a key derived from a lock name: the name
 // goes into a {hash tag} unless it already contains a brace.
 func PrefixName(prefix, name string) string {

@@ -48,3 +48,21 @@ func TestKeyNamesFollowRedissonAndRlockRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, tc.got) })
 	}
 }
+
+func TestNamespaced(t *testing.T) {
+	for _, tc := range []struct{ name, lock, queue, channel, permits string }{
+		{"orders:42", "app:{orders:42}", "app:rlock_queue:app:{orders:42}~", "app:redisson_sc:app:{orders:42}", "app:{orders:42}:timeout"},
+		{"{t}:x", "app:{t}:x", "app:rlock_queue:app:{t}:x~", "app:redisson_sc:app:{t}:x", "app:{t}:x:timeout"},
+	} {
+		k := layout.Namespaced("app:", layout.Semaphore(layout.InNamespace("app:", tc.name)))
+		if k.Lock != tc.lock || k.Queue != tc.queue || k.Channel != tc.channel || k.Permits != tc.permits {
+			t.Errorf("%q: %+v", tc.name, k)
+		}
+	}
+	if k := layout.Namespaced("", layout.Mutex(layout.InNamespace("", "x"))); k != layout.Mutex("x") {
+		t.Errorf("no namespace changed the keys: %+v", k)
+	}
+	if got := layout.RWMutex(layout.InNamespace("app:", "d")).Timeouts; got != "app:{d}:" {
+		t.Errorf("a read-write lock's timeout prefix in a namespace is %q, want what its script derives from the hash, app:{d}:", got)
+	}
+}

@@ -24,6 +24,11 @@ type Cmd struct {
 // caller must not change it afterwards.
 func NewCmd(args ...any) *Cmd { return &Cmd{args: args} }
 
+// Reuse makes c the command args, its reply cleared: for a caller that
+// pools its commands (lockmw's hot path does), once nothing reads c any
+// more. A back-end never calls it.
+func (c *Cmd) Reuse(args []any) { c.args, c.val, c.err = args, nil, nil }
+
 // Args is the command line.
 func (c *Cmd) Args() []any { return c.args }
 

@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/go-rlock/rlock/lockmw/backend"
 )
@@ -135,6 +136,65 @@ func Run(ctx context.Context, p Processor, src any, args []any) *backend.Cmd {
 		}
 	}
 	return cmd
+}
+
+// RunInt64 is Run's integer reply, RunSlice its array: on the hot path,
+// with commands taken from a pool and put back once read (a command given
+// up in flight stays the pipeline's).
+func RunInt64(ctx context.Context, p Processor, src any, args []any) (int64, error) {
+	cmd, pooled := runPooled(ctx, p, src, args)
+	n, err := cmd.Int64()
+	if pooled {
+		putCmd(cmd)
+	}
+	return n, err
+}
+
+// RunSlice: see RunInt64.
+func RunSlice(ctx context.Context, p Processor, src any, args []any) ([]any, error) {
+	cmd, pooled := runPooled(ctx, p, src, args)
+	v, err := cmd.Slice()
+	if pooled {
+		putCmd(cmd)
+	}
+	return v, err
+}
+
+var cmdPool = sync.Pool{New: func() any { return new(backend.Cmd) }}
+
+// GetCmd is a command of the pool, args its line.
+func GetCmd(args []any) *backend.Cmd {
+	cmd := cmdPool.Get().(*backend.Cmd)
+	cmd.Reuse(args)
+	return cmd
+}
+
+func putCmd(cmd *backend.Cmd) {
+	cmd.Reuse(nil)
+	cmdPool.Put(cmd)
+}
+
+// PutCmd gives cmd back to the pool once nothing reads it.
+func PutCmd(cmd *backend.Cmd) { putCmd(cmd) }
+
+// runPooled is Run with pooled commands; pooled is false when the result is
+// not the pool's (a call given up in flight).
+func runPooled(ctx context.Context, p Processor, src any, args []any) (*backend.Cmd, bool) {
+	cmd := GetCmd(args)
+	if err := p.Process(ctx, cmd); InFlight(err) {
+		return gaveUp(err), false
+	}
+	if backend.IsNoScript(cmd.Err()) {
+		putCmd(cmd)
+		eval := make([]any, len(args))
+		copy(eval, args)
+		eval[0], eval[1] = "eval", src
+		cmd = GetCmd(eval)
+		if err := p.Process(ctx, cmd); InFlight(err) {
+			return gaveUp(err), false
+		}
+	}
+	return cmd, true
 }
 
 // Eval runs s once on p with keys and args: EVALSHA, then EVAL on NOSCRIPT.
