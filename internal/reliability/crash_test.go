@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -353,6 +354,13 @@ func (d *driver) run() []reliability.Record {
 	var recs []reliability.Record
 	for i, path := range d.logs {
 		rs, err := readRecords(path)
+		if errors.Is(err, fs.ErrNotExist) && i > 0 && reaped(d.procs[i-1]) {
+			// Killed (or dead) before it opened its log: it recorded
+			// nothing, and held nothing.
+			stderr, _ := os.ReadFile(d.procs[i-1].stderr)
+			d.t.Logf("%s: worker %d ended before it opened its log (%v); its stderr: %q", d.t.Name(), i, d.procs[i-1].err, stderr)
+			continue
+		}
 		require.NoError(d.t, err)
 		for j := range rs {
 			rs[j].Pid = procNumber(i)
@@ -364,6 +372,16 @@ func (d *driver) run() []reliability.Record {
 
 // driverProc is the driver's process number (its log is the first).
 const driverProc = 1
+
+// reaped reports whether p has ended and been waited for.
+func reaped(p *proc) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // procNumber is the number the checker names the process of log i by.
 func procNumber(i int) int { return i + 1 }
