@@ -124,7 +124,16 @@ func TestQuorumMarkKeepsTheMasterForTheFirstRanked(t *testing.T) {
 			assert.True(t, strings.HasPrefix(r.reply.holder, c.id+":"), "the rival is refused for the first-ranked, not told x (%q)", r.reply.holder)
 			require.NoError(t, rdbs[order[1]].Del(ctx, name).Err()) // x undoes its win
 			r = runAcquire(t, ctx, rdbs[order[1]], rival("r", 2))
-			assert.False(t, r.reply.won, "the rival's first attempt cannot take the marked master")
+			if r.reply.won {
+				// The first-ranked's TryLock (no wait) ended before this
+				// attempt ran, and its end took the mark: on a loaded
+				// machine the test's own calls may be that slow. The try
+				// shows nothing; a mark never honoured fails every try.
+				err = testsupport.Recv(t, done, 30*time.Second, "TryLock")
+				require.ErrorIs(t, err, ErrNotAcquired)
+				t.Logf("try %d: the first-ranked gave up before the rival's second attempt", try)
+				continue
+			}
 			err = testsupport.Recv(t, done, 30*time.Second, "TryLock")
 		}
 		completed = err == nil
