@@ -272,13 +272,6 @@ func (c *Client) publishArg(ctx context.Context) any {
 	return c.publishCmd(ctx)
 }
 
-// sharded reports whether the scripts publish with SPUBLISH (a Redis 7
-// cluster), so that subscriptions are sharded.
-func (c *Client) sharded() bool {
-	v, _ := c.pubCmd.Load().(string)
-	return v == "spublish"
-}
-
 // requestID names one request's latch key, so that go-redis re-sending it
 // after a timeout finds the first result instead of counting twice. The
 // instance nonce keeps two Client values with the same ID (a restarted

@@ -188,7 +188,7 @@ func readCount(ctx context.Context, b backend.Backend, key, field string) (int64
 	cmd := backend.NewCmd("hget", key, field)
 	_ = b.Process(ctx, cmd)
 	n, err := cmd.Int64()
-	if errors.Is(err, backend.Nil) {
+	if errors.Is(err, backend.ErrNil) {
 		return 0, nil
 	}
 	return n, err

@@ -125,6 +125,7 @@ type Message struct {
 // back-ends compiling.
 type Defaults struct{}
 
+//lint:ignore U1000 the marker of Backend: a back-end gets it by embedding Defaults.
 func (Defaults) defaults() {}
 
 // Subscribe is not offered: [errors.ErrUnsupported].

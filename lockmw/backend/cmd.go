@@ -75,7 +75,7 @@ func argString(a any) (string, bool) {
 func (c *Cmd) SetVal(v any) { c.val, c.err = v, nil }
 
 // SetErr sets the command's error: an [Error] for a server's error reply,
-// [Nil] for a nil reply, else a network, context or client error.
+// [ErrNil] for a nil reply, else a network, context or client error.
 func (c *Cmd) SetErr(err error) { c.err = err }
 
 // Val is the reply.

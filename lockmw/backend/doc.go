@@ -22,7 +22,7 @@
 // Lock that must wait without pub/sub fails with it; WithReplicaSync
 // without PipelineOn panics in the Client's constructor).
 //
-// Replies cross the seam as Go values: nil (with the error [Nil]), int64,
+// Replies cross the seam as Go values: nil (with the error [ErrNil]), int64,
 // string, []any of these, a map as a flat []any of key, value…, and an
 // element that is an error reply as an [Error]. Errors cross as values too:
 // a server's error reply is an [Error] (its message as Redis sent it, so

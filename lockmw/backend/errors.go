@@ -21,8 +21,8 @@ func (e Error) Error() string { return string(e) }
 // interface.
 func (Error) RedisError() {}
 
-// Nil is the error of a nil reply (a missing key's GET).
-var Nil = errors.New("backend: nil reply")
+// ErrNil is the error of a nil reply (a missing key's GET).
+var ErrNil = errors.New("backend: nil reply")
 
 // ErrClosed is the error of a command sent on a closed client; a back-end
 // returns it (or an error wrapping it) so that the engine stops retrying.

@@ -101,8 +101,8 @@ func (s *suite) replies(t *testing.T) {
 	if n, err := s.do(t, ctx, "pttl", k).Int64(); err != nil || n <= 0 || n > 60000 {
 		t.Errorf("PTTL = %d, %v; want an integer in (0, 60000]", n, err)
 	}
-	if err := s.do(t, ctx, "get", s.key("missing")).Err(); !errors.Is(err, backend.Nil) {
-		t.Errorf("GET of a missing key: error %v, want backend.Nil", err)
+	if err := s.do(t, ctx, "get", s.key("missing")).Err(); !errors.Is(err, backend.ErrNil) {
+		t.Errorf("GET of a missing key: error %v, want backend.ErrNil", err)
 	}
 	h := s.key("hash")
 	if err := s.do(t, ctx, "hset", h, "f1", "a", "f2", "b").Err(); err != nil {
@@ -169,8 +169,8 @@ func (s *suite) scripts(t *testing.T) {
 			t.Errorf("%s: element 4 = %#v, want []any{int64(3)}", line[0], v[3])
 		}
 	}
-	if err := s.do(t, ctx, "eval", "return false", 0).Err(); !errors.Is(err, backend.Nil) {
-		t.Errorf("a script returning false: error %v, want backend.Nil (Lua false is a nil reply)", err)
+	if err := s.do(t, ctx, "eval", "return false", 0).Err(); !errors.Is(err, backend.ErrNil) {
+		t.Errorf("a script returning false: error %v, want backend.ErrNil (Lua false is a nil reply)", err)
 	}
 	if err := s.do(t, ctx, "eval", "return redis.error_reply('BUSYKEY nope')", 0).Err(); !backend.IsBusyKey(err) {
 		t.Errorf("a script's error reply: %#v, want a backend.Error classed by its prefix", err)
@@ -205,8 +205,8 @@ func (s *suite) pipeline(t *testing.T) {
 	if n, err := cmds[3].Int64(); err != nil || n != 2 {
 		t.Errorf("second INCR = %d, %v; want 2 (in order, after the failed command)", n, err)
 	}
-	if !errors.Is(cmds[4].Err(), backend.Nil) {
-		t.Errorf("GET of a missing key in a pipeline: %v, want backend.Nil", cmds[4].Err())
+	if !errors.Is(cmds[4].Err(), backend.ErrNil) {
+		t.Errorf("GET of a missing key in a pipeline: %v, want backend.ErrNil", cmds[4].Err())
 	}
 }
 

@@ -211,7 +211,7 @@ func convert(v any) any {
 	return v
 }
 
-// convertErr is a go-redis error as the seam's: a nil reply as backend.Nil,
+// convertErr is a go-redis error as the seam's: a nil reply as backend.ErrNil,
 // an error reply as a backend.Error, a closed client's as backend.ErrClosed
 // (joined with go-redis's); network and context errors as they are.
 func convertErr(err error) error {
@@ -220,7 +220,7 @@ func convertErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, redis.Nil):
-		return backend.Nil
+		return backend.ErrNil
 	case errors.Is(err, redis.ErrClosed):
 		return errors.Join(backend.ErrClosed, err)
 	case errors.As(err, &re):
