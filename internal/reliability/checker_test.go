@@ -360,6 +360,9 @@ func (r *run) collect(recs []reliability.Record) (map[holdKey]*hold, map[int]boo
 				r.violate("%q: pid %d renewed a hold with no token", rc.Name, rc.Pid)
 			}
 			h := get(rc)
+			if rc.Note != "" { // an attempt that did not extend the hold
+				break
+			}
 			h.renewals++
 			r.renewals++
 			if rc.Time.After(h.lastRenewal) {

@@ -86,7 +86,7 @@ func TestCrashMutualExclusion(t *testing.T) {
 	}
 	d.logSlowest("crash", rep.run, rep.recovered)
 	d.logSlowHandoffs("crash", rep.run, rep.slow)
-	checkLinearizable(t, "crash", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.MutexKind}, nil, rep.Violations)
+	checkLinearizable(t, "crash", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.MutexKind}, today: rep.Violations})
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -145,4 +146,84 @@ func TokenOf(ctx context.Context) int64 {
 	}
 	n, _ := ctx.Value(tokenKey{}).(int64)
 	return n
+}
+
+// ScriptSends records when scripts sent with a context that carries no
+// SendTimes (lockmw's own background calls, the watchdog's renewals among
+// them) were sent, by each of their string arguments (a hold's field is
+// one of a renewal's), apart for each go-redis client it hooks (each master
+// of a quorum). It gives a renewal's send time that the Renewal hook cannot
+// give: the hook learns the script's duration, and now minus the duration is
+// late by however long the renewing goroutine did not run between the
+// reply and the hook (a loaded machine, a pause), which would make the key
+// look renewed later than it was.
+type ScriptSends struct {
+	mu      sync.Mutex
+	clients []map[string]time.Time
+}
+
+// Hook returns a go-redis hook that records the sends of one more client.
+func (s *ScriptSends) Hook() redis.Hook {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients = append(s.clients, make(map[string]time.Time))
+	return scriptSendsHook{s: s, client: len(s.clients) - 1}
+}
+
+// RenewalSent returns a moment no later than the renewal the Renewal hook
+// reports, of the hold whose field in the script is arg, reached its keys:
+// estimate (the hook's now minus the script's duration), or the send of the
+// latest script with arg on the client that sent it last, if earlier; with
+// several clients (a quorum's masters), the earliest of theirs. That is a
+// bound on when the key got its TTL however late the hook ran.
+func (s *ScriptSends) RenewalSent(estimate time.Time, arg string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := estimate
+	for _, c := range s.clients {
+		if p, ok := c[arg]; ok && p.Before(at) {
+			at = p
+		}
+	}
+	return at
+}
+
+func (s *ScriptSends) note(client int, sent time.Time, cmds []redis.Cmder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cmd := range cmds {
+		if !isScript(cmd) {
+			continue
+		}
+		for _, a := range cmd.Args() {
+			if arg, ok := a.(string); ok {
+				s.clients[client][arg] = sent
+			}
+		}
+	}
+}
+
+type scriptSendsHook struct {
+	s      *ScriptSends
+	client int
+}
+
+func (scriptSendsHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h scriptSendsHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if ctx.Value(sendTimesKey{}) == nil {
+			h.s.note(h.client, time.Now(), []redis.Cmder{cmd})
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h scriptSendsHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if ctx.Value(sendTimesKey{}) == nil {
+			h.s.note(h.client, time.Now(), cmds)
+		}
+		return next(ctx, cmds)
+	}
 }
