@@ -11,6 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/go-rlock/rlock/internal/reliability"
+	"github.com/stretchr/testify/require"
 )
 
 // porcupineTimeout bounds porcupine's search over one run's history; a
@@ -150,4 +151,68 @@ func writeHistory(path string, recs []reliability.Record, kills []kill) error {
 		fmt.Fprintf(&b, "# kill %d %d\n", k.pid, k.at.UnixNano())
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// replay names a history a crash test wrote when porcupine rejected it.
+var replay = flag.String("replay", "", "check again the history a crash test wrote on a rejection (its <scenario>-records.log)")
+
+// TestLinearizeReplay checks again, with both checkers, a history a crash
+// test wrote when porcupine rejected it: go test -run TestLinearizeReplay
+// -replay DIR/crash-rw-records.log. What the driver observed besides the
+// records (lost replies, stalls) is not in the file, so today's checker may
+// judge recoveries and failed Unlocks more strictly than it did.
+func TestLinearizeReplay(t *testing.T) {
+	if *replay == "" {
+		t.Skip("no -replay")
+	}
+	recs, kills, err := readHistory(*replay)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	end := recs[len(recs)-1].Time
+	prefix := strings.TrimSuffix(filepath.Base(*replay), "-records.log")
+	hs := history{recs: recs, kills: kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.MutexKind}}
+	switch prefix {
+	case "crash", "crash-multi", "crash-quorum":
+		rep := check(recs, kills, crashWatchdog, end, nil)
+		hs.run, hs.today = rep.run, rep.Violations
+	case "crash-sem":
+		hs.spec = reliability.Spec{Kind: reliability.SemaphoreKind, Permits: crashSemPermits}
+		rep := checkSem(recs, kills, crashSemPermits, crashWatchdog, end, nil)
+		hs.run, hs.today = rep.run, rep.Violations
+	case "crash-rw":
+		hs.spec, hs.shared = reliability.Spec{Kind: reliability.RWMutexKind}, isRead
+		rep := checkRW(recs, kills, crashWatchdog, end, nil)
+		hs.run, hs.today = rep.run, rep.Violations
+	default:
+		t.Fatalf("-replay %s: not a crash scenario's records (<scenario>-records.log)", *replay)
+	}
+	for _, v := range hs.today {
+		t.Logf("today's checker: %s", v)
+	}
+	checkLinearizable(t, prefix, hs)
+}
+
+// readHistory reads a file writeHistory wrote.
+func readHistory(path string) ([]reliability.Record, []kill, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var recs []reliability.Record
+	var kills []kill
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var k kill
+		var ns int64
+		if _, err := fmt.Sscanf(line, "# kill %d %d", &k.pid, &ns); err == nil {
+			k.at = time.Unix(0, ns)
+			kills = append(kills, k)
+			continue
+		}
+		r, err := reliability.ParseRecord(line)
+		if err != nil {
+			return nil, nil, err
+		}
+		recs = append(recs, r)
+	}
+	return recs, kills, nil
 }
