@@ -123,50 +123,76 @@ func TestScriptSendsRecordsBackgroundScripts(t *testing.T) {
 // here an earlier hook sleeps there, as a loaded machine or a pause would.
 // The reply was in when the first hook ran, so the renewal reached the key
 // before that: the bound ScriptSends gives is never later, the estimate is.
+// The worker names a hold's script argument by its field, and a writer's by
+// Redisson's ":write" after it: every kind is found.
 func TestScriptSendsBoundALateRenewalHook(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		lock func(c *lockmw.Client) lockmw.Locker
+	}{
+		{"a mutex", func(c *lockmw.Client) lockmw.Locker { return c.Mutex("late-renewal-hook") }},
+		{"a permit", func(c *lockmw.Client) lockmw.Locker { return c.Semaphore("late-renewal-hook", 2) }},
+		{"a read hold", func(c *lockmw.Client) lockmw.Locker { return c.RWMutex("late-renewal-hook").RLocker() }},
+		{"a write hold", func(c *lockmw.Client) lockmw.Locker { return c.RWMutex("late-renewal-hook") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, locked := lateRenewal(t, tc.lock)
+			assert.False(t, s.bound.After(s.replied), "the bound (%v before the first hook) is no later than the reply", s.replied.Sub(s.bound))
+			assert.True(t, s.bound.After(locked), "the bound is the renewal's, after the acquisition")
+			t.Logf("the estimate was %v after the first hook ran, the bound %v before", s.estimate.Sub(s.replied), s.replied.Sub(s.bound))
+		})
+	}
+}
+
+// lateRenewal holds lock's Locker until its first renewal, whose Renewal
+// hook runs 50ms late, and returns what the worker's hook would see: when
+// the first hook ran (the reply was in), the estimate, and ScriptSends'
+// bound; and when the lock was taken.
+func lateRenewal(t *testing.T, lock func(c *lockmw.Client) lockmw.Locker) (lateSeen, time.Time) {
 	srv := redistest.Start(t)
 	ctx := testsupport.CtxFor(t, 20*time.Second)
 	sends := new(reliability.ScriptSends)
 	rdb := srv.NewClient()
 	rdb.AddHook(sends.Hook())
-	type seen struct{ replied, estimate, bound time.Time }
-	got := make(chan seen, 1)
+	got := make(chan lateSeen, 1)
 	var replied time.Time
-	c := lockmw.New(rdb, lockmw.WithWatchdogTimeout(300*time.Millisecond), lockmw.WithHooks(
-		lockmw.Hooks{
-			HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
-				return reliability.WithField(ctx, e.Field)
-			},
-			Renewal: func(lockmw.RenewalEvent) {
-				replied = time.Now()
-				time.Sleep(50 * time.Millisecond) // the goroutine does not run
-			},
-		}), lockmw.WithHooks(
-		lockmw.Hooks{Renewal: func(e lockmw.RenewalEvent) {
-			estimate := time.Now().Add(-e.Duration)
-			for _, l := range e.Locks {
-				if l.Outcome == lockmw.RenewalOK {
-					select {
-					case got <- seen{replied, estimate, sends.RenewalSent(estimate, reliability.FieldOf(l.Context))}:
-					default:
-					}
+	c := lockmw.New(rdb, lockmw.WithWatchdogTimeout(300*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
+		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context { return reliability.WithField(ctx, e.Field) },
+		Renewal: func(lockmw.RenewalEvent) {
+			replied = time.Now()
+			time.Sleep(50 * time.Millisecond) // the goroutine does not run
+		},
+	}), lockmw.WithHooks(lockmw.Hooks{Renewal: func(e lockmw.RenewalEvent) {
+		estimate := time.Now().Add(-e.Duration)
+		for _, l := range e.Locks {
+			arg := reliability.FieldOf(l.Context)
+			if l.Mode == "write" {
+				arg += ":write" // as the worker names it
+			}
+			if l.Outcome == lockmw.RenewalOK {
+				select {
+				case got <- lateSeen{replied, estimate, sends.RenewalSent(estimate, arg)}:
+				default:
 				}
 			}
-		}}))
+		}
+	}}))
 	defer c.Close()
-	m := c.Mutex("late-renewal-hook")
+	m := lock(c)
 	locked := time.Now()
 	h, err := m.Lock(ctx)
 	require.NoError(t, err)
-	var s seen
+	var s lateSeen
 	select {
 	case s = <-got:
 	case <-ctx.Done():
 		t.Fatal("no renewal")
 	}
 	require.NoError(t, m.Unlock(h))
-	assert.False(t, s.bound.After(s.replied), "the bound (%v before the first hook) is no later than the reply", s.replied.Sub(s.bound))
-	assert.True(t, s.bound.After(locked), "the bound is the renewal's, after the acquisition")
-	t.Logf("the estimate was %v after the first hook ran, the bound %v before", s.estimate.Sub(s.replied), s.replied.Sub(s.bound))
+	return s, locked
 }
+
+// lateSeen is what a late Renewal hook saw.
+type lateSeen struct{ replied, estimate, bound time.Time }
