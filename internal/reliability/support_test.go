@@ -159,7 +159,9 @@ func lateRenewal(t *testing.T, lock func(c *lockmw.Client) lockmw.Locker) (lateS
 	got := make(chan lateSeen, 1)
 	var replied time.Time
 	c := lockmw.New(rdb, lockmw.WithWatchdogTimeout(300*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
-		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context { return reliability.WithField(ctx, e.Field) },
+		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
+			return reliability.WithField(ctx, e.Field)
+		},
 		Renewal: func(lockmw.RenewalEvent) {
 			replied = time.Now()
 			time.Sleep(50 * time.Millisecond) // the goroutine does not run
