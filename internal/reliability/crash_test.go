@@ -268,9 +268,9 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 	// As users configure: go-redis's default options when a lost reply
 	// is the subject (a read then waits for the read timeout).
 	var rdbs []redis.UniversalClient
-	for _, a := range strings.Split(d.addr, ",") {
+	for i, a := range strings.Split(d.addr, ",") {
 		rdb := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: !*faults})
-		rdb.AddHook(reliability.SendHook{})
+		rdb.AddHook(reliability.SendHook{Client: i})
 		rdbs = append(rdbs, rdb)
 		t.Cleanup(func() { _ = rdb.Close() })
 	}

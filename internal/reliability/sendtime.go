@@ -5,19 +5,33 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // SendTimes records when the last script (EVALSHA or EVAL) run with a
-// context was sent. Lock's acquire attempts carry the context passed to
-// Lock, so after Lock returns, Last is a lower bound on when the hold's key
-// got its TTL: the winning attempt, or the attempt that queued the waiter
-// the lock was later handed over to. (Other commands made with that context,
-// such as subscribing, are not scripts and may come after a hand-off.)
-type SendTimes struct{ last atomic.Int64 }
+// context was sent, on each client (SendHook.Client: the masters of a
+// quorum). Lock's acquire attempts carry the context passed to Lock, so
+// after Lock returns, Last is a lower bound on when the hold's key got its
+// TTL: the winning attempt, or the attempt that queued the waiter the lock
+// was later handed over to; on a quorum, on every master. (Other commands
+// made with that context, such as subscribing, are not scripts and may come
+// after a hand-off.)
+type SendTimes struct {
+	mu   sync.Mutex
+	last map[int]time.Time // by SendHook.Client
+}
+
+func (s *SendTimes) note(client int) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = make(map[int]time.Time)
+	}
+	s.last[client] = now
+}
 
 type sendTimesKey struct{}
 
@@ -28,20 +42,28 @@ func WithSendTimes(ctx context.Context) (context.Context, *SendTimes) {
 	return context.WithValue(ctx, sendTimesKey{}, s), s
 }
 
-// Last returns when the last recorded command was sent (zero if none).
+// Last returns when the last recorded command was sent (zero if none); with
+// several clients, the earliest of their last sends: a master whose last
+// script went out later than another's got its TTL later too, and the hold
+// lasts as long as its masters' keys do.
 func (s *SendTimes) Last() time.Time {
-	n := s.last.Load()
-	if n == 0 {
-		return time.Time{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var at time.Time
+	for _, t := range s.last {
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
 	}
-	return time.Unix(0, n)
+	return at
 }
 
 // SendHook is a go-redis hook that records the send time of each script
 // whose context carries a SendTimes. A command go-redis re-sends keeps the
 // time of its first send, which only makes Last an earlier, still valid,
-// lower bound.
-type SendHook struct{}
+// lower bound. Client tells the clients of one Lock call apart: the masters
+// of a quorum, each hooked with a number of its own.
+type SendHook struct{ Client int }
 
 var _ redis.Hook = SendHook{}
 
@@ -49,10 +71,10 @@ var _ redis.Hook = SendHook{}
 func (SendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 // ProcessHook records the time before the command is sent.
-func (SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && isScript(cmd) {
-			s.last.Store(time.Now().UnixNano())
+			s.note(h.Client)
 		}
 		return next(ctx, cmd)
 	}
@@ -60,10 +82,10 @@ func (SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 // ProcessPipelineHook records the time before a pipeline with a script is
 // sent.
-func (SendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h SendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && slices.ContainsFunc(cmds, isScript) {
-			s.last.Store(time.Now().UnixNano())
+			s.note(h.Client)
 		}
 		return next(ctx, cmds)
 	}

@@ -198,3 +198,21 @@ func lateRenewal(t *testing.T, lock func(c *lockmw.Client) lockmw.Locker) (lateS
 
 // lateSeen is what a late Renewal hook saw.
 type lateSeen struct{ replied, estimate, bound time.Time }
+
+// On a quorum's masters, each hooked as a client of its own, Last is the
+// earliest of their last sends: a bound for every master's key.
+func TestSendTimesEarliestOfTheClients(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := testsupport.CtxFor(t, 10*time.Second)
+	one, two := srv.NewClient(), srv.NewClient()
+	one.AddHook(reliability.SendHook{Client: 0})
+	two.AddHook(reliability.SendHook{Client: 1})
+	sctx, st := reliability.WithSendTimes(ctx)
+	require.NoError(t, one.Eval(sctx, "return 1", nil).Err())
+	between := time.Now()
+	require.NoError(t, two.Eval(sctx, "return 1", nil).Err())
+	assert.False(t, st.Last().After(between), "the first client's send, not the second's")
+	require.NoError(t, one.Eval(sctx, "return 1", nil).Err())
+	assert.True(t, st.Last().After(between), "each client's last send")
+}

@@ -94,9 +94,9 @@ func main() {
 // others live as long as the process.
 func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks, defaults bool, sends *reliability.ScriptSends) (*redis.Client, *lockmw.Client) {
 	var rdbs []redis.UniversalClient
-	for _, a := range strings.Split(addr, ",") {
+	for i, a := range strings.Split(addr, ",") {
 		rdb := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: !defaults})
-		rdb.AddHook(reliability.SendHook{})
+		rdb.AddHook(reliability.SendHook{Client: i})
 		if sends != nil {
 			rdb.AddHook(sends.Hook())
 		}
