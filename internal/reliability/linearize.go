@@ -99,6 +99,10 @@ type Op struct {
 	// script found the hold gone, or failed (its reply lost: it may have run,
 	// and not extending is the earliest expiry either way).
 	Failed bool
+	// Gone is, for a failed OpRenew, that its script found the hold gone
+	// (by Return, when its reply was in): the hold's key may have expired
+	// by then, or it was released.
+	Gone bool
 }
 
 func (o Op) String() string {
@@ -116,7 +120,10 @@ func (o Op) String() string {
 	if o.Lost {
 		b.WriteString(" (lost)")
 	}
-	if o.Failed {
+	switch {
+	case o.Gone:
+		b.WriteString(" (found it gone)")
+	case o.Failed:
 		b.WriteString(" (failed)")
 	}
 	return b.String()
@@ -246,6 +253,16 @@ func step(spec Spec, s lockState, op Op) []any {
 		}
 		return nil // a release that succeeded, by no holder
 	case OpRenew:
+		if op.Gone {
+			i := s.index(op.Hold)
+			if i < 0 {
+				return []any{s}
+			}
+			if s.holds[i].expires > at {
+				return nil // found gone before its key could expire
+			}
+			return []any{s.without(func(h held) bool { return h.hold == op.Hold })}
+		}
 		if op.Failed {
 			return []any{s}
 		}

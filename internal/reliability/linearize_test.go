@@ -22,8 +22,9 @@ var porcupineTimeout = flag.Duration("porcupine-timeout", time.Minute, "how long
 // hold's acquisition, over [Lock called, Lock returned], with its key's
 // earliest expiry (its TTL from the last request Lock sent, the claim
 // window for a hold handed over); every renewal attempt, from its send
-// time, extending the earliest expiry when it succeeded (but those sent
-// beside the Unlock); every Unlock, at its End record, as today's checker ends a hold
+// time, extending the earliest expiry when it succeeded, finding the hold
+// gone by when its hook ran when it says so (but those sent beside the
+// Unlock); every Unlock, at its End record, as today's checker ends a hold
 // there (the real release comes later: placing it at the End record accepts
 // more histories, never fewer), lost when it failed, the hold was lost or
 // outlived its key: then it may find the hold gone. The holds Redis held for a killed
@@ -72,8 +73,12 @@ func linearOps(r *run, recs []reliability.Record, timeout time.Duration, shared 
 					continue // beside the Unlock: it only proves the hold lasted to then
 				}
 				ret := later(at, h.start).Add(time.Nanosecond) // sent before Lock's caller logged the Start
+				gone := rn.Note == reliability.RenewLostNote && !rn.Begin.IsZero()
+				if gone {
+					ret = later(ret, rn.Begin) // its reply was in by then
+				}
 				ops = append(ops, reliability.Op{Kind: reliability.OpRenew, Name: h.name, Process: h.pid, Hold: id, Shared: isShared,
-					Call: at, Return: ret, Expires: at.Add(timeout - expiryTolerance), Failed: rn.Note != ""})
+					Call: at, Return: ret, Expires: at.Add(timeout - expiryTolerance), Failed: rn.Note != "", Gone: gone})
 			}
 			if !ended {
 				continue // killed with the hold open, or lost: its key expires
@@ -110,14 +115,17 @@ func checkLinearizable(t *testing.T, prefix string, hs history) {
 	t.Helper()
 	ops := linearOps(hs.run, hs.recs, hs.timeout, hs.shared)
 	v := reliability.Check(hs.spec, ops, *porcupineTimeout)
-	failed := 0
+	failed, gone := 0, 0
 	for _, op := range ops {
 		if op.Failed {
 			failed++
 		}
+		if op.Gone {
+			gone++
+		}
 	}
-	t.Logf("%s: porcupine (%s model): %d operations (%d renewal attempts that did not extend a hold) on %d names in %d partitions, %s in %v",
-		prefix, hs.spec.Kind, v.Ops, failed, len(hs.run.byName), v.Partitions, v.Result, v.Took.Round(time.Millisecond))
+	t.Logf("%s: porcupine (%s model): %d operations (%d renewal attempts that did not extend a hold, %d of them found it gone) on %d names in %d partitions, %s in %v",
+		prefix, hs.spec.Kind, v.Ops, failed, gone, len(hs.run.byName), v.Partitions, v.Result, v.Took.Round(time.Millisecond))
 	switch v.Result {
 	case porcupine.Unknown:
 		t.Logf("%s: porcupine: no verdict within -porcupine-timeout=%v (not a failure; today's checker judged the run)", prefix, *porcupineTimeout)

@@ -246,3 +246,36 @@ func TestLinearizeEpochs(t *testing.T) {
 		assert.Len(t, reliability.Epochs(ops), 1)
 	})
 }
+
+// A renewal that found its hold gone is a finding when its reply was in
+// before the key could have expired and before the hold's End (after it,
+// the release may have run first): lockmw lost the hold early. Both
+// checkers judge it.
+func TestLinearizeRenewalFoundGone(t *testing.T) {
+	t.Parallel()
+	const timeout = time.Second
+	gone := func(sent, replied int) reliability.Record {
+		r := rec(reliability.Renew, 1, "a", 1, sent)
+		r.Note, r.Begin = reliability.RenewLostNote, at(replied)
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		recs   []reliability.Record
+		reject bool
+	}{
+		{"before its key could expire", []reliability.Record{start(1, "a", 1, 0), gone(333, 334), rec(reliability.End, 1, "a", 1, 500)}, true},
+		{"once its key could expire", []reliability.Record{start(1, "a", 1, 0), gone(1000, 1001), rec(reliability.Lost, 1, "a", 1, 1002)}, false},
+		{"answered after the End: the release ran first", []reliability.Record{start(1, "a", 1, 0), gone(290, 310), rec(reliability.End, 1, "a", 1, 300)}, false},
+		{"renewed, then gone before the renewal's expiry", []reliability.Record{start(1, "a", 1, 0), rec(reliability.Renew, 1, "a", 1, 333), gone(1100, 1101), rec(reliability.End, 1, "a", 1, 1200)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := append(hello(1), tc.recs...)
+			rep := check(recs, nil, timeout, at(5000), nil)
+			assert.Equal(t, tc.reject, len(rep.Violations) > 0, "today's checker: %v", rep.Violations)
+			v := reliability.Check(reliability.Spec{Kind: reliability.MutexKind}, linearOps(rep.run, recs, timeout, nil), 10*time.Second)
+			require.NotEqual(t, porcupine.Unknown, v.Result)
+			assert.Equal(t, tc.reject, v.Result == porcupine.Illegal, "porcupine's verdict")
+		})
+	}
+}

@@ -30,7 +30,7 @@ const (
 	// Renew: a watchdog renewal of the hold; Time is when it was sent (the
 	// key's TTL runs from no earlier than that). Note is empty when it
 	// succeeded, RenewLostNote or RenewFailedNote when it did not extend
-	// the hold.
+	// the hold; then Begin is when the Renewal hook ran (its reply was in).
 	Renew Kind = 'R'
 	// Lost: the hold context was cancelled with cause lockmw.ErrLockLost;
 	// Time is when the process noticed. Note is the cause.

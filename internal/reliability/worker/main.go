@@ -164,14 +164,19 @@ func crash(args []string, mode string, permits int) error {
 		// (sends.RenewalSent: the hook's now minus the script's duration
 		// may be late) and, unless it succeeded, what it found.
 		Renewal: func(e lockmw.RenewalEvent) {
-			estimate := time.Now().Add(-e.Duration)
+			now := time.Now()
+			estimate := now.Add(-e.Duration)
 			for _, l := range e.Locks {
 				arg := reliability.FieldOf(l.Context)
 				if l.Mode == "write" {
 					arg += ":write" // Redisson's writer field, which the renewal names
 				}
-				lg.Write(reliability.Record{Kind: reliability.Renew, Name: l.Name, Token: reliability.TokenOf(l.Context),
-					Time: sends.RenewalSent(estimate, arg), Note: renewNote(l.Outcome)})
+				r := reliability.Record{Kind: reliability.Renew, Name: l.Name, Token: reliability.TokenOf(l.Context),
+					Time: sends.RenewalSent(estimate, arg), Note: renewNote(l.Outcome)}
+				if r.Note != "" {
+					r.Begin = now // the reply was in
+				}
+				lg.Write(r)
 			}
 		},
 	}
