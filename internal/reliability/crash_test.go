@@ -208,8 +208,8 @@ type driver struct {
 	rng    *rand.Rand
 	seed   uint64
 	faults map[faultKind]int
-	// fullKills counts the kills of a holder with every permit of its
-	// name taken, as the driver saw them (a semaphore run's).
+	// fullKills counts the kills of a holder of a full name (fullAt), as
+	// the driver saw them.
 	fullKills int
 
 	// The driver also waits for every name a victim held, so that a
@@ -343,8 +343,8 @@ func (d *driver) run() []reliability.Record {
 		time.Sleep(300*time.Millisecond + time.Duration(d.rng.Int64N(int64(700*time.Millisecond)))) // the schedule
 		d.strike(faultSchedule[d.rng.IntN(len(faultSchedule))])
 	}
-	if d.wl.sem && !d.killFullUnlessStruck(crashSemPermits, time.Second) {
-		d.t.Logf("%s: no kill struck a holder with every permit of its name taken", d.t.Name())
+	if !d.killFullUnlessStruck(d.fullAt(), time.Second) {
+		d.t.Logf("%s: no kill struck a holder of a full name (for a semaphore, every permit taken)", d.t.Name())
 	}
 	d.finish()
 	var kinds []string
@@ -466,7 +466,7 @@ func (d *driver) pickHolder(wait time.Duration) *proc {
 // it), a worker that exited by itself has a pid another process may have
 // been given, a redis-server of a test running beside this one.
 func (d *driver) kill(p *proc) {
-	if d.wl.sem && d.holdsFull(p, crashSemPermits) {
+	if d.holdsFull(p, d.fullAt()) {
 		d.fullKills++
 	}
 	require.NoError(d.t, p.cmd.Process.Signal(syscall.SIGKILL))

@@ -73,12 +73,22 @@ func (d *driver) strike(k faultKind) {
 	}
 }
 
-// killFullUnlessStruck makes sure a semaphore run killed a holder while
-// every permit of one of its names was taken, which is what the checker
-// measures recoveries on (TestCrashSemaphore asserts one): a schedule that
-// drew few kills of holders (pauses take a watchdog and a half each) may
-// have struck none; then one more kill strikes such a holder, waiting up to
-// wait for one. It reports whether a kill of a full name was struck.
+// fullAt is how many holds make a name of the run's workload full: its
+// permits for a semaphore, one hold otherwise.
+func (d *driver) fullAt() int {
+	if d.wl.sem {
+		return crashSemPermits
+	}
+	return 1
+}
+
+// killFullUnlessStruck makes sure the run killed a holder of a full name
+// (for a semaphore, with every permit of it taken), which is what the
+// checkers measure recoveries on (every crash scenario asserts a kill of a
+// holder and a recovery): a schedule that drew few kills of holders (pauses
+// take a watchdog and a half each) may have struck none; then one more kill
+// strikes such a holder, waiting up to wait for one. It reports whether a
+// kill of a full name was struck.
 func (d *driver) killFullUnlessStruck(permits int, wait time.Duration) bool {
 	if d.fullKills > 0 {
 		return true

@@ -146,8 +146,8 @@ func TestScriptSendsBoundALateRenewalHook(t *testing.T) {
 	}
 }
 
-// lateRenewal holds lock's Locker until its first renewal, whose Renewal
-// hook runs 50ms late, and returns what the worker's hook would see: when
+// lateRenewal holds lock's Locker until its first renewal that succeeds,
+// whose Renewal hook runs 50ms late, and returns what the worker's hook would see: when
 // the first hook ran (the reply was in), the estimate, and ScriptSends'
 // bound; and when the lock was taken.
 func lateRenewal(t *testing.T, lock func(c *lockmw.Client) lockmw.Locker) (lateSeen, time.Time) {
@@ -158,7 +158,9 @@ func lateRenewal(t *testing.T, lock func(c *lockmw.Client) lockmw.Locker) (lateS
 	rdb.AddHook(sends.Hook())
 	got := make(chan lateSeen, 1)
 	var replied time.Time
-	c := lockmw.New(rdb, lockmw.WithWatchdogTimeout(300*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
+	// A watchdog of 3s: renewals every second, each given a second; the
+	// first one that succeeds is the one looked at.
+	c := lockmw.New(rdb, lockmw.WithWatchdogTimeout(3*time.Second), lockmw.WithHooks(lockmw.Hooks{
 		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
 			return reliability.WithField(ctx, e.Field)
 		},
@@ -189,6 +191,8 @@ func lateRenewal(t *testing.T, lock func(c *lockmw.Client) lockmw.Locker) (lateS
 	var s lateSeen
 	select {
 	case s = <-got:
+	case <-h.Done():
+		t.Fatalf("the hold ended before a renewal succeeded: %v", context.Cause(h))
 	case <-ctx.Done():
 		t.Fatal("no renewal")
 	}
