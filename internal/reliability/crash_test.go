@@ -242,6 +242,7 @@ type proc struct {
 	err    error         // cmd.Wait's
 	off    int64
 	open   map[string]string // "name token" -> name, from the log so far
+	hello  bool              // its log has its Hello record: it runs
 }
 
 // newDriver returns the driver of a run on addr: one Redis, or the masters
@@ -430,6 +431,8 @@ func (p *proc) scan() {
 		}
 		k := fmt.Sprint(rec.Name, " ", rec.Token)
 		switch rec.Kind {
+		case reliability.Hello:
+			p.hello = true
 		case reliability.Start:
 			p.open[k] = rec.Name
 		case reliability.End, reliability.Lost:

@@ -149,12 +149,14 @@ func (d *driver) holdsFull(p *proc, permits int) bool {
 	return false
 }
 
-// pickIdle returns a random live worker that holds nothing, or nil.
+// pickIdle returns a random live worker that holds nothing, or nil. A
+// worker that has not logged its Hello yet is not one: killed before it
+// opened its log, it would leave no log to read, and it waited for nothing.
 func (d *driver) pickIdle() *proc {
 	var idle []*proc
 	for _, p := range d.procs {
 		p.scan()
-		if len(p.open) == 0 {
+		if p.hello && len(p.open) == 0 {
 			idle = append(idle, p)
 		}
 	}
