@@ -29,7 +29,6 @@ func requireReport(t *testing.T, out string) {
 	require.Contains(t, out, "demo done in ")
 	// What each section is about to show, in its own words.
 	for _, want := range []string{
-		"4 ticks, 4 runs: each tick ran once",
 		"2 invoices sent once each",
 		"5 concurrent requests, all 200 OK, run one at a time",
 		"409 Conflict, Retry-After: 2",
@@ -43,6 +42,10 @@ func requireReport(t *testing.T, out string) {
 	} {
 		require.Contains(t, out, want)
 	}
+	// Each tick ran once; on a loaded machine every instance may have
+	// skipped one (busy with the last tick's late run, or Redis not
+	// answering within the lock timeout), which the summary says.
+	require.Regexp(t, `4 ticks, \d runs: each tick ran (once|at most once \(.*\); every instance skipped tick )`, out)
 	// The first worker holds first: its row starts with '#', after as many
 	// '.' as a busy machine made its uncontended Lock take columns.
 	require.Regexp(t, `worker-1 \|\.*#`, out)

@@ -36,7 +36,9 @@ type hold struct {
 	end         time.Time // End record, or the killed hold's earliest expiry
 	lastRenewal time.Time
 	renewals    int
-	lost        time.Time // Lost record: when the loss was noticed
+	renewedAt   []time.Time   // every renewal's send, in log order
+	goneAt      []goneRenewal // renewals that found the hold gone
+	lost        time.Time     // Lost record: when the loss was noticed
 	hasStart    bool
 	waited      bool // the acquisition waited: maybe handed over with a claim window
 	hasEnd      bool
@@ -47,6 +49,10 @@ type hold struct {
 }
 
 func (h *hold) isLost() bool { return !h.lost.IsZero() }
+
+// goneRenewal is a renewal attempt that found its hold gone: sent, and its
+// reply in by replied (when its Renewal hook ran).
+type goneRenewal struct{ sent, replied time.Time }
 
 func (h *hold) String() string {
 	return fmt.Sprintf("pid %d token %d [%s, %s]", h.pid, h.token, h.start.Format("15:04:05.000000"), h.end.Format("15:04:05.000000"))
@@ -188,6 +194,7 @@ func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *r
 			continue // a renewal logged in the instant between the hold's start and its Start line
 		}
 		r.acquisitions++
+		r.judgeGone(h, timeout)
 		if h.token == 0 {
 			r.violate("%q: pid %d has no token", h.name, h.pid)
 		}
@@ -218,6 +225,33 @@ func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *r
 		sort.Slice(hs, func(i, j int) bool { return hs[i].start.Before(hs[j].start) })
 	}
 	return r
+}
+
+// judgeGone reports every renewal of h that found the hold gone before its
+// key could have expired (h.expiryBefore its send) and before h's End
+// record (after it, the release may have run first): lockmw lost the hold
+// early. Call it before assemble cuts h.end.
+func (r *run) judgeGone(h *hold, timeout time.Duration) {
+	for _, g := range h.goneAt {
+		if x := h.expiryBefore(g.sent, timeout); g.replied.Before(x) && (!h.hasEnd || g.replied.Before(h.end)) {
+			r.violate("%q: pid %d token %d: a renewal found the hold gone %v before its key could have expired", h.name, h.pid, h.token, x.Sub(g.replied))
+		}
+	}
+}
+
+// expiryBefore is h.expiry counting only the renewals sent before at.
+func (h *hold) expiryBefore(at time.Time, timeout time.Duration) time.Time {
+	var last time.Time
+	for _, s := range h.renewedAt {
+		if s.Before(at) && s.After(last) {
+			last = s
+		}
+	}
+	ttl := timeout
+	if h.waited && last.IsZero() {
+		ttl = claimWindow(timeout)
+	}
+	return later(h.sent, last).Add(ttl - expiryTolerance)
 }
 
 // expiry is the earliest moment h's key could have expired unrenewed: the
@@ -360,6 +394,13 @@ func (r *run) collect(recs []reliability.Record) (map[holdKey]*hold, map[int]boo
 				r.violate("%q: pid %d renewed a hold with no token", rc.Name, rc.Pid)
 			}
 			h := get(rc)
+			if rc.Note == reliability.RenewLostNote && !rc.Begin.IsZero() {
+				h.goneAt = append(h.goneAt, goneRenewal{rc.Time, rc.Begin})
+			}
+			if rc.Note != "" { // an attempt that did not extend the hold
+				break
+			}
+			h.renewedAt = append(h.renewedAt, rc.Time)
 			h.renewals++
 			r.renewals++
 			if rc.Time.After(h.lastRenewal) {

@@ -87,7 +87,7 @@ func TestCrashMutualExclusion(t *testing.T) {
 	}
 	d.logSlowest("crash", rep.run, rep.recovered)
 	d.logSlowHandoffs("crash", rep.run, rep.slow)
-	checkLinearizable(t, "crash", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.MutexKind}, nil, rep.Violations)
+	checkLinearizable(t, "crash", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.MutexKind}, today: rep.Violations})
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)
@@ -209,6 +209,9 @@ type driver struct {
 	rng    *rand.Rand
 	seed   uint64
 	faults map[faultKind]int
+	// fullKills counts the kills of a holder of a full name (fullAt), as
+	// the driver saw them.
+	fullKills int
 
 	// The driver also waits for every name a victim held, so that a
 	// waiter is always there to measure recovery; its holds are logged
@@ -240,6 +243,7 @@ type proc struct {
 	err    error         // cmd.Wait's
 	off    int64
 	open   map[string]string // "name token" -> name, from the log so far
+	hello  bool              // its log has its Hello record: it runs
 }
 
 // newDriver returns the driver of a run on addr: one Redis, or the masters
@@ -269,9 +273,9 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 	// As users configure: go-redis's default options when a lost reply
 	// is the subject (a read then waits for the read timeout).
 	var rdbs []redis.UniversalClient
-	for _, a := range strings.Split(d.addr, ",") {
+	for i, a := range strings.Split(d.addr, ",") {
 		rdb := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: !*faults})
-		rdb.AddHook(reliability.SendHook{})
+		rdb.AddHook(reliability.SendHook{Client: i})
 		rdbs = append(rdbs, rdb)
 		t.Cleanup(func() { _ = rdb.Close() })
 	}
@@ -340,6 +344,9 @@ func (d *driver) run() []reliability.Record {
 	for time.Now().Before(killUntil) {
 		time.Sleep(300*time.Millisecond + time.Duration(d.rng.Int64N(int64(700*time.Millisecond)))) // the schedule
 		d.strike(faultSchedule[d.rng.IntN(len(faultSchedule))])
+	}
+	if !d.killFullUnlessStruck(d.fullAt(), time.Second) {
+		d.t.Logf("%s: no kill struck a holder of a full name (for a semaphore, every permit taken)", d.t.Name())
 	}
 	d.finish()
 	var kinds []string
@@ -442,6 +449,8 @@ func (p *proc) scan() {
 		}
 		k := fmt.Sprint(rec.Name, " ", rec.Token)
 		switch rec.Kind {
+		case reliability.Hello:
+			p.hello = true
 		case reliability.Start:
 			p.open[k] = rec.Name
 		case reliability.End, reliability.Lost:
@@ -478,6 +487,9 @@ func (d *driver) pickHolder(wait time.Duration) *proc {
 // it), a worker that exited by itself has a pid another process may have
 // been given, a redis-server of a test running beside this one.
 func (d *driver) kill(p *proc) {
+	if d.holdsFull(p, d.fullAt()) {
+		d.fullKills++
+	}
 	require.NoError(d.t, p.cmd.Process.Signal(syscall.SIGKILL))
 	d.kills = append(d.kills, kill{pid: procNumber(slices.Index(d.logs, p.log)), at: time.Now()})
 	<-p.done

@@ -73,8 +73,8 @@ func TestCrashMultiLock(t *testing.T) {
 		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.OutlivedHolds, rep.Phantoms, len(rep.Violations))
 	d.logFaults("crash-multi", rep.UnlockTimeouts)
 	d.logSlowest("crash-multi", rep.run, rep.recovered)
-	checkLinearizable(t, "crash-multi", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.MutexKind}, nil, rep.Violations)
 	violations := judgedViolations(t, rep.Violations)
+	checkLinearizable(t, "crash-multi", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.MutexKind}, today: violations})
 	for i, v := range violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(violations)-i)

@@ -56,7 +56,7 @@ func TestCrashQuorum(t *testing.T) {
 			rep.Handoffs[n/2].Round(10*time.Microsecond), rep.Handoffs[n*99/100].Round(10*time.Microsecond), rep.Handoffs[n-1].Round(10*time.Microsecond))
 	}
 	d.logSlowest("crash-quorum", rep.run, rep.recovered)
-	checkLinearizable(t, "crash-quorum", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.MutexKind}, nil, rep.Violations)
+	checkLinearizable(t, "crash-quorum", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.MutexKind}, today: rep.Violations})
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)

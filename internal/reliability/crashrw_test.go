@@ -51,7 +51,7 @@ func TestCrashRWMutex(t *testing.T) {
 		rep.Lost, rep.LateNotices, rep.OutlivedHolds, rep.Phantoms, len(rep.Violations))
 	d.logFaults("crash-rw", rep.UnlockTimeouts)
 	d.logSlowest("crash-rw", rep.run, rep.recovered)
-	checkLinearizable(t, "crash-rw", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.RWMutexKind}, isRead, rep.Violations)
+	checkLinearizable(t, "crash-rw", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.RWMutexKind}, shared: isRead, today: rep.Violations})
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)

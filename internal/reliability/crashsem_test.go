@@ -50,7 +50,7 @@ func TestCrashSemaphore(t *testing.T) {
 		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.OutlivedHolds, rep.Phantoms, rep.MostHeld, len(rep.Violations))
 	d.logFaults("crash-sem", rep.UnlockTimeouts)
 	d.logSlowest("crash-sem", rep.run, rep.recovered)
-	checkLinearizable(t, "crash-sem", rep.run, recs, crashWatchdog, reliability.Spec{Kind: reliability.SemaphoreKind, Permits: crashSemPermits}, nil, rep.Violations)
+	checkLinearizable(t, "crash-sem", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.SemaphoreKind, Permits: crashSemPermits}, today: rep.Violations})
 	for i, v := range rep.Violations {
 		if i == 20 {
 			t.Errorf("... and %d more", len(rep.Violations)-i)

@@ -29,5 +29,8 @@
 // The fuzz targets for lock names and durations are in lockmw/fuzz_test.go.
 //
 // The non-test code here is what the worker program and the tests share:
-// the log record format, the send-time recorder and the guarded resource.
+// the log record format, the send-time recorders (SendTimes, ScriptSends)
+// and the guarded resource; and the porcupine model of the locks
+// (linearize.go, searched per name and epoch: epochs.go), which every crash
+// scenario checks its history with beside its own checker.
 package reliability

@@ -73,12 +73,90 @@ func (d *driver) strike(k faultKind) {
 	}
 }
 
-// pickIdle returns a random live worker that holds nothing, or nil.
+// fullAt is how many holds make a name of the run's workload full: its
+// permits for a semaphore, one hold otherwise.
+func (d *driver) fullAt() int {
+	if d.wl.sem {
+		return crashSemPermits
+	}
+	return 1
+}
+
+// killFullUnlessStruck makes sure the run killed a holder of a full name
+// (for a semaphore, with every permit of it taken), which is what the
+// checkers measure recoveries on (every crash scenario asserts a kill of a
+// holder and a recovery): a schedule that drew few kills of holders (pauses
+// take a watchdog and a half each) may have struck none; then one more kill
+// strikes such a holder, waiting up to wait for one. It reports whether a
+// kill of a full name was struck.
+func (d *driver) killFullUnlessStruck(permits int, wait time.Duration) bool {
+	if d.fullKills > 0 {
+		return true
+	}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		if v := d.pickFull(permits); v != nil {
+			d.kill(v)
+			d.spawn()
+			d.faults[killHolder]++
+			return true
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval for new log lines
+	}
+	return false
+}
+
+// pickFull returns a random live worker that holds a permit of a name whose
+// permits the workers hold all of, or nil.
+func (d *driver) pickFull(permits int) *proc {
+	held := make(map[string]int)
+	for _, p := range d.procs {
+		p.scan()
+		for _, name := range p.open {
+			held[name]++
+		}
+	}
+	var victims []*proc
+	for _, p := range d.procs {
+		for _, name := range p.open {
+			if held[name] >= permits {
+				victims = append(victims, p)
+				break
+			}
+		}
+	}
+	if len(victims) == 0 {
+		return nil
+	}
+	return victims[d.rng.IntN(len(victims))]
+}
+
+// holdsFull reports whether p holds a permit of a name whose permits the
+// workers hold all of (p's log scanned just now).
+func (d *driver) holdsFull(p *proc, permits int) bool {
+	held := make(map[string]int)
+	for _, q := range d.procs {
+		q.scan()
+		for _, name := range q.open {
+			held[name]++
+		}
+	}
+	for _, name := range p.open {
+		if held[name] >= permits {
+			return true
+		}
+	}
+	return false
+}
+
+// pickIdle returns a random live worker that holds nothing, or nil. A
+// worker that has not logged its Hello yet is not one: killed before it
+// opened its log, it would leave no log to read, and it waited for nothing.
 func (d *driver) pickIdle() *proc {
 	var idle []*proc
 	for _, p := range d.procs {
 		p.scan()
-		if len(p.open) == 0 {
+		if p.hello && len(p.open) == 0 {
 			idle = append(idle, p)
 		}
 	}

@@ -19,6 +19,12 @@ import (
 // earliest start of its TTL plus the TTL (the claim window of a hold handed
 // over and not claimed yet). An expiry is taken only where an acquisition
 // needs it, which is the most any history may ask of it.
+//
+// The search is kept tractable by partitions: by name, and within a name
+// into epochs at quiet points, where no call is open and every hold was
+// released or could have expired (Epochs). Each epoch after the first begins
+// with the largest fencing token of those before it, so a token that goes
+// back is caught across epochs too.
 
 // LockKind is the kind of lock a model checks.
 type LockKind int
@@ -59,14 +65,18 @@ const (
 	OpAcquire OpKind = iota
 	// OpRelease: the hold's Unlock; Op.Lost when it reported the lock lost.
 	OpRelease
-	// OpRenew: a renewal of the hold succeeded.
+	// OpRenew: a renewal of the hold, which extended it (Op.Failed: it did
+	// not, and the model does not extend it).
 	OpRenew
 	// OpForceUnlock: the name was forced free, whoever held it.
 	OpForceUnlock
+	// opCarry begins an epoch (Epochs) with the largest fencing token of
+	// the epochs before it, Op.Token.
+	opCarry
 )
 
 func (k OpKind) String() string {
-	return [...]string{"acquire", "release", "renew", "force-unlock"}[k]
+	return [...]string{"acquire", "release", "renew", "force-unlock", "epoch"}[k]
 }
 
 // Op is one operation of a history: a call on one name by one process.
@@ -85,10 +95,21 @@ type Op struct {
 	// Lost is, for OpRelease, that Unlock reported the lock lost: it may find
 	// the hold gone.
 	Lost bool
+	// Failed is, for OpRenew, that the renewal did not extend the hold: its
+	// script found the hold gone, or failed (its reply lost: it may have run,
+	// and not extending is the earliest expiry either way).
+	Failed bool
+	// Gone is, for a failed OpRenew, that its script found the hold gone
+	// (by Return, when its reply was in): the hold's key may have expired
+	// by then, or it was released.
+	Gone bool
 }
 
 func (o Op) String() string {
 	var b strings.Builder
+	if o.Kind == opCarry {
+		return fmt.Sprintf("epoch after token %d", o.Token)
+	}
 	fmt.Fprintf(&b, "%s hold %d of pid %d", o.Kind, o.Hold, o.Process)
 	if o.Shared {
 		b.WriteString(" shared")
@@ -98,6 +119,12 @@ func (o Op) String() string {
 	}
 	if o.Lost {
 		b.WriteString(" (lost)")
+	}
+	switch {
+	case o.Gone:
+		b.WriteString(" (found it gone)")
+	case o.Failed:
+		b.WriteString(" (failed)")
 	}
 	return b.String()
 }
@@ -151,7 +178,7 @@ func (s lockState) String() string {
 // Model returns the porcupine model of spec, partitioned by name.
 func Model(spec Spec) porcupine.Model {
 	nm := porcupine.NondeterministicModel{
-		Partition: partitionByName,
+		Partition: partition,
 		Init:      func() []any { return []any{lockState{}} },
 		Step: func(state, input, _ any) []any {
 			return step(spec, state.(lockState), input.(Op))
@@ -173,6 +200,15 @@ func Model(spec Spec) porcupine.Model {
 		DescribeState:     func(state any) string { return state.(lockState).String() },
 	}
 	return nm.ToModel()
+}
+
+// partition splits history by name, then each name's operations into epochs.
+func partition(history []porcupine.Operation) [][]porcupine.Operation {
+	var out [][]porcupine.Operation
+	for _, ops := range partitionByName(history) {
+		out = append(out, epochs(ops)...)
+	}
+	return out
 }
 
 func partitionByName(history []porcupine.Operation) [][]porcupine.Operation {
@@ -217,6 +253,19 @@ func step(spec Spec, s lockState, op Op) []any {
 		}
 		return nil // a release that succeeded, by no holder
 	case OpRenew:
+		if op.Gone {
+			i := s.index(op.Hold)
+			if i < 0 {
+				return []any{s}
+			}
+			if s.holds[i].expires > at {
+				return nil // found gone before its key could expire
+			}
+			return []any{s.without(func(h held) bool { return h.hold == op.Hold })}
+		}
+		if op.Failed {
+			return []any{s}
+		}
 		i := s.index(op.Hold)
 		if i < 0 {
 			return nil // a renewal that succeeded, by no holder
@@ -226,6 +275,8 @@ func step(spec Spec, s lockState, op Op) []any {
 		return []any{n}
 	case OpForceUnlock:
 		return []any{lockState{last: s.last}}
+	case opCarry:
+		return []any{lockState{last: max(s.last, op.Token), holds: s.holds}}
 	}
 	return nil
 }
@@ -308,18 +359,21 @@ func Operations(ops []Op) []porcupine.Operation {
 
 // Verdict is the outcome of [Check].
 type Verdict struct {
-	Result porcupine.CheckResult // Ok, Illegal, or Unknown: the search timed out
-	Info   porcupine.LinearizationInfo
-	Model  porcupine.Model
-	Ops    int
-	Took   time.Duration
+	Result     porcupine.CheckResult // Ok, Illegal, or Unknown: the search timed out
+	Info       porcupine.LinearizationInfo
+	Model      porcupine.Model
+	Ops        int
+	Partitions int // names times their epochs, each searched apart
+	Took       time.Duration
 }
 
 // Check runs porcupine on ops with spec's model, for at most timeout (then
 // the result is Unknown, no verdict).
 func Check(spec Spec, ops []Op, timeout time.Duration) Verdict {
 	m := Model(spec)
+	history := Operations(ops)
+	parts := len(partition(history))
 	start := time.Now()
-	res, info := porcupine.CheckOperationsVerbose(m, Operations(ops), timeout)
-	return Verdict{Result: res, Info: info, Model: m, Ops: len(ops), Took: time.Since(start)}
+	res, info := porcupine.CheckOperationsVerbose(m, history, timeout)
+	return Verdict{Result: res, Info: info, Model: m, Ops: len(ops), Partitions: parts, Took: time.Since(start)}
 }

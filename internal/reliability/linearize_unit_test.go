@@ -2,6 +2,7 @@ package reliability_test
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -129,6 +130,152 @@ func TestLinearizeAgreesWithTodaysChecker(t *testing.T) {
 			if v.Result == porcupine.Illegal {
 				assert.NotEmpty(t, rep.Violations, "today's checker rejects it too")
 			}
+		})
+	}
+}
+
+// Issue 45's one disagreement (a read-write run with paused holders:
+// porcupine rejected the history, today's checker accepted it) needs a hold
+// that really expired before the next one began but looked unexpired to the
+// model, and that today's checker leaves out: a lost hold. The one recorded
+// time that was not a bound was a renewal's: the worker logged the Renewal
+// hook's now minus the script's duration, late by however long the
+// renewing goroutine did not run between the reply and the hook. Here a
+// reader renewed at 333 ms is paused past its key's expiry and its loss is
+// noticed late; the writer takes the name at 1335 ms, 2 ms after the key
+// could first expire. Logged 7 ms late, the renewal makes porcupine reject
+// what today's checker accepts; logged at its send (ScriptSends, the
+// worker's fix), both accept it.
+func TestLinearizeRenewalLoggedLate(t *testing.T) {
+	t.Parallel()
+	const timeout = time.Second
+	for _, tc := range []struct {
+		name   string
+		logged int // when the renewal sent at 333 ms is logged as sent
+		reject bool
+	}{
+		{"logged at its send", 333, false},
+		{"logged 7ms late, as the hook's estimate was", 340, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			writer := start(2, "a", 7, 1335)
+			writer.Begin, writer.Sent = at(500), at(1334) // waited; its last attempt, at the key's pttl
+			recs := append(hello(1, 2),
+				start(1, "a", -1, 0),
+				rec(reliability.Renew, 1, "a", -1, tc.logged),
+				reliability.Record{Kind: reliability.Pause, Pid: 1, Begin: at(400), Time: at(1900)},
+				rec(reliability.Lost, 1, "a", -1, 1950),
+				writer,
+				rec(reliability.End, 2, "a", 7, 1400))
+			rep := checkRW(recs, nil, timeout, at(5000), nil)
+			assert.Empty(t, rep.Violations, "today's checker leaves the lost read hold out")
+			assert.Equal(t, 1, rep.LateNotices)
+			v := reliability.Check(reliability.Spec{Kind: reliability.RWMutexKind}, linearOps(rep.run, recs, timeout, isRead), 10*time.Second)
+			require.NotEqual(t, porcupine.Unknown, v.Result)
+			assert.Equal(t, tc.reject, v.Result == porcupine.Illegal, "porcupine's verdict")
+		})
+	}
+}
+
+// A renewal attempt that did not extend the hold (it found the hold gone,
+// or Redis did not answer) is logged and modelled as extending nothing: the
+// key may expire at the earliest expiry from before it.
+func TestLinearizeFailedRenewal(t *testing.T) {
+	t.Parallel()
+	const timeout = time.Second
+	failed := rec(reliability.Renew, 1, "a", 1, 333)
+	failed.Note = reliability.RenewFailedNote
+	recs := append(hello(1, 2), start(1, "a", 1, 0), failed, start(2, "a", 2, 1100), rec(reliability.End, 2, "a", 2, 1110))
+	rep := check(recs, []kill{{pid: 1, at: at(400)}}, timeout, at(5000), nil)
+	assert.Empty(t, rep.Violations, "today's checker: the key could expire from 999ms")
+	assert.Zero(t, rep.Renewals, "an attempt that failed is no renewal")
+	ops := linearOps(rep.run, recs, timeout, nil)
+	require.True(t, slices.ContainsFunc(ops, func(op reliability.Op) bool { return op.Kind == reliability.OpRenew && op.Failed }), "the attempt is an operation")
+	v := reliability.Check(reliability.Spec{Kind: reliability.MutexKind}, ops, 10*time.Second)
+	assert.Equal(t, porcupine.Ok, v.Result)
+
+	ok := failed
+	ok.Note = ""
+	recs[3] = ok
+	rep = check(recs, []kill{{pid: 1, at: at(400)}}, timeout, at(5000), nil)
+	assert.NotEmpty(t, rep.Violations, "a renewal that succeeded keeps the key to 1332ms")
+	v = reliability.Check(reliability.Spec{Kind: reliability.MutexKind}, linearOps(rep.run, recs, timeout, nil), 10*time.Second)
+	assert.Equal(t, porcupine.Illegal, v.Result)
+}
+
+// A long history of one name is searched in epochs, split where nothing
+// is open and no hold may still be there; the largest fencing token is
+// carried into the next epoch, so a token that goes back across a quiet
+// point is still rejected.
+func TestLinearizeEpochs(t *testing.T) {
+	t.Parallel()
+	mutex := reliability.Spec{Kind: reliability.MutexKind}
+	const holds = 400
+	var long []reliability.Op
+	for i := range holds { // one hold after another, 10 ms apart, a quiet point between each
+		t0 := i * 10
+		long = append(long, acq(i+1, i+1, t0, t0+1, t0+1000), rel(i+1, t0+5, t0+6))
+	}
+	t.Run("a long history is split at its quiet points", func(t *testing.T) {
+		assert.Len(t, reliability.Epochs(long), holds)
+		v := reliability.Check(mutex, long, 10*time.Second)
+		assert.Equal(t, porcupine.Ok, v.Result)
+		assert.Equal(t, holds, v.Partitions)
+	})
+	t.Run("a token that goes back across epochs is rejected", func(t *testing.T) {
+		back := slices.Clone(long)
+		back[2*(holds-1)].Token = 7 // the last hold's token, after 399 epochs
+		v := reliability.Check(mutex, back, 10*time.Second)
+		assert.Equal(t, holds, v.Partitions)
+		assert.Equal(t, porcupine.Illegal, v.Result)
+		last := reliability.Epochs(back)[holds-1]
+		require.Len(t, last, 3, "the carried token, the acquisition, the release")
+		assert.Equal(t, "epoch after token 399", last[0].String())
+	})
+	t.Run("an unreleased hold keeps its epoch open until it could expire", func(t *testing.T) {
+		// Hold 1 is killed (never released); its key could expire at 500.
+		ops := []reliability.Op{acq(1, 1, 0, 1, 500), acq(2, 2, 100, 101, 2000), rel(2, 102, 103)}
+		assert.Len(t, reliability.Epochs(ops), 1)
+		assert.Equal(t, porcupine.Illegal, reliability.Check(mutex, ops, 10*time.Second).Result)
+		ops[1], ops[2] = acq(2, 2, 600, 601, 2000), rel(2, 602, 603)
+		assert.Len(t, reliability.Epochs(ops), 2)
+		assert.Equal(t, porcupine.Ok, reliability.Check(mutex, ops, 10*time.Second).Result)
+	})
+	t.Run("a pending call keeps its epoch open", func(t *testing.T) {
+		ops := []reliability.Op{acq(1, 1, 0, 1, 100), rel(1, 2, 3), acq(2, 2, 2, 50, 200), rel(2, 60, 61)}
+		assert.Len(t, reliability.Epochs(ops), 1)
+	})
+}
+
+// A renewal that found its hold gone is a finding when its reply was in
+// before the key could have expired and before the hold's End (after it,
+// the release may have run first): lockmw lost the hold early. Both
+// checkers judge it.
+func TestLinearizeRenewalFoundGone(t *testing.T) {
+	t.Parallel()
+	const timeout = time.Second
+	gone := func(sent, replied int) reliability.Record {
+		r := rec(reliability.Renew, 1, "a", 1, sent)
+		r.Note, r.Begin = reliability.RenewLostNote, at(replied)
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		recs   []reliability.Record
+		reject bool
+	}{
+		{"before its key could expire", []reliability.Record{start(1, "a", 1, 0), gone(333, 334), rec(reliability.End, 1, "a", 1, 500)}, true},
+		{"once its key could expire", []reliability.Record{start(1, "a", 1, 0), gone(1000, 1001), rec(reliability.Lost, 1, "a", 1, 1002)}, false},
+		{"answered after the End: the release ran first", []reliability.Record{start(1, "a", 1, 0), gone(290, 310), rec(reliability.End, 1, "a", 1, 300)}, false},
+		{"renewed, then gone before the renewal's expiry", []reliability.Record{start(1, "a", 1, 0), rec(reliability.Renew, 1, "a", 1, 333), gone(1100, 1101), rec(reliability.End, 1, "a", 1, 1200)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := append(hello(1), tc.recs...)
+			rep := check(recs, nil, timeout, at(5000), nil)
+			assert.Equal(t, tc.reject, len(rep.Violations) > 0, "today's checker: %v", rep.Violations)
+			v := reliability.Check(reliability.Spec{Kind: reliability.MutexKind}, linearOps(rep.run, recs, timeout, nil), 10*time.Second)
+			require.NotEqual(t, porcupine.Unknown, v.Result)
+			assert.Equal(t, tc.reject, v.Result == porcupine.Illegal, "porcupine's verdict")
 		})
 	}
 }

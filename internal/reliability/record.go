@@ -27,8 +27,10 @@ const (
 	Start Kind = 'S'
 	// End: the critical section ended; written before Unlock is called.
 	End Kind = 'E'
-	// Renew: a watchdog renewal of the hold succeeded; Time is when it was
-	// sent (the key's TTL runs from no earlier than that).
+	// Renew: a watchdog renewal of the hold; Time is when it was sent (the
+	// key's TTL runs from no earlier than that). Note is empty when it
+	// succeeded, RenewLostNote or RenewFailedNote when it did not extend
+	// the hold; then Begin is when the Renewal hook ran (its reply was in).
 	Renew Kind = 'R'
 	// Lost: the hold context was cancelled with cause lockmw.ErrLockLost;
 	// Time is when the process noticed. Note is the cause.
@@ -45,6 +47,14 @@ const (
 // UnlockFailedNote starts the Note of a Fail record written when Unlock
 // returned an error; the error follows.
 const UnlockFailedNote = "unlock: "
+
+// The Notes of a Renew record whose renewal did not extend the hold: its
+// script found the hold gone (lockmw.RenewalLost), or failed, Redis not
+// answering (lockmw.RenewalFailed: it may have run).
+const (
+	RenewLostNote   = "renewal found the hold gone"
+	RenewFailedNote = "renewal failed"
+)
 
 // Record is one line of a process's hold log.
 type Record struct {

@@ -4,19 +4,34 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // SendTimes records when the last script (EVALSHA or EVAL) run with a
-// context was sent. Lock's acquire attempts carry the context passed to
-// Lock, so after Lock returns, Last is a lower bound on when the hold's key
-// got its TTL: the winning attempt, or the attempt that queued the waiter
-// the lock was later handed over to. (Other commands made with that context,
-// such as subscribing, are not scripts and may come after a hand-off.)
-type SendTimes struct{ last atomic.Int64 }
+// context was sent, on each client (SendHook.Client: the masters of a
+// quorum). Lock's acquire attempts carry the context passed to Lock, so
+// after Lock returns, Last is a lower bound on when the hold's key got its
+// TTL: the winning attempt, or the attempt that queued the waiter the lock
+// was later handed over to; on a quorum, on every master. (Other commands
+// made with that context, such as subscribing, are not scripts and may come
+// after a hand-off.)
+type SendTimes struct {
+	mu   sync.Mutex
+	last map[int]time.Time // by SendHook.Client
+}
+
+func (s *SendTimes) note(client int) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = make(map[int]time.Time)
+	}
+	s.last[client] = now
+}
 
 type sendTimesKey struct{}
 
@@ -27,20 +42,28 @@ func WithSendTimes(ctx context.Context) (context.Context, *SendTimes) {
 	return context.WithValue(ctx, sendTimesKey{}, s), s
 }
 
-// Last returns when the last recorded command was sent (zero if none).
+// Last returns when the last recorded command was sent (zero if none); with
+// several clients, the earliest of their last sends: a master whose last
+// script went out later than another's got its TTL later too, and the hold
+// lasts as long as its masters' keys do.
 func (s *SendTimes) Last() time.Time {
-	n := s.last.Load()
-	if n == 0 {
-		return time.Time{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var at time.Time
+	for _, t := range s.last {
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
 	}
-	return time.Unix(0, n)
+	return at
 }
 
 // SendHook is a go-redis hook that records the send time of each script
 // whose context carries a SendTimes. A command go-redis re-sends keeps the
 // time of its first send, which only makes Last an earlier, still valid,
-// lower bound.
-type SendHook struct{}
+// lower bound. Client tells the clients of one Lock call apart: the masters
+// of a quorum, each hooked with a number of its own.
+type SendHook struct{ Client int }
 
 var _ redis.Hook = SendHook{}
 
@@ -48,10 +71,10 @@ var _ redis.Hook = SendHook{}
 func (SendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 // ProcessHook records the time before the command is sent.
-func (SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && isScript(cmd) {
-			s.last.Store(time.Now().UnixNano())
+			s.note(h.Client)
 		}
 		return next(ctx, cmd)
 	}
@@ -59,10 +82,10 @@ func (SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 // ProcessPipelineHook records the time before a pipeline with a script is
 // sent.
-func (SendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h SendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && slices.ContainsFunc(cmds, isScript) {
-			s.last.Store(time.Now().UnixNano())
+			s.note(h.Client)
 		}
 		return next(ctx, cmds)
 	}
@@ -145,4 +168,84 @@ func TokenOf(ctx context.Context) int64 {
 	}
 	n, _ := ctx.Value(tokenKey{}).(int64)
 	return n
+}
+
+// ScriptSends records when scripts sent with a context that carries no
+// SendTimes (lockmw's own background calls, the watchdog's renewals among
+// them) were sent, by each of their string arguments (a hold's field is
+// one of a renewal's), apart for each go-redis client it hooks (each master
+// of a quorum). It gives a renewal's send time that the Renewal hook cannot
+// give: the hook learns the script's duration, and now minus the duration is
+// late by however long the renewing goroutine did not run between the
+// reply and the hook (a loaded machine, a pause), which would make the key
+// look renewed later than it was.
+type ScriptSends struct {
+	mu      sync.Mutex
+	clients []map[string]time.Time
+}
+
+// Hook returns a go-redis hook that records the sends of one more client.
+func (s *ScriptSends) Hook() redis.Hook {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients = append(s.clients, make(map[string]time.Time))
+	return scriptSendsHook{s: s, client: len(s.clients) - 1}
+}
+
+// RenewalSent returns a moment no later than the renewal the Renewal hook
+// reports, of the hold whose field in the script is arg, reached its keys:
+// estimate (the hook's now minus the script's duration), or the send of the
+// latest script with arg on the client that sent it last, if earlier; with
+// several clients (a quorum's masters), the earliest of theirs. That is a
+// bound on when the key got its TTL however late the hook ran.
+func (s *ScriptSends) RenewalSent(estimate time.Time, arg string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := estimate
+	for _, c := range s.clients {
+		if p, ok := c[arg]; ok && p.Before(at) {
+			at = p
+		}
+	}
+	return at
+}
+
+func (s *ScriptSends) note(client int, sent time.Time, cmds []redis.Cmder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cmd := range cmds {
+		if !isScript(cmd) {
+			continue
+		}
+		for _, a := range cmd.Args() {
+			if arg, ok := a.(string); ok {
+				s.clients[client][arg] = sent
+			}
+		}
+	}
+}
+
+type scriptSendsHook struct {
+	s      *ScriptSends
+	client int
+}
+
+func (scriptSendsHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h scriptSendsHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if ctx.Value(sendTimesKey{}) == nil {
+			h.s.note(h.client, time.Now(), []redis.Cmder{cmd})
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h scriptSendsHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if ctx.Value(sendTimesKey{}) == nil {
+			h.s.note(h.client, time.Now(), cmds)
+		}
+		return next(ctx, cmds)
+	}
 }

@@ -11,8 +11,8 @@
 // the given moment, and appends every event to FILE as reliability.Records,
 // naming a hold by its fencing token or, unfenced, by a negative number of
 // its own: a Call line before Lock is called, a Start line after Lock
-// returns, an End line before Unlock, a Renew line for every successful
-// renewal and a Lost line when a hold context is cancelled with
+// returns, an End line before Unlock, a Renew line for every renewal
+// attempt (saying what it found unless it succeeded) and a Lost line when a hold context is cancelled with
 // lockmw.ErrLockLost. A process killed while holding leaves a Start line with
 // no End; one killed while waiting, a Call line with no Start. A Pause line
 // says the process did not run for a while (a ticker woke late). Its go-redis
@@ -92,11 +92,14 @@ func main() {
 // client on it. A comma-separated addr names the masters of a quorum
 // (lockmw.NewQuorum); the go-redis client returned is the first's, and the
 // others live as long as the process.
-func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks, defaults bool) (*redis.Client, *lockmw.Client) {
+func newClient(addr string, watchdog time.Duration, hooks lockmw.Hooks, defaults bool, sends *reliability.ScriptSends) (*redis.Client, *lockmw.Client) {
 	var rdbs []redis.UniversalClient
-	for _, a := range strings.Split(addr, ",") {
+	for i, a := range strings.Split(addr, ",") {
 		rdb := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: !defaults})
-		rdb.AddHook(reliability.SendHook{})
+		rdb.AddHook(reliability.SendHook{Client: i})
+		if sends != nil {
+			rdb.AddHook(sends.Hook())
+		}
 		rdbs = append(rdbs, rdb)
 	}
 	opts := []lockmw.Option{lockmw.WithWatchdogTimeout(watchdog), lockmw.WithHooks(hooks)}
@@ -139,6 +142,7 @@ func crash(args []string, mode string, permits int) error {
 	// process.
 	var unfenced atomic.Int64
 	var members memberHolds
+	sends := new(reliability.ScriptSends)
 	hooks := lockmw.Hooks{
 		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
 			if e.Kind == "multilock" { // its members are logged, each as a hold
@@ -156,16 +160,27 @@ func crash(args []string, mode string, permits int) error {
 			}
 			return reliability.WithToken(reliability.WithField(ctx, e.Field), tok)
 		},
+		// Every renewal attempt is logged, with when its script was sent
+		// (sends.RenewalSent: the hook's now minus the script's duration
+		// may be late) and, unless it succeeded, what it found.
 		Renewal: func(e lockmw.RenewalEvent) {
-			sent := time.Now().Add(-e.Duration)
+			now := time.Now()
+			estimate := now.Add(-e.Duration)
 			for _, l := range e.Locks {
-				if l.Outcome == lockmw.RenewalOK {
-					lg.Write(reliability.Record{Kind: reliability.Renew, Name: l.Name, Token: reliability.TokenOf(l.Context), Time: sent})
+				arg := reliability.FieldOf(l.Context)
+				if l.Mode == "write" {
+					arg += ":write" // Redisson's writer field, which the renewal names
 				}
+				r := reliability.Record{Kind: reliability.Renew, Name: l.Name, Token: reliability.TokenOf(l.Context),
+					Time: sends.RenewalSent(estimate, arg), Note: renewNote(l.Outcome)}
+				if r.Note != "" {
+					r.Begin = now // the reply was in
+				}
+				lg.Write(r)
 			}
 		},
 	}
-	rdb, c := newClient(*addr, *watchdog, hooks, *defaults)
+	rdb, c := newClient(*addr, *watchdog, hooks, *defaults, sends)
 	defer rdb.Close()
 	defer c.Close()
 	lg.Write(reliability.Record{Kind: reliability.Hello, Time: time.Now(), Note: c.ID()})
@@ -284,6 +299,17 @@ func contend(ctx context.Context, locker func(name string) lockmw.Locker, names 
 	}
 }
 
+// renewNote is the Note of a Renew record of a renewal with outcome o.
+func renewNote(o lockmw.RenewalOutcome) string {
+	switch o {
+	case lockmw.RenewalOK:
+		return ""
+	case lockmw.RenewalLost:
+		return reliability.RenewLostNote
+	}
+	return reliability.RenewFailedNote
+}
+
 func lost(hctx context.Context) bool {
 	return errors.Is(context.Cause(hctx), lockmw.ErrLockLost)
 }
@@ -306,7 +332,7 @@ func hold(args []string) error {
 		defer outMu.Unlock()
 		fmt.Printf(format+"\n", a...)
 	}
-	rdb, c := newClient(*addr, *watchdog, lockmw.Hooks{}, false)
+	rdb, c := newClient(*addr, *watchdog, lockmw.Hooks{}, false, nil)
 	defer rdb.Close()
 	defer c.Close()
 	ctx := context.Background()
