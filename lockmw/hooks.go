@@ -173,6 +173,11 @@ type RenewalEvent struct {
 	Locks    []RenewedLock
 	Err      error // the script's error, when it failed
 	Duration time.Duration
+	// Sent is when the script was sent: a renewed lock's TTL runs from no
+	// earlier (the time the watchdog counts a hold's loss from). The hook's
+	// now minus Duration may be later, by however long the renewing
+	// goroutine waited before the hook ran.
+	Sent time.Time
 }
 
 // CombineHooks returns Hooks that call each of hs in order. Context-returning

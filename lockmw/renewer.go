@@ -223,7 +223,7 @@ func (r *renewer) settle(ctx context.Context, o batchOutcome, sent time.Time, to
 	}
 	var ev RenewalEvent
 	if c.opts.hooks.Renewal != nil {
-		ev = RenewalEvent{Locks: make([]RenewedLock, len(b)), Err: batchErr, Duration: took}
+		ev = RenewalEvent{Locks: make([]RenewedLock, len(b)), Err: batchErr, Duration: took, Sent: sent}
 	}
 	need := c.store.majority()
 	for j, h := range b {

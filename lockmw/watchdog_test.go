@@ -96,3 +96,34 @@ func TestRenewalBatchesAndGoroutines(t *testing.T) {
 	}
 	require.NoError(t, c.Mutex("warm").Unlock(h0))
 }
+
+// A Renewal event says when its script was sent: after the hold began, and
+// its Duration later the reply was in, before the hook ran, however late
+// the hook runs (here a hook before it sleeps).
+func TestRenewalEventSent(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	type seen struct {
+		sent, hook time.Time
+		took       time.Duration
+	}
+	got := make(chan seen, 1)
+	var hook time.Time
+	c := locktest.NewOn(t, srv, lockmw.WithWatchdogTimeout(300*time.Millisecond),
+		lockmw.WithHooks(lockmw.Hooks{Renewal: func(lockmw.RenewalEvent) {
+			hook = time.Now()
+			time.Sleep(50 * time.Millisecond)
+		}}),
+		lockmw.WithHooks(lockmw.Hooks{Renewal: func(e lockmw.RenewalEvent) {
+			select {
+			case got <- seen{e.Sent, hook, e.Duration}:
+			default:
+			}
+		}}))
+	locked := time.Now()
+	h := locktest.MustLock(t, c.Mutex("renewal-sent"), testsupport.Ctx(t))
+	s := <-got
+	require.NoError(t, c.Mutex("renewal-sent").Unlock(h))
+	assert.True(t, s.sent.After(locked), "sent after the hold began")
+	assert.False(t, s.sent.Add(s.took).After(s.hook), "the reply was in before the hook ran")
+}
