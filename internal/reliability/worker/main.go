@@ -161,11 +161,11 @@ func crash(args []string, mode string, permits int) error {
 			return reliability.WithToken(reliability.WithField(ctx, e.Field), tok)
 		},
 		// Every renewal attempt is logged, with when its script was sent
-		// (sends.RenewalSent: the hook's now minus the script's duration
-		// may be late) and, unless it succeeded, what it found.
+		// (lockmw's RenewalEvent.Sent, or the hooked send when earlier:
+		// sends.RenewalSent) and, unless it succeeded, what it found.
 		Renewal: func(e lockmw.RenewalEvent) {
 			now := time.Now()
-			estimate := now.Add(-e.Duration)
+			estimate := e.Sent
 			for _, l := range e.Locks {
 				arg := reliability.FieldOf(l.Context)
 				if l.Mode == "write" {
