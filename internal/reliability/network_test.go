@@ -154,12 +154,12 @@ func TestNetworkBlackhole(t *testing.T) {
 	const patience = 30 * time.Second // a hang guard, not a time limit
 	srv := redistest.Start(t)
 	ctx := testsupport.CtxFor(t, 2*patience)
-	var lastRenewed atomic.Int64 // a little after the send time of the last good renewal
+	var lastRenewed atomic.Int64 // the send time of the last good renewal
 	renewedOnce := make(chan struct{}, 1)
 	p, c := proxied(t, srv, nil, lockmw.WithWatchdogTimeout(watchdog), lockmw.WithReleaseTimeout(300*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
 		Renewal: func(e lockmw.RenewalEvent) {
 			if e.Err == nil {
-				lastRenewed.Store(time.Now().Add(-e.Duration).UnixNano())
+				lastRenewed.Store(e.Sent.UnixNano())
 				select {
 				case renewedOnce <- struct{}{}:
 				default:
@@ -209,7 +209,18 @@ func TestNetworkBlackhole(t *testing.T) {
 	assert.ErrorContains(t, context.Cause(hctx), "could have expired", "the loss timer ended the hold, not a renewal's reply")
 	bound := time.Unix(0, lastRenewed.Load()).Add(watchdog)
 	got := testsupport.Recv(t, acquired, patience, "the other client gets the lock")
-	assert.True(t, got.holderDone, "the holder's context was done when the other client's Lock returned")
+	if !got.holderDone {
+		// The loss timer fires a margin before bound, the earliest the key
+		// could expire; a holder told only after bound had its timer run
+		// late (a starved process, the documented limit of any lease), and
+		// the order then says nothing about rlock. Told before bound, the
+		// other client could not have had the lock yet.
+		if told.After(bound) {
+			t.Logf("the holder was told %v after its key could have expired (its goroutines ran late): the order is not judged", told.Sub(bound).Round(time.Millisecond))
+		} else {
+			t.Errorf("the other client's Lock returned before the holder's context was done, and the holder was told %v before its key could expire", bound.Sub(told).Round(time.Millisecond))
+		}
+	}
 	assert.ErrorIs(t, m.Unlock(hctx), lockmw.ErrLockLost, "the stale Unlock")
 	n, err := om.HoldCount(octx)
 	require.NoError(t, err)
