@@ -1,0 +1,235 @@
+package rueidisrlock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-rlock/rlock/internal/layout"
+	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/lockmw"
+	"github.com/go-rlock/rlock/lockmw/backend"
+	"github.com/go-rlock/rlock/lockmw/rueidisrlock"
+	"github.com/redis/rueidis"
+)
+
+func ctxOf(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A rueidis-backed Client and a go-redis one on the same name exclude each
+// other and hand over to each other: a waiter of either is woken by the
+// other's release.
+func TestMixedWithGoRedis(t *testing.T) {
+	t.Parallel()
+	ctx := ctxOf(t)
+	srv := redistest.Start(t)
+	rc := rueidisrlock.New(newClient(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}}))
+	gc := lockmw.New(srv.NewClient())
+	t.Cleanup(func() { _ = rc.Close(); _ = gc.Close() })
+
+	for _, pair := range []struct {
+		name          string
+		first, second *lockmw.Client
+	}{{"rueidis then go-redis", rc, gc}, {"go-redis then rueidis", gc, rc}} {
+		t.Run(pair.name, func(t *testing.T) {
+			m1, m2 := pair.first.Mutex("mixed"), pair.second.Mutex("mixed")
+			h1, err := m1.Lock(ctx)
+			if err != nil {
+				t.Fatalf("Lock: %v", err)
+			}
+			if _, err := m2.TryLock(ctx, 0, 0); !errors.Is(err, lockmw.ErrNotAcquired) {
+				t.Fatalf("the other client's TryLock of a held mutex: %v, want ErrNotAcquired", err)
+			}
+			got := make(chan error, 1)
+			go func() {
+				h2, err := m2.Lock(ctx)
+				if err == nil {
+					err = m2.Unlock(h2)
+				}
+				got <- err
+			}()
+			waitQueued(t, ctx, srv, "mixed")
+			if err := m1.Unlock(h1); err != nil {
+				t.Fatalf("Unlock: %v", err)
+			}
+			if err := <-got; err != nil {
+				t.Fatalf("the waiter of the other client: %v", err)
+			}
+		})
+	}
+}
+
+// waitQueued polls until a waiter subscribed to the mutex's channel, so
+// that the hand-off, not a first try, takes the lock.
+func waitQueued(t *testing.T, ctx context.Context, srv *redistest.Server, name string) {
+	t.Helper()
+	ch := layout.Mutex(name).Channel
+	for ctx.Err() == nil {
+		if n, _ := srv.Client().PubSubNumSub(ctx, ch).Result(); n[ch] > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no waiter on %q", name)
+}
+
+// A closed rueidis client fails a Lock with an error matching
+// backend.ErrClosed and rueidis.ErrClosing, at once (no retrying).
+func TestClosedClient(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := rueidisrlock.New(c)
+	defer func() { _ = lc.Close() }()
+	c.Close()
+	_, err = lc.Mutex("closed").Lock(ctxOf(t))
+	t.Logf("Lock on a closed client: %v (lockmw.ErrClosed: %v)", err, errors.Is(err, lockmw.ErrClosed))
+	if !errors.Is(err, backend.ErrClosed) || !errors.Is(err, rueidis.ErrClosing) {
+		t.Fatalf("Lock on a closed rueidis client: %v, want backend.ErrClosed and rueidis.ErrClosing", err)
+	}
+}
+
+// A wrong-type key under a lock's name is a clear error, and the lock held
+// beside it is kept.
+func TestWrongType(t *testing.T) {
+	t.Parallel()
+	ctx := ctxOf(t)
+	srv := redistest.Start(t)
+	lc := rueidisrlock.New(newClient(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}}))
+	defer func() { _ = lc.Close() }()
+	held, err := lc.Mutex("kept").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Client().Set(ctx, "wrong", "a string", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.Mutex("wrong").TryLock(ctx, 0, 0); !backend.IsWrongType(err) {
+		t.Errorf("TryLock on a string key: %v, want WRONGTYPE", err)
+	}
+	if err := held.Err(); err != nil {
+		t.Errorf("the lock held beside it: %v", err)
+	}
+	if err := lc.Mutex("kept").Unlock(held); err != nil {
+		t.Errorf("Unlock: %v", err)
+	}
+}
+
+// With default options, every call returns at its context's end on a
+// paused server: a deadline, a context that is only cancelled, and
+// WithAcquireContext.
+func TestPausedServer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	lc := rueidisrlock.New(newClient(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}}))
+	defer func() { _ = lc.Close() }()
+	m := lc.Mutex("paused")
+	if _, err := m.TryLock(ctxOf(t), 0, time.Second); err != nil { // connected, scripts loaded
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Resume() }()
+
+	t.Run("deadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if _, err := m.Lock(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Lock on a paused server: %v, want context.DeadlineExceeded", err)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		stop := time.AfterFunc(200*time.Millisecond, cancel)
+		defer stop.Stop()
+		if _, err := m.Lock(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("Lock on a paused server: %v, want context.Canceled", err)
+		}
+	})
+	t.Run("WithAcquireContext", func(t *testing.T) {
+		actx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		err := lockmw.WithLock(context.Background(), m, func(context.Context) error {
+			t.Error("fn ran without the lock")
+			return nil
+		}, lockmw.WithAcquireContext(actx))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Do on a paused server: %v, want context.DeadlineExceeded", err)
+		}
+	})
+}
+
+// WithReplicaSync's WAIT runs on the connection of the acquisition: with
+// the replica paused it is not acknowledged (a WAIT on another connection,
+// which wrote nothing, would count the replica at once).
+func TestReplicaSyncLagging(t *testing.T) {
+	t.Parallel()
+	ctx := ctxOf(t)
+	sg := redistest.StartSentinel(t, 1, 1)
+	lc := rueidisrlock.New(newClient(t, rueidis.ClientOption{InitAddress: []string{sg.Master.Addr()}}),
+		lockmw.WithReplicaSync(1, 300*time.Millisecond))
+	defer func() { _ = lc.Close() }()
+	h, err := lc.Mutex("synced").Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock with a live replica: %v", err)
+	}
+	if err := lc.Mutex("synced").Unlock(h); err != nil {
+		t.Fatal(err)
+	}
+	if err := sg.Replicas[0].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sg.Replicas[0].Resume() }()
+	if _, err := lc.Mutex("lagging").Lock(ctx); !errors.Is(err, lockmw.ErrNotReplicated) {
+		t.Fatalf("Lock with the replica paused: %v, want ErrNotReplicated", err)
+	}
+}
+
+// A plain subscription comes back after its connection is killed,
+// confirming its channels again.
+func TestSubscriptionReconnects(t *testing.T) {
+	t.Parallel()
+	ctx := ctxOf(t)
+	srv := redistest.Start(t)
+	b := rueidisrlock.Backend(newClient(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}}))
+	sub, err := b.Subscribe(ctx, false, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Close() }()
+	confirmed := func() {
+		t.Helper()
+		got := map[string]bool{}
+		for len(got) < 2 {
+			m, err := sub.Receive(ctx)
+			if err != nil {
+				t.Fatalf("Receive: %v", err)
+			}
+			if m.Kind == backend.Subscribed {
+				got[m.Channel] = true
+			}
+		}
+	}
+	confirmed()
+	if err := srv.Client().Do(ctx, "client", "kill", "type", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.Receive(ctx); err == nil {
+		t.Fatal("Receive after the connection was killed: no error")
+	}
+	confirmed()
+	if err := srv.Client().Publish(ctx, "b", "after").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := sub.Receive(ctx); err != nil || m.Kind != backend.Published || m.Payload != "after" {
+		t.Fatalf("Receive = %+v, %v; want the message published after the reconnection", m, err)
+	}
+}
