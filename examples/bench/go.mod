@@ -4,10 +4,13 @@ go 1.26.0
 
 replace github.com/go-rlock/rlock => ../..
 
+replace github.com/go-rlock/rlock/lockmw/rueidisrlock => ../../lockmw/rueidisrlock
+
 require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/go-rlock/rlock v0.0.0-00010101000000-000000000000
+	github.com/go-rlock/rlock/lockmw/rueidisrlock v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	go.uber.org/goleak v1.3.0
