@@ -5,6 +5,8 @@ package valkeyrlock_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -233,5 +235,88 @@ func TestSubscriptionReconnects(t *testing.T) {
 	}
 	if m, err := sub.Receive(ctx); err != nil || m.Kind != backend.Published || m.Payload != "after" {
 		t.Fatalf("Receive = %+v, %v; want the message published after the reconnection", m, err)
+	}
+}
+
+// hooked is a client wrapper as valkey-gohook.WithHook makes one: it sees the
+// commands of Do and DoMulti.
+type hooked struct {
+	valkey.Client
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (h *hooked) Do(ctx context.Context, cmd valkey.Completed) valkey.ValkeyResult {
+	h.see(cmd.Commands())
+	return h.Client.Do(ctx, cmd)
+}
+
+func (h *hooked) DoMulti(ctx context.Context, multi ...valkey.Completed) []valkey.ValkeyResult {
+	for i := range multi {
+		h.see(multi[i].Commands())
+	}
+	return h.Client.DoMulti(ctx, multi...)
+}
+
+func (h *hooked) see(args []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seen[strings.ToLower(args[0])]++
+}
+
+// A wrapped client passed to New sees rlock's commands: the acquisition's
+// and the release's scripts go through its Do or DoMulti.
+func TestHookedClient(t *testing.T) {
+	t.Parallel()
+	ctx := ctxOf(t)
+	srv := redistest.Start(t)
+	h := &hooked{Client: newClient(t, valkey.ClientOption{InitAddress: []string{srv.Addr()}}), seen: map[string]int{}}
+	lc := valkeyrlock.New(h)
+	defer func() { _ = lc.Close() }()
+	hold, err := lc.Mutex("hooked").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lc.Mutex("hooked").Unlock(hold); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seen["evalsha"]+h.seen["eval"] < 2 {
+		t.Errorf("the wrapper saw %v, want the acquisition's and the release's scripts", h.seen)
+	}
+}
+
+// A sharded subscription (a Redis 7 cluster) ends with its connection: the
+// engine opens another on the slot's master now.
+func TestShardedSubscriptionEnds(t *testing.T) {
+	t.Parallel()
+	ctx := ctxOf(t)
+	cl := redistest.StartCluster(t, 3, 0)
+	if v, _ := cl.Masters[0].Client().Info(ctx, "server").Result(); !strings.Contains(v, "redis_version:7") && !strings.Contains(v, "redis_version:8") {
+		t.Skip("sharded pub/sub needs Redis 7")
+	}
+	var addrs []string
+	for _, m := range cl.Masters {
+		addrs = append(addrs, m.Addr())
+	}
+	b := valkeyrlock.Backend(newClient(t, valkey.ClientOption{InitAddress: addrs}))
+	sub, err := b.Subscribe(ctx, true, "{sharded}a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Close() }()
+	if m, err := sub.Receive(ctx); err != nil || m.Kind != backend.Subscribed {
+		t.Fatalf("Receive = %+v, %v; want the confirmation", m, err)
+	}
+	for _, m := range cl.Masters {
+		if err := m.Client().Do(ctx, "client", "kill", "type", "pubsub").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if m, err := sub.Receive(ctx); err == nil {
+			t.Fatalf("Receive %d after the connection was killed = %+v, want an error", i+1, m)
+		}
 	}
 }
