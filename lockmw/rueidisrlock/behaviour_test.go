@@ -171,26 +171,29 @@ func TestPausedServer(t *testing.T) {
 
 // WithReplicaSync's WAIT runs on the connection of the acquisition: with
 // the replica paused it is not acknowledged (a WAIT on another connection,
-// which wrote nothing, would count the replica at once).
+// which wrote nothing, would count the replica at once). The live replica
+// has a generous timeout (a loaded machine's replica may lag); the paused
+// one cannot acknowledge, whatever the timeout.
 func TestReplicaSyncLagging(t *testing.T) {
 	t.Parallel()
 	ctx := ctxOf(t)
 	sg := redistest.StartSentinel(t, 1, 1)
-	lc := rueidisrlock.New(newClient(t, rueidis.ClientOption{InitAddress: []string{sg.Master.Addr()}}),
-		lockmw.WithReplicaSync(1, 300*time.Millisecond))
-	defer func() { _ = lc.Close() }()
-	h, err := lc.Mutex("synced").Lock(ctx)
+	rc := newClient(t, rueidis.ClientOption{InitAddress: []string{sg.Master.Addr()}})
+	live := rueidisrlock.New(rc, lockmw.WithReplicaSync(1, 20*time.Second))
+	short := rueidisrlock.New(rc, lockmw.WithReplicaSync(1, 300*time.Millisecond))
+	defer func() { _ = live.Close(); _ = short.Close() }()
+	h, err := live.Mutex("synced").Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock with a live replica: %v", err)
 	}
-	if err := lc.Mutex("synced").Unlock(h); err != nil {
+	if err := live.Mutex("synced").Unlock(h); err != nil {
 		t.Fatal(err)
 	}
 	if err := sg.Replicas[0].Pause(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = sg.Replicas[0].Resume() }()
-	if _, err := lc.Mutex("lagging").Lock(ctx); !errors.Is(err, lockmw.ErrNotReplicated) {
+	if _, err := short.Mutex("lagging").Lock(ctx); !errors.Is(err, lockmw.ErrNotReplicated) {
 		t.Fatalf("Lock with the replica paused: %v, want ErrNotReplicated", err)
 	}
 }
@@ -316,5 +319,39 @@ func TestShardedSubscriptionEnds(t *testing.T) {
 		if m, err := sub.Receive(ctx); err == nil {
 			t.Fatalf("Receive %d after the connection was killed = %+v, want an error", i+1, m)
 		}
+	}
+}
+
+// A quorum of three masters on rueidis clients locks and unlocks with one
+// master paused.
+func TestQuorumOneMasterPaused(t *testing.T) {
+	t.Parallel()
+	ctx := ctxOf(t)
+	var members []backend.Backend
+	var servers []*redistest.Server
+	for range 3 {
+		srv := redistest.Start(t)
+		servers = append(servers, srv)
+		members = append(members, rueidisrlock.Backend(newClient(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}})))
+	}
+	q := lockmw.NewQuorumOf(members)
+	defer func() { _ = q.Close() }()
+	if err := servers[2].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = servers[2].Resume() }()
+	h, err := q.Mutex("quorum").Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock with one master of three paused: %v", err)
+	}
+	again, err := q.Mutex("quorum").TryLock(h, 0, 0)
+	if err != nil {
+		t.Fatalf("re-entering: %v", err)
+	}
+	if err := q.Mutex("quorum").Unlock(again); err != nil {
+		t.Fatalf("Unlock of the inner level: %v", err)
+	}
+	if err := q.Mutex("quorum").Unlock(h); err != nil {
+		t.Fatalf("Unlock: %v", err)
 	}
 }
