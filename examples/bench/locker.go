@@ -88,8 +88,12 @@ func newLocker(kind string, rdb redis.UniversalClient, counter *cmdCounter, name
 		return newRedislockLocker(rdb, name, peerRetry), nil
 	case "rueidislock":
 		return newRueidisLocker(rueidisOption(rdb), name, counter)
-	case rueidisKind, rueidisAutoKind:
-		ls, closeAll, err := newRueidisRlock(kind, rdb, counter, []string{name})
+	case rueidisKind, rueidisAutoKind, valkeyKind, valkeylockKind:
+		newSet := newRueidisRlock
+		if kind == valkeyKind || kind == valkeylockKind {
+			newSet = newValkeyLockers
+		}
+		ls, closeAll, err := newSet(kind, rdb, counter, []string{name})
 		if err != nil {
 			return nil, err
 		}

@@ -21,7 +21,7 @@ const (
 )
 
 // clientKinds are the -lock names of rlock on another client than go-redis.
-var clientKinds = []string{rueidisKind, rueidisAutoKind}
+var clientKinds = []string{rueidisKind, rueidisAutoKind, valkeyKind, valkeylockKind}
 
 // newRueidisRlock returns the lockers of names on one rueidisrlock Client,
 // its commands counted in counter (nil: none), and the func that closes
