@@ -355,3 +355,18 @@ func TestQuorumOneMasterPaused(t *testing.T) {
 		t.Fatalf("Unlock: %v", err)
 	}
 }
+
+// On a RESP2 connection (Redis 5, or AlwaysRESP2) rueidis refuses a client
+// with client-side caching at NewClient, before rlock is involved: the
+// clear error the user sees names DisableCache.
+func TestRESP2NeedsDisableCache(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, AlwaysRESP2: true})
+	if err == nil {
+		c.Close()
+	}
+	if !errors.Is(err, rueidis.ErrNoCache) {
+		t.Fatalf("rueidis.NewClient on RESP2 with caching: %v, want rueidis.ErrNoCache", err)
+	}
+}

@@ -10,10 +10,13 @@ import (
 	"go.uber.org/goleak"
 )
 
-// rueidis closes the connections a cluster refresh replaced 5 s later, in
-// a goroutine of its own.
+// rueidis closes the connections a cluster refresh replaced 5 s later, and
+// after a failed connection delays its next try, each in a goroutine of its
+// own that sleeps a bounded time.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"))
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
+		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*call).DelayDo.func1"))
 }
 
 // newClient is a rueidis client with default options but the addresses,
@@ -35,6 +38,11 @@ func TestConformance(t *testing.T) {
 		t.Parallel()
 		srv := redistest.Start(t)
 		backendtest.Run(t, rueidisrlock.Backend(newClient(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}})))
+	})
+	t.Run("single node, RESP2", func(t *testing.T) { // as on Redis 5 (DisableCache is then required)
+		t.Parallel()
+		srv := redistest.Start(t)
+		backendtest.Run(t, rueidisrlock.Backend(newClient(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}, AlwaysRESP2: true, DisableCache: true})))
 	})
 	t.Run("cluster", func(t *testing.T) {
 		t.Parallel()

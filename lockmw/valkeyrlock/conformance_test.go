@@ -12,10 +12,13 @@ import (
 	"go.uber.org/goleak"
 )
 
-// valkey-go closes the connections a cluster refresh replaced 5 s later, in
-// a goroutine of its own.
+// valkey-go closes the connections a cluster refresh replaced 5 s later, and
+// after a failed connection delays its next try, each in a goroutine of its
+// own that sleeps a bounded time.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2"))
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2"),
+		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*call).DelayDo.func1"))
 }
 
 // newClient is a valkey-go client with default options but the addresses,
@@ -37,6 +40,11 @@ func TestConformance(t *testing.T) {
 		t.Parallel()
 		srv := redistest.Start(t)
 		backendtest.Run(t, valkeyrlock.Backend(newClient(t, valkey.ClientOption{InitAddress: []string{srv.Addr()}})))
+	})
+	t.Run("single node, RESP2", func(t *testing.T) { // as on Redis 5 (DisableCache is then required)
+		t.Parallel()
+		srv := redistest.Start(t)
+		backendtest.Run(t, valkeyrlock.Backend(newClient(t, valkey.ClientOption{InitAddress: []string{srv.Addr()}, AlwaysRESP2: true, DisableCache: true})))
 	})
 	t.Run("cluster", func(t *testing.T) {
 		t.Parallel()
