@@ -14,8 +14,8 @@ ADAPTER_DEPS := go-co-op/gocron|hibiken/asynq|go\.opentelemetry\.io|golang\.org/
 # module of its own so that the root go.mod requires no router; the load tool
 # and the router examples, modules so that the libraries they use stay out of
 # the root go.mod. lint and test cover each.
-RELEASED_MODULES := httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw rivermw grpcmw connectmw # also listed in MODULES, literally
-MODULES := . httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw rivermw grpcmw connectmw examples/bench examples/routers examples/grpc
+RELEASED_MODULES := httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw rivermw grpcmw connectmw lockmw/rueidisrlock lockmw/valkeyrlock # also listed in MODULES, literally
+MODULES := . httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw rivermw grpcmw connectmw lockmw/rueidisrlock lockmw/valkeyrlock examples/bench examples/routers examples/grpc
 
 .PHONY: test lint demo stress bench soak fuzz release-bump
 

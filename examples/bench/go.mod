@@ -4,12 +4,19 @@ go 1.26.0
 
 replace github.com/go-rlock/rlock => ../..
 
+replace github.com/go-rlock/rlock/lockmw/rueidisrlock => ../../lockmw/rueidisrlock
+
+replace github.com/go-rlock/rlock/lockmw/valkeyrlock => ../../lockmw/valkeyrlock
+
 require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/go-rlock/rlock v0.0.0-00010101000000-000000000000
+	github.com/go-rlock/rlock/lockmw/rueidisrlock v0.0.0-00010101000000-000000000000
+	github.com/go-rlock/rlock/lockmw/valkeyrlock v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
+	github.com/valkey-io/valkey-go v1.0.80
 	go.uber.org/goleak v1.3.0
 )
 
@@ -17,5 +24,5 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 )

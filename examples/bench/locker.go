@@ -58,7 +58,7 @@ func parseLocks(s string) ([]string, error) {
 	var out []string
 	for name := range strings.SplitSeq(s, ",") {
 		known := false
-		for _, k := range lockKinds {
+		for _, k := range append(lockKinds, clientKinds...) {
 			known = known || k == name
 		}
 		if !known {
@@ -88,6 +88,16 @@ func newLocker(kind string, rdb redis.UniversalClient, counter *cmdCounter, name
 		return newRedislockLocker(rdb, name, peerRetry), nil
 	case "rueidislock":
 		return newRueidisLocker(rueidisOption(rdb), name, counter)
+	case rueidisKind, rueidisAutoKind, valkeyKind, valkeylockKind:
+		newSet := newRueidisRlock
+		if kind == valkeyKind || kind == valkeylockKind {
+			newSet = newValkeyLockers
+		}
+		ls, closeAll, err := newSet(kind, rdb, counter, []string{name})
+		if err != nil {
+			return nil, err
+		}
+		return closedByLocker{ls[0], closeAll}, nil
 	case "poll":
 		return newPollLock(rdb, name, cfg.pollMin, cfg.pollMax), nil
 	case "setnx":
@@ -95,6 +105,14 @@ func newLocker(kind string, rdb redis.UniversalClient, counter *cmdCounter, name
 	}
 	return nil, fmt.Errorf("unknown lock %q", kind)
 }
+
+// closedByLocker is a locker whose close is another func.
+type closedByLocker struct {
+	locker
+	closeAll func() error
+}
+
+func (l closedByLocker) close() error { return l.closeAll() }
 
 // rlockLocker is an rlock Mutex of a Client of its own.
 type rlockLocker struct {

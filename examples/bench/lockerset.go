@@ -49,6 +49,10 @@ func newLockers(kind string, rdb redis.UniversalClient, counter *cmdCounter, nam
 			ls[i] = &rlockSemLocker{c: c, s: c.Semaphore(n, semaphorePermits)}
 		}
 		return ls, c.Close, nil
+	case rueidisKind, rueidisAutoKind:
+		return newRueidisRlock(kind, rdb, counter, names)
+	case valkeyKind, valkeylockKind:
+		return newValkeyLockers(kind, rdb, counter, names)
 	case "rueidislock":
 		base, err := newRueidisLocker(rueidisOption(rdb), names[0], counter)
 		if err != nil {

@@ -492,7 +492,7 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 		fs.PrintDefaults()
 	}
 	scenario := fs.String("scenario", "all", "all (every scenario but the parallel ones), uncontended, contended, many-held, many-waiters, mixed, trace, semaphore, rwmutex, parallel or parallel-semaphore")
-	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(lockKinds, ", "))
+	lock := fs.String("lock", "all", "all, both (rlock,poll) or a comma-separated list of "+strings.Join(slices.Concat(lockKinds, clientKinds), ", ")+" (all: but "+strings.Join(clientKinds, ", ")+")")
 	fs.StringVar(&cfg.addr, "addr", "", "use the Redis at host:port instead of starting a redis-server")
 	fs.DurationVar(&cfg.latency, "latency", 0, "put a faultproxy between every client and the server that delays each direction by this much (e.g. 500us: a round trip 1ms longer); 0: none")
 	fs.IntVar(&cfg.cluster, "cluster", 0, "parallel and parallel-semaphore: start a Redis Cluster of this many masters (no replicas) instead of one redis-server, every lock on a cluster client of its own, the server CPU summed over the nodes; 0: one server")

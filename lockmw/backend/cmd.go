@@ -43,13 +43,15 @@ func (c *Cmd) Name() string {
 
 // FirstKey is the command's first key: for EVAL and EVALSHA the first after
 // the key count, for the other commands lockmw sends (RESTORE, EXISTS,
-// PTTL, HGETALL, TYPE…) the first argument. false when it has none.
+// PTTL, HGETALL, TYPE…) the first argument. false when it has none
+// (PING, INFO, WAIT, PUBLISH and the commands whose first argument is a
+// subcommand: PUBSUB, SCRIPT, CLUSTER, CLIENT, CONFIG).
 func (c *Cmd) FirstKey() (string, bool) {
 	at := 1
 	switch c.Name() {
 	case "eval", "evalsha":
 		at = 3
-	case "info", "ping", "wait":
+	case "info", "ping", "wait", "publish", "pubsub", "script", "cluster", "client", "config":
 		return "", false
 	}
 	if len(c.args) <= at {
