@@ -73,7 +73,9 @@ type Info struct {
 	ReadTimeout time.Duration
 	// Resend is the longest the client may go on re-sending one command
 	// after first sending it (retries × read timeout, plus back-offs); the
-	// scripts' latches live at least that long. 0: the engine assumes 12 s.
+	// scripts' latches live at least that long (between 1 s and 1 min). 0:
+	// the engine assumes what go-redis's default options allow (4 tries of
+	// 3 s, 512 ms apart: 13.5 s).
 	Resend time.Duration
 	// Batch says Pipeline sends its commands in one round trip (per node):
 	// the engine then queues concurrent calls into pipelines. false: every

@@ -30,7 +30,9 @@
 // closed client's is [ErrClosed], and a network or context error is itself.
 //
 // github.com/go-rlock/rlock/lockmw/backend/goredis is the back-end over
-// go-redis v9 (every topology it serves); lockmw.New uses it.
+// go-redis v9 (every topology it serves); lockmw.New uses it. The modules
+// github.com/go-rlock/rlock/lockmw/rueidisrlock and …/lockmw/valkeyrlock
+// are the back-ends over rueidis and valkey-go.
 // github.com/go-rlock/rlock/lockmw/backend/backendtest is the conformance
 // suite every back-end runs, in the way of testing/fstest.
 package backend
