@@ -31,6 +31,7 @@ func main() {
 type cli struct {
 	conn   connFlags
 	json   bool
+	ns     namespace // -namespace
 	stdin  *os.File
 	stdout io.Writer
 	stderr io.Writer
@@ -55,6 +56,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	fs := newFlagSet("rlock")
 	c.conn.register(fs)
 	fs.BoolVar(&c.json, "json", false, "print JSON Lines")
+	fs.Var(&c.ns, "namespace", "the lockmw.WithNamespace prefix of the locks")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -98,10 +100,12 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-// parseCommand parses a command's flags (the command may repeat -json) and
+// parseCommand parses a command's flags (the command may repeat -json and
+// -namespace, which may come before or after its name) and
 // checks that exactly one argument (NAME) or at most one (PATTERN) follows.
 func (c *cli) parseCommand(fs *flag.FlagSet, args []string, minArgs int, what string) ([]string, error) {
 	fs.BoolVar(&c.json, "json", c.json, "print JSON Lines")
+	fs.Var(&c.ns, "namespace", "the lockmw.WithNamespace prefix of the locks")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, usageError{fs.Name() + " " + what}
@@ -116,10 +120,10 @@ func (c *cli) parseCommand(fs *flag.FlagSet, args []string, minArgs int, what st
 
 // usage is what rlock -h prints: the package documentation's usage.
 const usage = `Usage:
-  rlock [connection flags] [-json] ls [-limit N] [-count N] [PATTERN]
-  rlock [connection flags] [-json] show NAME
-  rlock [connection flags] [-json] watch [-interval D] NAME
-  rlock [connection flags] unlock [-y] NAME
+  rlock [connection flags] [-json] [-namespace P] ls [-limit N] [-count N] [PATTERN]
+  rlock [connection flags] [-json] [-namespace P] show NAME
+  rlock [connection flags] [-json] [-namespace P] watch [-interval D] NAME
+  rlock [connection flags] [-namespace P] unlock [-y] NAME
 
   ls      locks, read-write locks and semaphores whose name matches PATTERN (SCAN; every master of a cluster)
   show    holder(s), hold count, TTL, fencing token, metadata (trace id), the waiter queue;
@@ -141,6 +145,9 @@ Connection flags:
   REDIS_URL is read when no connection flag is given.
 
   -json             JSON Lines: one compact object per line
+  -namespace P      the locks of a lockmw Client made WithNamespace(P): names are given
+                    and shown as the application gives them, keys found under P
+                    (before or after the command's name)
 
 Exit status: 0 ok, 1 not locked (or unlock declined), 2 usage, connection, auth or server error.
 `
