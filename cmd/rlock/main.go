@@ -120,10 +120,10 @@ func (c *cli) parseCommand(fs *flag.FlagSet, args []string, minArgs int, what st
 
 // usage is what rlock -h prints: the package documentation's usage.
 const usage = `Usage:
-  rlock [connection flags] [-json] [-namespace P] ls [-limit N] [-count N] [PATTERN]
-  rlock [connection flags] [-json] [-namespace P] show NAME
-  rlock [connection flags] [-json] [-namespace P] watch [-interval D] NAME
-  rlock [connection flags] [-namespace P] unlock [-y] NAME
+  rlock [connection flags] [-json] ls [-limit N] [-count N] [PATTERN]
+  rlock [connection flags] [-json] show NAME
+  rlock [connection flags] [-json] watch [-interval D] NAME
+  rlock [connection flags] unlock [-y] NAME
 
   ls      locks, read-write locks and semaphores whose name matches PATTERN (SCAN; every master of a cluster)
   show    holder(s), hold count, TTL, fencing token, metadata (trace id), the waiter queue;
@@ -142,12 +142,12 @@ Connection flags:
   -password P       password (default $REDIS_PASSWORD)
   -tls              connect with TLS
   -timeout D        bound on each request (default 10s)
+  -namespace P      the locks of a lockmw Client made WithNamespace(P): names given and
+                    shown as the application gives them, keys and channels under P
   REDIS_URL is read when no connection flag is given.
 
   -json             JSON Lines: one compact object per line
-  -namespace P      the locks of a lockmw Client made WithNamespace(P): names are given
-                    and shown as the application gives them, keys found under P
-                    (before or after the command's name)
+  -json and -namespace may also follow the command's name.
 
 Exit status: 0 ok, 1 not locked (or unlock declined), 2 usage, connection, auth or server error.
 `

@@ -8,50 +8,29 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/layout"
+	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // cliACL is the ACL rule docs/operators.md gives for rlock's user, before
-// its key and channel patterns: the commands ls, show and watch send (they
-// read and listen), CLUSTER SLOTS for go-redis' slot map on a cluster, and
-// for unlock, which runs lockmw's force-unlock script, the service's rule
-// (docs/security.md, lockmw's acl_test.go). On Redis 7.2+ go-redis' handshake
-// sends CLIENT SETINFO too (+client|setinfo; the test servers are 7.0).
-const cliACL = "-@all +hello +auth +ping +info +cluster|slots " +
-	"+scan +type +hlen +strlen +hgetall +get +getrange +pttl +zrange +zcard +time +multi +exec " +
-	"+pubsub|numsub +pubsub|shardnumsub " +
-	"+subscribe +psubscribe +ssubscribe +unsubscribe +punsubscribe +sunsubscribe " +
-	// unlock: the service's rule
-	"+eval +evalsha +exists +hget +wait +publish +spublish " +
-	"+set +del +incr +incrby +decr +pexpire +persist " +
-	"+hset +hdel +hincrby +hexists +hmget " +
-	"+zadd +zrem +zscore +zrangebyscore +zrank +zincrby"
+// its key and channel patterns: the service's rule (unlock runs lockmw's
+// force-unlock script), then the commands ls, show and watch add (they read
+// and listen) and CLUSTER SLOTS for go-redis' slot map on a cluster.
+const cliACL = redistest.MinimalACL + " +cluster|slots " +
+	"+scan +hlen +strlen +getrange +multi +exec +psubscribe +punsubscribe"
 
 // aclUser makes the ACL user name, with cliACL and patterns, on every node
 // of the topology, and returns the connection flags that log in as it.
 func aclUser(t *testing.T, topo, name string, patterns ...string) []string {
 	t.Helper()
-	ctx := testsupport.Ctx(t)
-	args := []any{"acl", "setuser", name, "reset", "on", ">pw-" + name}
-	for _, p := range append(strings.Fields(cliACL), patterns...) {
-		args = append(args, p)
-	}
-	nodes := []redis.UniversalClient{single.Client()}
-	conn := onSingle()
+	nodes, conn := []*redistest.Server{single}, onSingle()
 	if topo == "3-master cluster" {
-		nodes = nodes[:0]
-		for _, n := range cluster.Nodes() {
-			nodes = append(nodes, n.Client())
-		}
-		conn = onCluster()
+		nodes, conn = cluster.Nodes(), onCluster()
 	}
-	for _, n := range nodes {
-		require.NoError(t, n.Do(ctx, args...).Err())
-	}
+	require.NoError(t, redistest.SetUser(testsupport.Ctx(t), name, "pw-"+name, cliACL, patterns, nodes...))
 	return append(conn, "-user", name, "-password", "pw-"+name)
 }
 
