@@ -33,6 +33,7 @@ type lister struct {
 	count   int64
 	limit   int
 	found   int
+	refused int // keys the ACL user may not read (NOPERM): not listed
 	p       *printer
 	tw      *tabwriter.Writer
 }
@@ -75,6 +76,9 @@ func runLs(ctx context.Context, c *cli, args []string) error {
 	if l.tw != nil && (err == nil || errors.Is(err, errLimit)) {
 		l.p.keep(l.tw.Flush()) // the table is held until complete: nothing of it on a failure
 	}
+	if l.refused > 0 {
+		fmt.Fprintf(c.stderr, "rlock: ls left out %d key(s) the ACL user may not read (NOPERM); a namespaced service's locks: -namespace\n", l.refused)
+	}
 	if errors.Is(err, errLimit) {
 		fmt.Fprintf(c.stderr, "rlock: ls stopped early, at -limit %d entries; more names may match\n", l.limit)
 		err = nil
@@ -114,7 +118,8 @@ func (l *lister) batch(ctx context.Context, node redis.UniversalClient, keys []s
 			}
 		}
 	}
-	entries, err := summarize(ctx, node, l.ns, fresh)
+	entries, refused, err := summarize(ctx, node, l.ns, fresh)
+	l.refused += refused
 	if err != nil {
 		return err
 	}
@@ -147,10 +152,11 @@ func (l *lister) print(e lsEntry) {
 
 // summarize reads the lock keys of names (in ns) in two pipelines: their
 // type and size, then, for the ones that may be locks or semaphores, what
-// ls prints.
-func summarize(ctx context.Context, node redis.UniversalClient, ns namespace, names []string) ([]lsEntry, error) {
+// ls prints; refused counts the keys the server would not let the user
+// read (NOPERM).
+func summarize(ctx context.Context, node redis.UniversalClient, ns namespace, names []string) (out []lsEntry, refused int, err error) {
 	if len(names) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	p := node.Pipeline()
 	probes := make([][3]redis.Cmder, len(names))
@@ -159,28 +165,31 @@ func summarize(ctx context.Context, node redis.UniversalClient, ns namespace, na
 		probes[i] = [3]redis.Cmder{p.Type(ctx, k), p.HLen(ctx, k), p.StrLen(ctx, k)}
 	}
 	if _, err := p.Exec(ctx); err != nil && !isReply(err) {
-		return nil, err
+		return nil, 0, err
 	}
 	p = node.Pipeline()
 	var cands []candidate
 	for i, n := range names {
+		if redis.HasErrorPrefix(probes[i][0].Err(), "NOPERM") {
+			refused++
+			continue
+		}
 		if c, ok := newCandidate(ctx, p, ns, n, probes[i]); ok {
 			cands = append(cands, c)
 		}
 	}
 	if len(cands) == 0 {
-		return nil, nil
+		return nil, refused, nil
 	}
 	if _, err := p.Exec(ctx); err != nil && !isReply(err) {
-		return nil, err
+		return nil, 0, err
 	}
-	var out []lsEntry
 	for _, c := range cands {
 		if e, ok := c.entry(); ok {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out, refused, nil
 }
 
 // candidate is a key that may be a lock (a small hash) or a semaphore (a

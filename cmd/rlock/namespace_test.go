@@ -91,6 +91,11 @@ func TestNamespaceUnderAPrefixACLUser(t *testing.T) {
 			}
 			assert.Equal(t, map[string]string{"orders:42": "lock", "{tenant}:job": "lock", "pool": "semaphore", "doc": "rwlock", "prices": "rwlock"}, kinds)
 
+			assert.Empty(t, r.stderr, "nothing left out")
+			r = run(t, nil, args(conn, "-json", "ls")...)
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Contains(t, r.stderr, "the ACL user may not read (NOPERM)", "without -namespace, the keys outside the user's patterns are left out, and ls says so")
+
 			r = run(t, nil, args(conn, "-json", "-namespace", ns, "ls", "[op]*")...)
 			require.Equal(t, 0, r.code, r.stderr)
 			var names []string
