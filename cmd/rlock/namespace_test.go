@@ -122,6 +122,18 @@ func TestNamespaceUnderAPrefixACLUser(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, locked, "force-unlocked in the namespace")
 
+			w := startWatch(t, append(conn, "-namespace", ns), "watched")
+			m := svc.Mutex("watched")
+			wh, err := m.Lock(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, holderOf(t, m), w.next(t, "acquired", "held").Field)
+			require.NoError(t, m.Unlock(wh))
+			w.next(t, "released")
+			assert.Equal(t, 0, w.interrupt(t), w.stderr.String())
+			if topo.name == "single node" {
+				assert.Contains(t, w.stderr.String(), "the ACL refused PSUBSCRIBE", "watch says what it listens to")
+			}
+
 			require.NoError(t, outside.Unlock(oh))
 			require.NoError(t, orders.Unlock(h))
 			require.NoError(t, testsupport.Recv(t, got, 20*time.Second, "the waiter's Lock"))
