@@ -59,10 +59,20 @@
 //	-password P       password (default $REDIS_PASSWORD)
 //	-tls              connect with TLS
 //	-timeout D        bound on each request (default 10s)
+//	-namespace P      the locks of a lockmw Client made WithNamespace(P)
 //
-// REDIS_URL is read when no connection flag is given.
+// REDIS_URL is read when no connection flag is given (-namespace is not
+// one).
 //
 // -json prints JSON Lines: one compact object per line, for every command.
+// -json and -namespace may also follow the command's name.
+//
+// With -namespace, names are given and shown as the application gives them
+// to lockmw, and every key and channel is the namespaced one (lockmw's
+// internal/layout rules): ls lists only that namespace's locks (SCAN MATCH
+// P*, PATTERN matched against the names, the namespace's side keys left
+// out), so an ACL user confined to ~P* &P* can run it; see docs/operators.md
+// for the commands that user needs.
 //
 // Exit status: 0 success; 1 not locked (show of an unknown name, unlock of a
 // free lock, or an unlock declined at the prompt); 2 a usage error, or the

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/go-rlock/rlock/internal/layout"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -29,17 +28,19 @@ var errLimit = errors.New("limit reached")
 
 // lister lists the names of one ls run.
 type lister struct {
+	ns      namespace
 	pattern string
 	count   int64
 	limit   int
 	found   int
+	refused int // keys the ACL user may not read (NOPERM): not listed
 	p       *printer
 	tw      *tabwriter.Writer
 }
 
 // runLs is "rlock ls [PATTERN]".
 func runLs(ctx context.Context, c *cli, args []string) error {
-	l := &lister{pattern: "*", p: c.printer()}
+	l := &lister{pattern: "*"}
 	fs := newFlagSet("ls")
 	fs.IntVar(&l.limit, "limit", 1000, "stop after this many entries")
 	fs.Int64Var(&l.count, "count", 1000, "SCAN's COUNT hint")
@@ -53,6 +54,7 @@ func runLs(ctx context.Context, c *cli, args []string) error {
 	if len(rest) == 1 {
 		l.pattern = rest[0]
 	}
+	l.ns, l.p = c.ns, c.printer() // parsed: -namespace and -json may follow "ls"
 	rdb, err := c.connect(ctx)
 	if err != nil {
 		return err
@@ -74,6 +76,9 @@ func runLs(ctx context.Context, c *cli, args []string) error {
 	if l.tw != nil && (err == nil || errors.Is(err, errLimit)) {
 		l.p.keep(l.tw.Flush()) // the table is held until complete: nothing of it on a failure
 	}
+	if l.refused > 0 {
+		fmt.Fprintf(c.stderr, "rlock: ls left out %d key(s) the ACL user may not read (NOPERM); a namespaced service's locks: -namespace\n", l.refused)
+	}
 	if errors.Is(err, errLimit) {
 		fmt.Fprintf(c.stderr, "rlock: ls stopped early, at -limit %d entries; more names may match\n", l.limit)
 		err = nil
@@ -90,7 +95,7 @@ func (l *lister) scan(ctx context.Context, node redis.UniversalClient, timeout t
 	var cursor uint64
 	for {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		keys, next, err := node.Scan(cctx, cursor, l.pattern, l.count).Result()
+		keys, next, err := node.Scan(cctx, cursor, l.ns.match(l.pattern), l.count).Result()
 		if err == nil {
 			err = l.batch(cctx, node, keys, seen)
 		}
@@ -108,10 +113,13 @@ func (l *lister) batch(ctx context.Context, node redis.UniversalClient, keys []s
 	for _, k := range keys {
 		if !seen[k] {
 			seen[k] = true
-			fresh = append(fresh, k)
+			if name, ok := l.ns.nameOf(k); ok && (l.ns == "" || globMatch(l.pattern, name)) {
+				fresh = append(fresh, name)
+			}
 		}
 	}
-	entries, err := summarize(ctx, node, fresh)
+	entries, refused, err := summarize(ctx, node, l.ns, fresh)
+	l.refused += refused
 	if err != nil {
 		return err
 	}
@@ -142,40 +150,46 @@ func (l *lister) print(e lsEntry) {
 	fmt.Fprintf(l.tw, "%s\t%s\t%s\t%s\t%d\n", e.Kind, e.Name, held, ttl, e.Waiters)
 }
 
-// summarize reads keys in two pipelines: their type and size, then, for the
-// ones that may be locks or semaphores, what ls prints.
-func summarize(ctx context.Context, node redis.UniversalClient, keys []string) ([]lsEntry, error) {
-	if len(keys) == 0 {
-		return nil, nil
+// summarize reads the lock keys of names (in ns) in two pipelines: their
+// type and size, then, for the ones that may be locks or semaphores, what
+// ls prints; refused counts the keys the server would not let the user
+// read (NOPERM).
+func summarize(ctx context.Context, node redis.UniversalClient, ns namespace, names []string) (out []lsEntry, refused int, err error) {
+	if len(names) == 0 {
+		return nil, 0, nil
 	}
 	p := node.Pipeline()
-	probes := make([][3]redis.Cmder, len(keys))
-	for i, k := range keys {
+	probes := make([][3]redis.Cmder, len(names))
+	for i, n := range names {
+		k := ns.key(n)
 		probes[i] = [3]redis.Cmder{p.Type(ctx, k), p.HLen(ctx, k), p.StrLen(ctx, k)}
 	}
 	if _, err := p.Exec(ctx); err != nil && !isReply(err) {
-		return nil, err
+		return nil, 0, err
 	}
 	p = node.Pipeline()
 	var cands []candidate
-	for i, k := range keys {
-		if c, ok := newCandidate(ctx, p, k, probes[i]); ok {
+	for i, n := range names {
+		if redis.HasErrorPrefix(probes[i][0].Err(), "NOPERM") {
+			refused++
+			continue
+		}
+		if c, ok := newCandidate(ctx, p, ns, n, probes[i]); ok {
 			cands = append(cands, c)
 		}
 	}
 	if len(cands) == 0 {
-		return nil, nil
+		return nil, refused, nil
 	}
 	if _, err := p.Exec(ctx); err != nil && !isReply(err) {
-		return nil, err
+		return nil, 0, err
 	}
-	var out []lsEntry
 	for _, c := range cands {
 		if e, ok := c.entry(); ok {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out, refused, nil
 }
 
 // candidate is a key that may be a lock (a small hash) or a semaphore (a
@@ -189,21 +203,22 @@ type candidate struct {
 	queue   *redis.IntCmd
 }
 
-// newCandidate queues the reads for key when its probe says it may be one.
-func newCandidate(ctx context.Context, p redis.Pipeliner, key string, probe [3]redis.Cmder) (candidate, bool) {
+// newCandidate queues the reads for name's lock key when its probe says it
+// may be one.
+func newCandidate(ctx context.Context, p redis.Pipeliner, ns namespace, name string, probe [3]redis.Cmder) (candidate, bool) {
 	typ := probe[0].(*redis.StatusCmd).Val()
 	hlen, slen := probe[1].(*redis.IntCmd).Val(), probe[2].(*redis.IntCmd).Val()
-	c := candidate{name: key}
+	c, key := candidate{name: name}, ns.key(name)
 	switch {
 	case typ == "hash" && hlen <= maxLockFields:
 		c.hash, c.pttl = p.HGetAll(ctx, key), p.PTTL(ctx, key)
 	case typ == "string" && slen <= maxCountLen:
 		c.count = p.Get(ctx, key)
-		c.permits = p.ZRangeWithScores(ctx, layout.Semaphore(key).Permits, 0, -1)
+		c.permits = p.ZRangeWithScores(ctx, ns.semaphore(name).Permits, 0, -1)
 	default:
 		return c, false
 	}
-	c.queue = p.ZCard(ctx, layout.Mutex(key).Queue)
+	c.queue = p.ZCard(ctx, ns.mutex(name).Queue)
 	return c, true
 }
 

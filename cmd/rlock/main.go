@@ -31,6 +31,7 @@ func main() {
 type cli struct {
 	conn   connFlags
 	json   bool
+	ns     namespace // -namespace
 	stdin  *os.File
 	stdout io.Writer
 	stderr io.Writer
@@ -55,6 +56,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	fs := newFlagSet("rlock")
 	c.conn.register(fs)
 	fs.BoolVar(&c.json, "json", false, "print JSON Lines")
+	fs.Var(&c.ns, "namespace", "the lockmw.WithNamespace prefix of the locks")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -98,10 +100,12 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-// parseCommand parses a command's flags (the command may repeat -json) and
+// parseCommand parses a command's flags (the command may repeat -json and
+// -namespace, which may come before or after its name) and
 // checks that exactly one argument (NAME) or at most one (PATTERN) follows.
 func (c *cli) parseCommand(fs *flag.FlagSet, args []string, minArgs int, what string) ([]string, error) {
 	fs.BoolVar(&c.json, "json", c.json, "print JSON Lines")
+	fs.Var(&c.ns, "namespace", "the lockmw.WithNamespace prefix of the locks")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, usageError{fs.Name() + " " + what}
@@ -138,9 +142,12 @@ Connection flags:
   -password P       password (default $REDIS_PASSWORD)
   -tls              connect with TLS
   -timeout D        bound on each request (default 10s)
+  -namespace P      the locks of a lockmw Client made WithNamespace(P): names given and
+                    shown as the application gives them, keys and channels under P
   REDIS_URL is read when no connection flag is given.
 
   -json             JSON Lines: one compact object per line
+  -json and -namespace may also follow the command's name.
 
 Exit status: 0 ok, 1 not locked (or unlock declined), 2 usage, connection, auth or server error.
 `

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-rlock/rlock/internal/layout"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -84,7 +83,7 @@ func (s *state) classifyRW(fields map[string]string) {
 // that reads the hash again: the levels are shown only when the hash is
 // still the one classified (readers come and go between the two).
 func (s *state) readLevels(ctx context.Context, node redis.UniversalClient, fields map[string]string) error {
-	prefix := layout.RWMutex(s.name).Timeouts
+	prefix := s.ns.rwMutex(s.name).Timeouts
 	var total int64
 	for _, h := range s.holders {
 		if h.Side == "read" {
@@ -97,7 +96,7 @@ func (s *state) readLevels(ctx context.Context, node redis.UniversalClient, fiel
 	var hash *redis.MapStringStringCmd
 	pttls := make([][]*redis.DurationCmd, len(s.holders))
 	_, err := node.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		hash = p.HGetAll(ctx, s.name)
+		hash = p.HGetAll(ctx, s.key)
 		for i, h := range s.holders {
 			for n := int64(1); h.Side == "read" && n <= h.Count; n++ {
 				key := prefix + h.Field + ":rwlock_timeout:" + strconv.FormatInt(n, 10)

@@ -65,14 +65,14 @@ func runShow(ctx context.Context, c *cli, args []string) error {
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, c.conn.timeout)
 	defer cancel()
-	s, err := readState(ctx, rdb, rest[0])
+	s, err := readState(ctx, rdb, c.ns, rest[0])
 	if err != nil {
 		return err
 	}
 	if s.kind == "" {
 		return notLockedError{name: s.name, why: s.why}
 	}
-	node, err := nodeFor(ctx, rdb, s.name)
+	node, err := nodeFor(ctx, rdb, s.key)
 	if err != nil {
 		return err
 	}

@@ -22,11 +22,13 @@ const (
 
 // state is what Redis holds for one name, read at one instant (MULTI).
 type state struct {
-	name    string
-	kind    string // kindLock, kindSemaphore, kindRWLock, or "" for none
-	why     string // with kind "": what the key is instead ("" when absent)
-	nowMS   int64  // the server's clock, in ms
-	ttlMS   int64  // the lock key's PTTL: -1 no expiry, -2 no key
+	name    string    // as the application gave it
+	ns      namespace // -namespace
+	key     string    // the lock key: ns.key(name)
+	kind    string    // kindLock, kindSemaphore, kindRWLock, or "" for none
+	why     string    // with kind "": what the key is instead ("" when absent)
+	nowMS   int64     // the server's clock, in ms
+	ttlMS   int64     // the lock key's PTTL: -1 no expiry, -2 no key
 	lock    lockHash
 	mode    string   // a read-write lock's: "read" or "write"
 	holders []holder // a lock's holder fields (a read-write lock's writer first), or a semaphore's permits not expired
@@ -69,19 +71,21 @@ func nodeFor(ctx context.Context, rdb redis.UniversalClient, name string) (redis
 	return rdb, nil
 }
 
-// readState reads name: its type and size first, then everything in one
-// MULTI on the node that serves it (read again if the type changed between).
-func readState(ctx context.Context, rdb redis.UniversalClient, name string) (*state, error) {
-	node, err := nodeFor(ctx, rdb, name)
+// readState reads name in the namespace ns: its type and size first, then
+// everything in one MULTI on the node that serves it (read again if the type
+// changed between).
+func readState(ctx context.Context, rdb redis.UniversalClient, ns namespace, name string) (*state, error) {
+	key := ns.key(name)
+	node, err := nodeFor(ctx, rdb, key)
 	if err != nil {
 		return nil, err
 	}
 	for range 3 {
-		typ, size, err := probe(ctx, node, name)
+		typ, size, err := probe(ctx, node, key)
 		if err != nil {
 			return nil, err
 		}
-		s, ok, err := readAs(ctx, node, name, typ, size)
+		s, ok, err := readAs(ctx, node, &state{name: name, ns: ns, key: key}, typ, size)
 		if err != nil || ok {
 			return s, err
 		}
@@ -130,20 +134,21 @@ type reads struct {
 	table   *redis.MapStringStringCmd
 }
 
-// readAs reads name as a key of type typ in one MULTI; ok false when its type
-// changed meanwhile.
-func readAs(ctx context.Context, node redis.UniversalClient, name, typ string, size int64) (*state, bool, error) {
-	k := layout.Semaphore(name) // the queue and table are named alike for both kinds
+// readAs reads s's lock key as a key of type typ in one MULTI, filling s;
+// ok false when its type changed meanwhile.
+func readAs(ctx context.Context, node redis.UniversalClient, s *state, typ string, size int64) (*state, bool, error) {
+	k := s.ns.semaphore(s.name) // the queue and table are named alike for both kinds
+	key := s.key
 	var r reads
 	_, err := node.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		r.now = p.Time(ctx)
-		r.typ = p.Type(ctx, name)
-		r.pttl = p.PTTL(ctx, name)
+		r.typ = p.Type(ctx, key)
+		r.pttl = p.PTTL(ctx, key)
 		switch {
 		case typ == "hash" && size <= maxLockFields:
-			r.hash = p.HGetAll(ctx, name)
+			r.hash = p.HGetAll(ctx, key)
 		case typ == "string" && size <= maxCountLen:
-			r.count = p.GetRange(ctx, name, 0, maxCountLen)
+			r.count = p.GetRange(ctx, key, 0, maxCountLen)
 		}
 		r.permits = p.ZRangeWithScores(ctx, k.Permits, 0, -1)
 		r.queue = p.ZRangeWithScores(ctx, k.Queue, 0, -1)
@@ -159,7 +164,7 @@ func readAs(ctx context.Context, node redis.UniversalClient, name, typ string, s
 	if r.typ.Val() != typ {
 		return nil, false, nil
 	}
-	s := &state{name: name, nowMS: r.now.Val().UnixMilli(), ttlMS: pttlMS(r.pttl.Val())}
+	s.nowMS, s.ttlMS = r.now.Val().UnixMilli(), pttlMS(r.pttl.Val())
 	s.classify(typ, size, &r)
 	s.readQueue(r.queue.Val(), r.table.Val())
 	if s.kind == kindRWLock {

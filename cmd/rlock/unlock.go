@@ -41,7 +41,7 @@ func runUnlock(ctx context.Context, c *cli, args []string) error {
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, c.conn.timeout)
 	defer cancel()
-	s, err := readState(ctx, rdb, name)
+	s, err := readState(ctx, rdb, c.ns, name)
 	switch {
 	case err != nil:
 		return err
@@ -61,7 +61,11 @@ func runUnlock(ctx context.Context, c *cli, args []string) error {
 
 // forceUnlock runs lockmw's ForceUnlock and reports it.
 func forceUnlock(ctx context.Context, c *cli, rdb redis.UniversalClient, s *state) error {
-	lc := lockmw.New(rdb, lockmw.WithLogger(slog.New(slog.DiscardHandler)))
+	opts := []lockmw.Option{lockmw.WithLogger(slog.New(slog.DiscardHandler))}
+	if c.ns != "" {
+		opts = append(opts, lockmw.WithNamespace(string(c.ns)))
+	}
+	lc := lockmw.New(rdb, opts...)
 	defer lc.Close()
 	ok, err := lc.Mutex(s.name).ForceUnlock(ctx)
 	if err != nil {

@@ -38,7 +38,7 @@ func runWatch(ctx context.Context, c *cli, args []string) error {
 	}
 	defer rdb.Close()
 	w := &watcher{c: c, rdb: rdb, name: rest[0], interval: *interval, p: c.printer()}
-	w.sub = subscribe(ctx, rdb, w.name)
+	w.sub = subscribe(ctx, rdb, c.ns, w.name)
 	defer w.sub.close()
 	w.msgs = w.sub.messages()
 	w.t = newTracker(w.name, w.sub.exact)
@@ -77,7 +77,7 @@ func (w *watcher) loop(ctx context.Context) error {
 func (w *watcher) poll(ctx context.Context) error {
 	w.drain()
 	pctx, cancel := context.WithTimeout(ctx, w.c.conn.timeout)
-	s, err := readState(pctx, w.rdb, w.name)
+	s, err := readState(pctx, w.rdb, w.c.ns, w.name)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {

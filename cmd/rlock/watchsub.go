@@ -26,12 +26,13 @@ type subscription struct {
 // Redisson's channels alone (they wake the poll). Redisson's channels are
 // subscribed in one command with rlock's roll-call channel, as an rlock
 // client does, so that rlock does not count the watcher as a waiting
-// Redisson client (which would change how it hands the lock over). A
-// failure leaves polling only.
-func subscribe(ctx context.Context, rdb redis.UniversalClient, name string) *subscription {
-	k := layout.Mutex(name)
+// Redisson client (which would change how it hands the lock over). Refused
+// by an ACL (NOPERM), it subscribes to Redisson's channels and the
+// roll-call channel alone; another failure leaves polling only.
+func subscribe(ctx context.Context, rdb redis.UniversalClient, ns namespace, name string) *subscription {
+	k := ns.mutex(name)
 	sub := &subscription{k: k}
-	channels := []string{k.Channel, layout.Semaphore(name).Channel, k.Handoff}
+	channels := []string{k.Channel, ns.semaphore(name).Channel, k.Handoff}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		sub.ps = cc.SSubscribe(ctx, channels...)
 		sub.mode = "cluster: polling (sharded pub/sub has no pattern subscribe, so hand-offs are seen by polling); Redisson's channels wake the poll"
@@ -41,7 +42,7 @@ func subscribe(ctx context.Context, rdb redis.UniversalClient, name string) *sub
 		}
 		return sub
 	}
-	ks := keyspaceChannel(ctx, rdb, name)
+	ks := keyspaceChannel(ctx, rdb, ns.key(name))
 	if ks != "" {
 		channels = append(channels, ks)
 	}
@@ -49,6 +50,18 @@ func subscribe(ctx context.Context, rdb redis.UniversalClient, name string) *sub
 	err := sub.ps.Subscribe(ctx, channels...)
 	if err == nil {
 		err = confirmSubs(ctx, sub.ps, 1+len(channels))
+	}
+	if redis.HasErrorPrefix(err, "NOPERM") {
+		// An ACL user's channel patterns admit a PSUBSCRIBE only of a
+		// pattern they list as it is, and a prefix leaves the keyspace
+		// channel out: Redisson's channels and the roll-call channel then.
+		sub.close()
+		plain := channels[:3]
+		sub.ps = rdb.Subscribe(ctx, plain...)
+		if err = confirmSubs(ctx, sub.ps, len(plain)); err == nil {
+			sub.mode = "Redisson's channels wake the poll (the ACL refused PSUBSCRIBE or the keyspace channel: hand-offs are seen by polling)"
+			return sub
+		}
 	}
 	if err != nil {
 		sub.close()
@@ -79,10 +92,10 @@ func confirmSubs(ctx context.Context, ps *redis.PubSub, n int) error {
 	return nil
 }
 
-// keyspaceChannel returns the key's keyspace channel when the server
+// keyspaceChannel returns the keyspace channel of key when the server
 // publishes keyspace events with expirations (K, and x or A); "" otherwise
 // or when CONFIG GET is refused.
-func keyspaceChannel(ctx context.Context, rdb redis.UniversalClient, name string) string {
+func keyspaceChannel(ctx context.Context, rdb redis.UniversalClient, key string) string {
 	cfg, err := rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
 	if err != nil {
 		return ""
@@ -95,7 +108,7 @@ func keyspaceChannel(ctx context.Context, rdb redis.UniversalClient, name string
 	if c, ok := rdb.(*redis.Client); ok {
 		db = c.Options().DB
 	}
-	return fmt.Sprintf("__keyspace@%d__:%s", db, name)
+	return fmt.Sprintf("__keyspace@%d__:%s", db, key)
 }
 
 // globEscape escapes the glob characters of a pattern's literal part.

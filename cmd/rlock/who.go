@@ -50,15 +50,15 @@ func countSubscribers(ctx context.Context, node redis.UniversalClient, s *state)
 	return out, nil
 }
 
-// keysOf returns the keys of s's name for its kind.
+// keysOf returns the keys of s's name for its kind, in its namespace.
 func keysOf(s *state) layout.Keys {
 	switch s.kind {
 	case kindSemaphore:
-		return layout.Semaphore(s.name)
+		return s.ns.semaphore(s.name)
 	case kindRWLock:
-		return layout.RWMutex(s.name)
+		return s.ns.rwMutex(s.name)
 	}
-	return layout.Mutex(s.name)
+	return s.ns.mutex(s.name)
 }
 
 // othersWaiting is how many clients wait on Redisson's channel without being

@@ -6,7 +6,6 @@ package rpctest
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-rlock/rlock/internal/layout"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 )
@@ -21,16 +21,11 @@ import (
 // Patience bounds every wait for something that should happen soon.
 const Patience = 5 * time.Second
 
-// Queued is the number of waiters in the lock's queue, the sorted set
-// rlock_queue:{name} described in lockmw's package documentation (a name
-// that already has a brace is not wrapped again, and gets a '~' after it).
+// Queued is the number of waiters in the queue of the lock name (of a
+// Client without a namespace), the sorted set internal/layout names.
 func Queued(t testing.TB, rdb redis.UniversalClient, name string) int64 {
 	t.Helper()
-	key := "rlock_queue:{" + name + "}"
-	if strings.Contains(name, "{") {
-		key = "rlock_queue:" + name + "~"
-	}
-	n, err := rdb.ZCard(context.Background(), key).Result()
+	n, err := rdb.ZCard(context.Background(), layout.Mutex(name).Queue).Result()
 	require.NoError(t, err)
 	return n
 }
