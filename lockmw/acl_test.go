@@ -15,29 +15,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// minimalACL is the ACL rule docs/security.md gives for a service's rlock
-// user, before its key and channel patterns: the commands rlock sends and
-// those its scripts call, nothing else.
-const minimalACL = "-@all +hello +auth +ping +info " +
-	"+eval +evalsha +restore +type +exists +pttl +hgetall +hget +wait " +
-	"+subscribe +unsubscribe +ssubscribe +sunsubscribe +publish +spublish +pubsub|numsub +pubsub|shardnumsub " +
-	"+get +set +del +incr +incrby +decr +pexpire +persist +time " +
-	"+hset +hdel +hincrby +hexists +hmget +hlen " +
-	"+zadd +zrem +zscore +zrange +zrangebyscore +zcard +zrank +zincrby"
-
-// aclUser makes user on srv with minimalACL (or, when rule is not "", rule)
-// and patterns, and returns a go-redis client of that user with default
-// options.
+// aclUser makes user on srv with redistest.MinimalACL (docs/security.md's
+// rule; or, when rule is not "", rule) and patterns, and returns a go-redis
+// client of that user with default options.
 func aclUser(t *testing.T, srv *redistest.Server, user, rule string, patterns ...string) *redis.Client {
 	t.Helper()
 	if rule == "" {
-		rule = minimalACL
+		rule = redistest.MinimalACL
 	}
-	args := []any{"acl", "setuser", user, "reset", "on", ">pw-" + user}
-	for _, p := range append(strings.Fields(rule), patterns...) {
-		args = append(args, p)
-	}
-	require.NoError(t, srv.Client().Do(context.Background(), args...).Err())
+	require.NoError(t, redistest.SetUser(context.Background(), user, "pw-"+user, rule, patterns, srv))
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: user, Password: "pw-" + user})
 	t.Cleanup(func() { _ = rdb.Close() })
 	return rdb
@@ -162,6 +148,54 @@ func TestACLRefusalIsErrNoPermission(t *testing.T) {
 		assert.False(t, errors.Is(err, context.DeadlineExceeded), "refused, not timed out: %v", err)
 		assert.NoError(t, wctx.Err(), "refused at once, not at the deadline")
 	})
+}
+
+// TestACLWithoutNamespace: docs/security.md's patterns for the names that
+// start with a prefix, without a namespace, let every kind wait and be
+// handed over (a name with a brace of its own too), and refuse a name
+// outside the prefix.
+func TestACLWithoutNamespace(t *testing.T) {
+	t.Parallel()
+	ctx := testsupport.Ctx(t)
+	srv := redistest.Start(t)
+	var patterns []string
+	for _, p := range []string{"", "{", "rlock_queue:{", "rlock_waiters:{", "redisson_lock_token:{", "redisson_unlock_latch:{",
+		"redisson_lock__channel:{", "redisson_sc:{", "redisson_rwlock:{", "rlock_handoff:{"} {
+		patterns = append(patterns, "~"+p+"orders:*")
+	}
+	for _, p := range []string{"redisson_lock__channel:{", "redisson_sc:{", "redisson_rwlock:{", "rlock_handoff:{"} {
+		patterns = append(patterns, "&"+p+"orders:*")
+	}
+	rdb := aclUser(t, srv, "orders", "", patterns...)
+	c1, c2 := lockmw.New(rdb), lockmw.New(rdb)
+	defer c1.Close()
+	defer c2.Close()
+	rw1, rw2 := c1.RWMutex("orders:doc"), c2.RWMutex("orders:doc")
+	for _, pair := range [][2]lockmw.Locker{
+		{c1.Mutex("orders:1", lockmw.WithFencing()), c2.Mutex("orders:1", lockmw.WithFencing())},
+		{c1.Mutex("{orders:t}:x"), c2.Mutex("{orders:t}:x")},
+		{c1.Semaphore("orders:pool", 1), c2.Semaphore("orders:pool", 1)},
+		{rw1.RLocker(), rw2},
+	} {
+		h, err := pair[0].Lock(ctx)
+		require.NoError(t, err)
+		got := make(chan error, 1)
+		go func() { // waits: queued, subscribed, handed the lock
+			h2, err := pair[1].Lock(ctx)
+			if err == nil {
+				err = pair[1].Unlock(h2)
+			}
+			got <- err
+		}()
+		testsupport.Eventually(t, 10*time.Second, "the waiter is queued", func() bool {
+			n, _ := srv.Client().Keys(ctx, "rlock_queue:*").Result()
+			return len(n) == 1
+		})
+		require.NoError(t, pair[0].Unlock(h))
+		require.NoError(t, testsupport.Recv(t, got, 20*time.Second, "the waiter's Lock"))
+	}
+	_, err := c1.Mutex("other:1").TryLock(ctx, 0, 0)
+	require.ErrorIs(t, err, lockmw.ErrNoPermission)
 }
 
 // TestNamespaceOnCluster: a namespaced lock's keys share one hash slot on a
