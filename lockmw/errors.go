@@ -150,6 +150,8 @@ func (e engine) permissionErr(err error) error {
 	if ns := e.c.ns; ns != "" {
 		where = fmt.Sprintf(" (all under the namespace: ~%s* &%s*)", ns, ns)
 	}
-	return fmt.Errorf("%w: the Redis user may not use %s %q: it needs the keys %s and the channels %s, %s*%s: %w",
+	// The scripts are given the channels' names as keys too: an ACL needs
+	// them as key patterns as well as channel patterns (docs/security.md).
+	return fmt.Errorf("%w: the Redis user may not use %s %q: it needs the keys %s and the channels %s, %s* (as keys and as channels)%s: %w",
 		ErrNoPermission, e.kind, e.name, strings.Join(keys, " "), k.channel, k.handoff, where, err)
 }
