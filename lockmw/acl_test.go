@@ -223,3 +223,24 @@ func TestNamespaceOnCluster(t *testing.T) {
 	}
 	assert.Empty(t, outside, "keys outside the namespace")
 }
+
+// TestACLReplicaSync: WithReplicaSync runs under the documented rule, in a
+// namespace: the touch and WAIT are allowed, and a paused replica still
+// gives ErrNotReplicated, not a permission error.
+func TestACLReplicaSync(t *testing.T) {
+	t.Parallel()
+	ctx := testsupport.Ctx(t)
+	master, replica := startReplicated(t)
+	c := lockmw.New(aclUser(t, master, "app", "", "~app:*", "&app:*"), lockmw.WithNamespace("app:"), lockmw.WithReplicaSync(1, 2*time.Second))
+	defer c.Close()
+	for _, l := range []lockmw.Locker{c.Mutex("orders:1"), c.Semaphore("pool", 2), c.RWMutex("doc")} {
+		h, err := l.TryLock(ctx, 5*time.Second, 0)
+		require.NoError(t, err, "%s under the ACL user", l.Name())
+		require.NoError(t, l.Unlock(h))
+	}
+	require.NoError(t, replica.Pause())
+	defer func() { _ = replica.Resume() }()
+	_, err := c.Mutex("orders:1").Lock(ctx)
+	assert.ErrorIs(t, err, lockmw.ErrNotReplicated)
+	assert.NotErrorIs(t, err, lockmw.ErrNoPermission)
+}
