@@ -244,3 +244,31 @@ func TestACLReplicaSync(t *testing.T) {
 	assert.ErrorIs(t, err, lockmw.ErrNotReplicated)
 	assert.NotErrorIs(t, err, lockmw.ErrNoPermission)
 }
+
+// TestNamespaceOnQuorum: a quorum Client's keys, on every master, start
+// with its namespace.
+func TestNamespaceOnQuorum(t *testing.T) {
+	t.Parallel()
+	ctx := testsupport.Ctx(t)
+	var srvs []*redistest.Server
+	var rdbs []redis.UniversalClient
+	for range 3 {
+		srv := redistest.Start(t)
+		srvs = append(srvs, srv)
+		rdbs = append(rdbs, srv.NewClient())
+	}
+	c := lockmw.NewQuorum(rdbs, lockmw.WithNamespace("q:"))
+	defer c.Close()
+	m := c.Mutex("orders:9", lockmw.WithFencing())
+	h, err := m.Lock(ctx)
+	require.NoError(t, err)
+	for i, srv := range srvs {
+		assert.Equal(t, int64(1), srv.Client().Exists(ctx, "q:{orders:9}").Val(), "master %d holds the namespaced key", i)
+	}
+	require.NoError(t, m.Unlock(h))
+	for i, srv := range srvs {
+		for _, k := range srvKeys(t, srv) {
+			assert.True(t, strings.HasPrefix(k, "q:"), "master %d: key %q outside the namespace", i, k)
+		}
+	}
+}
