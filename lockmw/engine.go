@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/go-rlock/rlock/lockmw/backend"
 )
 
 // The engine: one acquisition, wait, hold and hand-off for every lock kind.
@@ -320,4 +323,32 @@ func (e engine) release(hold context.Context, expireMS int64) error {
 	}
 	lvl.cancelLevel(nil)
 	return nil
+}
+
+// permissionErr is err, or when err holds the server's NOPERM (or, from a
+// script's call, "ERR The user executing the script can't access…") an
+// ErrNoPermission naming the keys and channels the lock uses.
+func (e engine) permissionErr(err error) error {
+	if err == nil || !(backend.HasPrefix(err, "NOPERM") || backend.HasPrefix(err, "The user executing the script can't access")) {
+		return err
+	}
+	k := &e.lockBase.k
+	keys := []string{k.lock, k.queue, k.waiters}
+	for _, x := range []string{k.token, k.permits} {
+		if x != "" {
+			keys = append(keys, x)
+		}
+	}
+	keys = append(keys, k.latchBase+"*")
+	if k.timeouts != "" {
+		keys = append(keys, k.timeouts+"*")
+	}
+	where := ""
+	if ns := e.c.ns; ns != "" {
+		where = fmt.Sprintf(" (all under the namespace: ~%s* &%s*)", ns, ns)
+	}
+	// The scripts are given the channels' names as keys too: an ACL needs
+	// them as key patterns as well as channel patterns (docs/security.md).
+	return fmt.Errorf("%w: the Redis user may not use %s %q: it needs the keys %s and the channels %s, %s* (as keys and as channels)%s: %w",
+		ErrNoPermission, e.kind, e.name, strings.Join(keys, " "), k.channel, k.handoff, where, err)
 }

@@ -124,7 +124,7 @@ func (mb *member) pipeline(ctx context.Context, calls []redo) []*backend.Cmd {
 	for i, rd := range calls {
 		line := scripts.Line(rd.s, rd.call.Keys, rd.call.Args)
 		if rd.eval {
-			line[0], line[1] = "eval", rd.s.Source()
+			line = scripts.EvalLine(rd.s.Source(), line)
 		}
 		cmds[i] = backend.NewCmd(line...)
 	}
@@ -149,9 +149,7 @@ func (mb *member) run(ctx context.Context, s backend.Script, keys []string, args
 // eval runs s with EVAL on the member, on ctx without its deadline and
 // cancellation.
 func (mb *member) eval(ctx context.Context, s backend.Script, keys []string, args ...any) *backend.Cmd {
-	line := scripts.Line(s, keys, args)
-	line[0], line[1] = "eval", s.Source()
-	cmd := backend.NewCmd(line...)
+	cmd := backend.NewCmd(scripts.EvalLine(s.Source(), scripts.Line(s, keys, args))...)
 	_ = mb.be.Process(context.WithoutCancel(ctx), cmd)
 	return cmd
 }

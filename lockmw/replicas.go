@@ -25,7 +25,7 @@ func (s *singleStore) syncReplicas(ctx context.Context, e engine, field string) 
 	for _, load := range []bool{false, true} {
 		line := scripts.Line(scripts.Touch, []string{e.renewKey}, []any{field})
 		if load {
-			line[0], line[1] = "eval", scripts.Touch.Source()
+			line = scripts.EvalLine(scripts.Touch.Source(), line)
 		}
 		touch, wait := backend.NewCmd(line...), backend.NewCmd("wait", c.replicas, c.replicaTimeout.Milliseconds())
 		// A keyless WAIT would go to any node: the lock's master, on the

@@ -122,19 +122,7 @@ var (
 // source with EVAL. args is the command's own afterwards: the caller must
 // not change it.
 func Run(ctx context.Context, p Processor, src any, args []any) *backend.Cmd {
-	cmd := backend.NewCmd(args...)
-	if err := p.Process(ctx, cmd); InFlight(err) {
-		return gaveUp(err)
-	}
-	if backend.IsNoScript(cmd.Err()) {
-		eval := make([]any, len(args))
-		copy(eval, args)
-		eval[0], eval[1] = "eval", src
-		cmd = backend.NewCmd(eval...)
-		if err := p.Process(ctx, cmd); InFlight(err) {
-			return gaveUp(err)
-		}
-	}
+	cmd, _ := runPooled(ctx, p, src, args) // the caller keeps it: never put back
 	return cmd
 }
 
@@ -186,10 +174,7 @@ func runPooled(ctx context.Context, p Processor, src any, args []any) (*backend.
 	}
 	if backend.IsNoScript(cmd.Err()) {
 		putCmd(cmd)
-		eval := make([]any, len(args))
-		copy(eval, args)
-		eval[0], eval[1] = "eval", src
-		cmd = GetCmd(eval)
+		cmd = GetCmd(EvalLine(src, args))
 		if err := p.Process(ctx, cmd); InFlight(err) {
 			return gaveUp(err), false
 		}
@@ -212,11 +197,12 @@ func Line(s backend.Script, keys []string, args []any) []any {
 	return append(line, args...)
 }
 
-// evalLine is line (Line's) with EVAL and the source of s.
-func evalLine(s backend.Script, line []any) []any {
+// EvalLine is a copy of line (an EVALSHA command line) with EVAL and the
+// script's source src in place of its hash.
+func EvalLine(src any, line []any) []any {
 	eval := make([]any, len(line))
 	copy(eval, line)
-	eval[0], eval[1] = "eval", s.Source()
+	eval[0], eval[1] = "eval", src
 	return eval
 }
 
@@ -252,7 +238,7 @@ func RunPipelined(ctx context.Context, b backend.Backend, s backend.Script, batc
 	var retry []*backend.Cmd
 	for i, c := range cmds {
 		if backend.IsNoScript(c.Err()) {
-			cmds[i] = backend.NewCmd(evalLine(s, c.Args())...)
+			cmds[i] = backend.NewCmd(EvalLine(s.Source(), c.Args())...)
 			retry = append(retry, cmds[i])
 		}
 	}
