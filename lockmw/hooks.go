@@ -44,6 +44,12 @@ type Hooks struct {
 	// Renewal is called after each renewal script of the watchdog, on the
 	// watchdog goroutine, with the outcome for every lock it renewed.
 	Renewal func(e RenewalEvent)
+
+	// Skip is called when an adapter did not run the work a lock guards (a
+	// request, an RPC, a task, a job's run): the lock stayed busy, could not
+	// be applied, or was held and the work found done already. The adapter
+	// reports it with [Client.ReportSkip]; no lock event shows the last.
+	Skip func(ctx context.Context, e SkipEvent)
 }
 
 // MaxMetadataLen is the longest metadata string stored with a lock.
@@ -89,6 +95,9 @@ type LockInfo struct {
 	Permits int
 	// Mode is "read" or "write" for a side of an [RWMutex]; "" otherwise.
 	Mode string
+	// Adapter is the adapter that took the lock for its caller, one of the
+	// Adapter constants ([WithAdapter]); "" when the caller called lockmw.
+	Adapter string
 }
 
 // AcquireStartEvent describes an acquisition that begins.
@@ -192,6 +201,7 @@ func CombineHooks(hs ...Hooks) Hooks {
 		out.HoldEnd = chainEnd(out.HoldEnd, h.HoldEnd)
 		out.Renewal = chainRenewal(out.Renewal, h.Renewal)
 		out.Metadata = chainMeta(out.Metadata, h.Metadata)
+		out.Skip = chainEnd(out.Skip, h.Skip)
 	}
 	return out
 }

@@ -52,6 +52,7 @@ type lockBase struct {
 	renewKey string
 	permits  int           // a semaphore's; 0 for a mutex (the hooks' events report it)
 	group    string        // WithGroup's, per handle (the hooks' events report it)
+	adapter  string        // WithAdapter's, per handle (the hooks' events report it)
 	hot      *atomic.Int64 // the name's group in the Client's contention memory; nil: not kept
 	// An RWMutex's side: suffix makes a hold's field its hash field
 	// (":write" for the writer); the read side also re-enters the holds of
@@ -66,7 +67,7 @@ func (b *lockBase) reentrant() bool { return b.kind != kindSemaphore }
 
 // info is the lock as the hooks' events name it.
 func (b *lockBase) info() LockInfo {
-	return LockInfo{Name: b.name, Group: b.group, Kind: b.kind.String(), Permits: b.permits, Mode: b.kind.mode()}
+	return LockInfo{Name: b.name, Group: b.group, Kind: b.kind.String(), Permits: b.permits, Mode: b.kind.mode(), Adapter: b.adapter}
 }
 
 // base returns the lockBase of a lock of this package; every kind embeds

@@ -71,6 +71,7 @@ type MultiLock struct {
 	members []Locker // in the order they are taken
 	name    string
 	group   string
+	adapter string // the first member's WithAdapter
 	err     error
 }
 
@@ -95,6 +96,9 @@ func (c *Client) MultiLock(locks ...Locker) *MultiLock {
 		names[i], groups[i] = l.Name(), l.Name()
 		if b, ok := l.(based); ok && b.base().group != "" {
 			groups[i], grouped = b.base().group, true
+		}
+		if b, ok := l.(based); ok && m.adapter == "" {
+			m.adapter = b.base().adapter
 		}
 	}
 	m.name = "multi(" + strings.Join(names, ",") + ")"
@@ -235,7 +239,7 @@ func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (con
 
 // info is the multi-lock as the hooks' events name it.
 func (m *MultiLock) info() LockInfo {
-	return LockInfo{Name: m.name, Group: m.group, Kind: kindMultiLock.String()}
+	return LockInfo{Name: m.name, Group: m.group, Kind: kindMultiLock.String(), Adapter: m.adapter}
 }
 
 // client is the Client whose hooks report the multi-lock and whose end

@@ -33,7 +33,7 @@ type Mutex struct {
 // nil option is skipped.
 func (c *Client) Mutex(name string, opts ...LockOption) *Mutex {
 	o := newLockOptions(opts)
-	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex, group: o.group}, fenced: o.fencing}
+	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex, group: o.group, adapter: o.adapter}, fenced: o.fencing}
 	m.e = engine{&m.lockBase, m}
 	if err := validateName(name, c.ns, c.cluster, newKeys); err != nil {
 		m.err = err

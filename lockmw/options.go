@@ -55,6 +55,7 @@ type options struct {
 type lockOptions struct {
 	fencing bool
 	group   string
+	adapter string
 }
 
 // WithWatchdogTimeout sets the TTL of locks held without a lease; the

@@ -71,8 +71,8 @@ type rwSide struct {
 func (c *Client) RWMutex(name string, opts ...LockOption) *RWMutex {
 	o := newLockOptions(opts)
 	rw := &RWMutex{
-		r: &rwSide{lockBase: lockBase{c: c, name: name, kind: kindRead, group: o.group}},
-		w: &rwSide{lockBase: lockBase{c: c, name: name, kind: kindWrite, group: o.group, suffix: ":write"}, fenced: o.fencing},
+		r: &rwSide{lockBase: lockBase{c: c, name: name, kind: kindRead, group: o.group, adapter: o.adapter}},
+		w: &rwSide{lockBase: lockBase{c: c, name: name, kind: kindWrite, group: o.group, adapter: o.adapter, suffix: ":write"}, fenced: o.fencing},
 	}
 	rw.r.peer, rw.w.peer = rw.w, rw.r
 	rw.r.writer = &rw.w.lockBase

@@ -53,7 +53,7 @@ func (c *Client) Semaphore(name string, permits int, opts ...LockOption) *Semaph
 	if o.fencing {
 		panic(fmt.Sprintf("lockmw: Semaphore(%q, %d, WithFencing()): a semaphore's permits have no fencing tokens", name, permits))
 	}
-	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore, permits: permits, group: o.group}}
+	s := &Semaphore{lockBase: lockBase{c: c, name: name, kind: kindSemaphore, permits: permits, group: o.group, adapter: o.adapter}}
 	s.e = engine{&s.lockBase, s}
 	single, ok := c.store.(*singleStore)
 	switch {

@@ -43,6 +43,12 @@ type Keys struct {
 	// Timeouts, for a read-write lock, starts the timeout keys of its
 	// readers' levels: "<Timeouts><field>:rwlock_timeout:<n>"; "" otherwise.
 	Timeouts string
+	// Meta, for a semaphore and a read-write lock, is rlock's hash of the
+	// holders' metadata (see lockmw.Hooks.Metadata): a permit's ID or a
+	// side's holder field ("<clientID>:<ownerID>") to the string stored
+	// with it, in the name's slot, expiring with the holds; "" for a mutex,
+	// whose metadata is the field FieldMeta of its own hash.
+	Meta string
 }
 
 // Mutex returns the keys of the lock name.
@@ -70,6 +76,7 @@ func Semaphore(name string) Keys {
 		LatchBase: PrefixName("redisson_unlock_latch", name) + ":",
 		Permits:   SuffixName(name, "timeout"),
 		Semaphore: true,
+		Meta:      OwnName("rlock_meta", name),
 	}
 }
 
@@ -81,6 +88,7 @@ func RWMutex(name string) Keys {
 	k := Mutex(name)
 	k.Channel = PrefixName("redisson_rwlock", name)
 	k.Timeouts = SuffixName(name, "")
+	k.Meta = OwnName("rlock_meta", name)
 	return k
 }
 
@@ -107,7 +115,7 @@ func Namespaced(ns string, keys Keys) Keys {
 	if ns == "" {
 		return keys
 	}
-	for _, k := range []*string{&keys.Channel, &keys.Queue, &keys.Waiters, &keys.Token, &keys.Handoff, &keys.LatchBase, &keys.Permits, &keys.Timeouts} {
+	for _, k := range []*string{&keys.Channel, &keys.Queue, &keys.Waiters, &keys.Token, &keys.Handoff, &keys.LatchBase, &keys.Permits, &keys.Timeouts, &keys.Meta} {
 		if *k != "" && !strings.HasPrefix(*k, ns) {
 			*k = ns + *k
 		}
