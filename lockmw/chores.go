@@ -192,11 +192,20 @@ func (r *renewer) writeMetas() {
 	batches := r.batchesOf(hs)
 	calls := make([]scripts.Call, len(batches))
 	for i, b := range batches {
-		keys := make([]string, len(b))
-		args := make([]any, 0, 2*len(b))
-		for j, h := range b {
-			keys[j] = h.lk.renewKey
-			args = append(args, h.field, metas[h])
+		keys := make([]string, 0, 2*len(b))
+		args := make([]any, 0, 3*len(b))
+		for _, h := range b {
+			switch h.lk.kind {
+			case kindMutex:
+				keys = append(keys, h.lk.renewKey, h.lk.renewKey)
+				args = append(args, "m", h.field, metas[h])
+			case kindSemaphore:
+				keys = append(keys, h.lk.renewKey, h.lk.k.meta)
+				args = append(args, "s", h.field, metas[h])
+			default: // a side of an RWMutex: its field in Redisson's hash
+				keys = append(keys, h.lk.renewKey, h.lk.k.meta)
+				args = append(args, "r", h.field+h.lk.suffix, metas[h])
+			}
 		}
 		calls[i] = scripts.Call{Keys: keys, Args: args}
 	}

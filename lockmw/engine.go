@@ -166,7 +166,8 @@ func (e engine) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 			c.contention.seen(e.hot)
 		}
 		if ev != nil && err == nil {
-			ev.Waited, ev.Holder, ev.HolderMetadata = true, r.holder, r.meta
+			ev.Waited = true
+			ev.metHolders(r.holder, r.meta, r.metas)
 		}
 		if wait == 0 {
 			return ctx, r.busy(e.name)

@@ -64,6 +64,7 @@ type BusyError struct {
 	// Metadata is the short string a hook stored with the hold (see
 	// [Hooks.Metadata]); "" when none.
 	Metadata string
+	metas    []string // every holder's seen, for a MultiLock's AcquireEnd event
 }
 
 // Error describes the holder and its TTL.

@@ -310,7 +310,7 @@ func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration
 	if lease == 0 {
 		h.watch(t)
 	}
-	if f := c.opts.hooks.Metadata; f != nil && b.kind == kindMutex { // a permit has no hash to keep it, an RWMutex's hash only Redisson's fields
+	if f := c.opts.hooks.Metadata; f != nil {
 		if s := f(h.hookCtx, b.name); s != "" && len(s) <= MaxMetadataLen {
 			c.renewer.setMeta(h, s)
 		}

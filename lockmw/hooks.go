@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -54,6 +55,12 @@ type Hooks struct {
 
 // MaxMetadataLen is the longest metadata string stored with a lock.
 const MaxMetadataLen = 512
+
+// MaxHoldersMetadata caps [AcquireEndEvent.HoldersMetadata]: a wait on a
+// semaphore with many permits held, or on many readers, learns the
+// metadata of that many holds at most (the permits that expire first, the
+// readers first in Redisson's hash).
+const MaxHoldersMetadata = 8
 
 // Outcome says how an acquisition ended.
 type Outcome int
@@ -122,6 +129,35 @@ type AcquireEndEvent struct {
 	// Holder and HolderMetadata describe the holder last seen while waiting.
 	Holder         string
 	HolderMetadata string
+	// HoldersMetadata is the metadata of every hold the last attempt found
+	// (a mutex's holder, a read-write lock's writer or readers, a
+	// semaphore's permits that expire first), and of the hold that handed
+	// the lock over, without repeats and at most MaxHoldersMetadata: what
+	// the acquisition waited for. otelhooks links the wait to each.
+	HoldersMetadata []string
+}
+
+// metHolders records the holders an attempt found busy: holder and its
+// metadata, and metas, every holder's (a semaphore's, a read-write lock's).
+func (e *AcquireEndEvent) metHolders(holder, meta string, metas []string) {
+	e.Holder, e.HolderMetadata = holder, meta
+	e.HoldersMetadata = e.HoldersMetadata[:0]
+	e.addHolderMeta(meta)
+	for _, m := range metas {
+		e.addHolderMeta(m)
+	}
+}
+
+// metHandoff records the hold that handed the lock over.
+func (e *AcquireEndEvent) metHandoff(holder, meta string) {
+	e.Holder, e.HolderMetadata = holder, meta
+	e.addHolderMeta(meta)
+}
+
+func (e *AcquireEndEvent) addHolderMeta(m string) {
+	if m != "" && len(e.HoldersMetadata) < MaxHoldersMetadata && !slices.Contains(e.HoldersMetadata, m) {
+		e.HoldersMetadata = append(e.HoldersMetadata, m)
+	}
 }
 
 // HoldStartEvent describes a new hold. Its Group is that of the handle that

@@ -29,6 +29,7 @@ type keys struct {
 	permits   string // a semaphore's permits taken (sorted set); "" for a mutex
 	sem       bool   // the keys of a semaphore
 	timeouts  string // a read-write lock's readers' timeout keys' prefix; "" otherwise
+	meta      string // a semaphore's or read-write lock's holders' metadata (hash); "" for a mutex
 }
 
 // newKeys returns the keys of the lock name in the namespace ns
@@ -61,16 +62,17 @@ func fromLayout(l layout.Keys) keys {
 		permits:   l.Permits,
 		sem:       l.Semaphore,
 		timeouts:  l.Timeouts,
+		meta:      l.Meta,
 	}
 }
 
 // all returns the keys and channels that must share the lock's hash slot.
 func (k *keys) all() []string {
 	if k.sem {
-		return []string{k.lock, k.channel, k.queue, k.waiters, k.permits, k.handoff}
+		return []string{k.lock, k.channel, k.queue, k.waiters, k.permits, k.handoff, k.meta}
 	}
 	if k.timeouts != "" { // a reader's timeout key: the prefix decides its slot
-		return []string{k.lock, k.channel, k.queue, k.waiters, k.token, k.handoff, k.timeouts + "x:rwlock_timeout:1"}
+		return []string{k.lock, k.channel, k.queue, k.waiters, k.token, k.handoff, k.timeouts + "x:rwlock_timeout:1", k.meta}
 	}
 	return []string{k.lock, k.channel, k.queue, k.waiters, k.token, k.handoff}
 }

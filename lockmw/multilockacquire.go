@@ -36,7 +36,8 @@ func (m *MultiLock) acquire(ctx context.Context, wait, lease time.Duration, ev *
 		}
 		var busy *BusyError
 		if ev != nil && errors.As(err, &busy) {
-			ev.Waited, ev.Holder, ev.HolderMetadata = true, busy.Holder, busy.Metadata
+			ev.Waited = true
+			ev.metHolders(busy.Holder, busy.Metadata, busy.metas)
 		}
 		err = fmt.Errorf("lockmw: %s: member %q: %w", m.name, m.members[failed].Name(), err)
 		// The member waited for failed for good, or nothing is left to wait.

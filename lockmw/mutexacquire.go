@@ -24,17 +24,18 @@ type acquireReply struct {
 	pttl   time.Duration
 	holder string
 	meta   string
+	metas  []string // a semaphore's or read-write lock's holders' metadata (semacquire.lua, rwacquire.lua)
 	at     int64 // a busy reply's server time in µs (0: not told)
 	split  bool  // a quorum's masters were split between contenders: pttl is a random back-off
 }
 
 // busy is the error of an attempt that found the lock held.
 func (r *acquireReply) busy(name string) *BusyError {
-	return &BusyError{Name: name, TTL: r.pttl, Holder: r.holder, Metadata: r.meta}
+	return &BusyError{Name: name, TTL: r.pttl, Holder: r.holder, Metadata: r.meta, metas: r.metas}
 }
 
 // parseAcquire reads acquire.lua's and semacquire.lua's reply: {1, token}
-// or {0, pttl, holder, meta, server µs}.
+// or {0, pttl, holder, meta, server µs[, holders' metas]}.
 func parseAcquire(res []any) (acquireReply, error) {
 	var r acquireReply
 	if len(res) >= 2 && asInt(res[0]) == 1 {
@@ -52,6 +53,16 @@ func parseAcquire(res []any) (acquireReply, error) {
 	r.meta, _ = res[3].(string)
 	if len(res) >= 5 {
 		r.at = asInt(res[4])
+	}
+	if len(res) >= 6 {
+		if ms, ok := res[5].([]any); ok && len(ms) > 0 {
+			r.metas = make([]string, 0, len(ms))
+			for _, m := range ms {
+				if s, ok := m.(string); ok {
+					r.metas = append(r.metas, s)
+				}
+			}
+		}
 	}
 	return r, nil
 }

@@ -352,7 +352,7 @@ func (wt *waitTurn) stale(ho handoff) bool {
 // metHolder reports the holder a hand-off came from to the AcquireEnd event.
 func (wt *waitTurn) metHolder(ho handoff) {
 	if wt.ev != nil && ho.holder != "" {
-		wt.ev.Holder, wt.ev.HolderMetadata = ho.holder, ho.meta
+		wt.ev.metHandoff(ho.holder, ho.meta)
 	}
 }
 
@@ -385,7 +385,8 @@ func (wt *waitTurn) retry(ctx context.Context) (t turn, done bool, err error) {
 		wt.splits = 0
 	}
 	if wt.ev != nil {
-		wt.ev.Waited, wt.ev.Holder, wt.ev.HolderMetadata = true, r.holder, r.meta
+		wt.ev.Waited = true
+		wt.ev.metHolders(r.holder, r.meta, r.metas)
 	}
 	return turn{}, false, nil
 }

@@ -24,8 +24,11 @@ func (t *telemetry) acquireStart(ctx context.Context, e lockmw.AcquireStartEvent
 }
 
 // acquireEnd ends the lock.wait span: the outcome, and when the lock was busy
-// the holder and a link to the holder's lock.hold span, read from the
-// metadata the holder stored with the lock. A new acquisition stops
+// the holder and a link to each lock.hold span it waited for (a mutex's
+// holder, a read-write lock's writer or readers, a semaphore's permits that
+// expire first, the hold that handed it over: lockmw's HoldersMetadata, at
+// most lockmw.MaxHoldersMetadata), read from the metadata the holders stored
+// with the lock. A new acquisition stops
 // counting as a waiter.
 func (t *telemetry) acquireEnd(ctx context.Context, e lockmw.AcquireEndEvent) {
 	outcome := LockOutcomeKey.String(e.Outcome.String())
@@ -45,8 +48,14 @@ func (t *telemetry) acquireEnd(ctx context.Context, e lockmw.AcquireEndEvent) {
 		if e.Holder != "" {
 			span.SetAttributes(LockHolderKey.String(e.Holder))
 		}
-		if sc, ok := parseTraceparent(e.HolderMetadata); ok {
-			span.AddLink(trace.Link{SpanContext: sc, Attributes: holderLinkAttrs})
+		metas := e.HoldersMetadata
+		if len(metas) == 0 {
+			metas = []string{e.HolderMetadata}
+		}
+		for _, m := range metas { // at most lockmw.MaxHoldersMetadata
+			if sc, ok := parseTraceparent(m); ok {
+				span.AddLink(trace.Link{SpanContext: sc, Attributes: holderLinkAttrs})
+			}
 		}
 	}
 	if e.Token > 0 {

@@ -44,10 +44,13 @@ type Keys struct {
 	// readers' levels: "<Timeouts><field>:rwlock_timeout:<n>"; "" otherwise.
 	Timeouts string
 	// Meta, for a semaphore and a read-write lock, is rlock's hash of the
-	// holders' metadata (see lockmw.Hooks.Metadata): a permit's ID or a
-	// side's holder field ("<clientID>:<ownerID>") to the string stored
-	// with it, in the name's slot, expiring with the holds; "" for a mutex,
-	// whose metadata is the field FieldMeta of its own hash.
+	// holders' metadata (see lockmw.Hooks.Metadata): a permit's ID, or a
+	// side's field in Redisson's hash ("<clientID>:<ownerID>", the writer's
+	// with ":write"), to the string stored with it; "{name}:rlock_meta" (the
+	// name as is when it has a brace: the scripts derive it from the lock's
+	// key, as Redisson's readers' timeout keys), in the name's slot, living
+	// as long as the holds. "" for a mutex, whose metadata is the field
+	// FieldMeta of its own hash.
 	Meta string
 }
 
@@ -76,7 +79,7 @@ func Semaphore(name string) Keys {
 		LatchBase: PrefixName("redisson_unlock_latch", name) + ":",
 		Permits:   SuffixName(name, "timeout"),
 		Semaphore: true,
-		Meta:      OwnName("rlock_meta", name),
+		Meta:      SuffixName(name, "rlock_meta"),
 	}
 }
 
@@ -88,7 +91,7 @@ func RWMutex(name string) Keys {
 	k := Mutex(name)
 	k.Channel = PrefixName("redisson_rwlock", name)
 	k.Timeouts = SuffixName(name, "")
-	k.Meta = OwnName("rlock_meta", name)
+	k.Meta = SuffixName(name, "rlock_meta")
 	return k
 }
 

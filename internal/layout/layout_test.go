@@ -26,22 +26,22 @@ func TestKeyNamesFollowRedissonAndRlockRules(t *testing.T) {
 		{"a semaphore has Redisson's timeout set and channel", layout.Semaphore("pool"), layout.Keys{
 			Lock: "pool", Channel: "redisson_sc:{pool}", Queue: "rlock_queue:{pool}", Waiters: "rlock_waiters:{pool}",
 			Handoff: "rlock_handoff:{pool}", LatchBase: "redisson_unlock_latch:{pool}:", Permits: "{pool}:timeout",
-			Semaphore: true, Meta: "rlock_meta:{pool}",
+			Semaphore: true, Meta: "{pool}:rlock_meta",
 		}},
 		{"a semaphore name with a brace is suffixed as is", layout.Semaphore("{p}"), layout.Keys{
 			Lock: "{p}", Channel: "redisson_sc:{p}", Queue: "rlock_queue:{p}~", Waiters: "rlock_waiters:{p}~",
 			Handoff: "rlock_handoff:{p}~", LatchBase: "redisson_unlock_latch:{p}:", Permits: "{p}:timeout",
-			Semaphore: true, Meta: "rlock_meta:{p}~",
+			Semaphore: true, Meta: "{p}:rlock_meta",
 		}},
 		{"a read-write lock has Redisson's channel and readers' timeout prefix", layout.RWMutex("rw"), layout.Keys{
 			Lock: "rw", Channel: "redisson_rwlock:{rw}", Queue: "rlock_queue:{rw}", Waiters: "rlock_waiters:{rw}",
 			Token: "redisson_lock_token:{rw}", Handoff: "rlock_handoff:{rw}", LatchBase: "redisson_unlock_latch:{rw}:",
-			Timeouts: "{rw}:", Meta: "rlock_meta:{rw}",
+			Timeouts: "{rw}:", Meta: "{rw}:rlock_meta",
 		}},
 		{"a read-write lock name with a brace keeps it in its timeout prefix", layout.RWMutex("{t}rw"), layout.Keys{
 			Lock: "{t}rw", Channel: "redisson_rwlock:{t}rw", Queue: "rlock_queue:{t}rw~", Waiters: "rlock_waiters:{t}rw~",
 			Token: "redisson_lock_token:{t}rw", Handoff: "rlock_handoff:{t}rw~", LatchBase: "redisson_unlock_latch:{t}rw:",
-			Timeouts: "{t}rw:", Meta: "rlock_meta:{t}rw~",
+			Timeouts: "{t}rw:", Meta: "{t}rw:rlock_meta",
 		}},
 	}
 	for _, tc := range cases {

@@ -191,7 +191,52 @@ local function rlock_tell(pub, field, token, prev, meta)
   -- '%d': a token from the clock has 16 digits, which Lua's own number to
   -- string (%.14g) would write with an exponent.
   redis.call(pub, KEYS[7] .. ':' .. client, field .. '|' .. string.format('%d', token) .. '|' .. prev ..
-    '|' .. string.format('%d', rlock_now_us()) .. '|' .. meta)
+    '|' .. string.format('%d', rlock_now_us()) .. '|' .. (meta or ''))
+end
+
+-- The metadata of a semaphore's or a read-write lock's holds (setmeta.lua):
+-- a hash beside the lock, "{name}:rlock_meta" (the name as is when it has a
+-- brace: layout.Keys.Meta), the hold's field to its string.
+
+-- rlock_meta_key is the metadata hash of the lock whose key is name.
+local function rlock_meta_key(name)
+  if string.find(name, '{', 1, true) then return name .. ':rlock_meta' end
+  return '{' .. name .. '}:rlock_meta'
+end
+
+-- rlock_meta_take returns the metadata of field in mk ('' when none) and
+-- takes it out: its hold ends.
+local function rlock_meta_take(mk, field)
+  local m = redis.call('hget', mk, field)
+  if not m then return '' end
+  redis.call('hdel', mk, field)
+  return m
+end
+
+-- rlock_meta_extend makes mk, when it exists, live at least ms more: a hold
+-- it describes was renewed.
+local function rlock_meta_extend(mk, ms)
+  local left = redis.call('pttl', mk)
+  if left ~= -2 and left < tonumber(ms) then redis.call('pexpire', mk, ms) end
+end
+
+-- rlockMaxHolderMetas caps the holders' metadata a busy reply carries (a
+-- semaphore's permits, a read-write lock's readers): the waiter's span links
+-- to at most this many holds.
+local rlockMaxHolderMetas = 8
+
+-- rlock_metas returns the non-empty metadata of fields in mk, at most
+-- rlockMaxHolderMetas of them, in the order of fields.
+local function rlock_metas(mk, fields)
+  local out = {}
+  if #fields == 0 then return out end
+  for _, m in ipairs(redis.call('hmget', mk, unpack(fields))) do
+    if m and m ~= '' then
+      out[#out + 1] = m
+      if #out == rlockMaxHolderMetas then break end
+    end
+  end
+  return out
 end
 
 -- Beside Redisson's waiters (docs/waiting.md, Beside Redisson waiters).
@@ -441,9 +486,9 @@ end
 -- while Redisson waiters wait, after rlockFairTurns hand-offs in a row or
 -- with nobody queued, when it is reserved for them (for window ms at most);
 -- and while a reservation is on whose permit a caller that does not wait
--- took (the count is 0), to take its place. Returns 1 when handed over,
--- else 0.
-local function rlock_sem_handoff(pub, prev, window, idle)
+-- took (the count is 0), to take its place. meta, prev's metadata, goes
+-- with the hand-off message. Returns 1 when handed over, else 0.
+local function rlock_sem_handoff(pub, prev, window, idle, meta)
   local count = tonumber(redis.call('get', KEYS[1]) or '0')
   local turns, reserve, on = 0, false, false
   local f, ttl = rlock_next_waiter(function()
@@ -463,7 +508,7 @@ local function rlock_sem_handoff(pub, prev, window, idle)
     local left = redis.call('pttl', KEYS[4])
     redis.call('hset', KEYS[4], 'rlock:handoffs', string.format('%d', turns))
     if left ~= -1 and left < tonumber(ttl) then redis.call('pexpire', KEYS[4], ttl) end
-    rlock_tell(pub, f, 0, prev, '')
+    rlock_tell(pub, f, 0, prev, meta)
     return 1
   end
   if not reserve and not on then reserve = rlock_reserve_due(pub, true, count) end

@@ -12,7 +12,8 @@
 -- ARGV[7] the claim window in ms, ARGV[8] the fencing counter's TTL in ms,
 -- ARGV[9] the generation of a reservation this client saw used, or ''.
 --
--- Returns {1, token} or {0, pttl, holder field, '', server µs}, as acquire.lua.
+-- Returns {1, token} or {0, pttl, holder field, its metadata, server µs,
+-- the holders' metadata (at most rlockMaxHolderMetas)}, as acquire.lua.
 local hf = ARGV[2]
 local function won(token)
   rlock_dequeue(hf, ARGV[6])
@@ -23,14 +24,16 @@ local all = redis.call('hgetall', KEYS[1])
 local mode = nil
 local mine = false
 local holder = ''
+local holders = {}
 for i = 1, #all, 2 do
   local f = all[i]
   if f == 'mode' then
     mode = all[i + 1]
   elseif f == hf then
     mine = true
-  elseif holder == '' or rw_writer(f) then
-    holder = f
+  else
+    if #holders < 64 then holders[#holders + 1] = f end
+    if holder == '' or rw_writer(f) then holder = f end
   end
 end
 if mine then
@@ -55,4 +58,5 @@ if pttl <= 0 then pttl = redis.call('pttl', KEYS[1]) end
 if ARGV[3] == '1' then
   rlock_enqueue(hf, pttl, ARGV[4], ARGV[1], ARGV[5], ARGV[7], ARGV[6])
 end
-return {0, pttl, holder, '', rlock_now_us()}
+local mk = rlock_meta_key(KEYS[1])
+return {0, pttl, holder, redis.call('hget', mk, holder) or '', rlock_now_us(), rlock_metas(mk, holders)}

@@ -46,7 +46,8 @@ local function rw_extend(hash, ms)
 end
 
 -- rw_renew gives the hold of hf ttl ms more (a renewal, a claim): a reader's
--- every level key and the hash, a writer's hash. False when hf holds nothing.
+-- every level key and the hash, a writer's hash, and the holds' metadata
+-- hash (setmeta.lua). False when hf holds nothing.
 local function rw_renew(hash, hf, ttl)
   local n = redis.call('hget', hash, hf)
   if not n then return false end
@@ -56,6 +57,7 @@ local function rw_renew(hash, hf, ttl)
     end
   end
   rw_extend(hash, ttl)
+  rlock_meta_extend(rlock_meta_key(hash), ttl)
   return true
 end
 
@@ -82,23 +84,24 @@ local function rw_grant(hf, ttl, fenced, tokenTTL)
   return 0
 end
 
--- rw_give grants the waiter hf and tells its client.
-local function rw_give(pub, hf, ttl, fenced, prev, tokenTTL)
+-- rw_give grants the waiter hf and tells its client who had it (prev, and
+-- meta, its metadata).
+local function rw_give(pub, hf, ttl, fenced, prev, tokenTTL, meta)
   local token = rw_grant(hf, ttl, fenced, tokenTTL)
-  rlock_tell(pub, rw_owner(hf), token, prev, '')
+  rlock_tell(pub, rw_owner(hf), token, prev, meta)
 end
 
 -- rw_admit_readers lets the readers at the head of the queue in beside the
 -- readers that hold (mode read): every live reader queued before the next
 -- writer. It returns how many.
-local function rw_admit_readers(pub, prev, tokenTTL)
+local function rw_admit_readers(pub, prev, tokenTTL, meta)
   local n = 0
   local function yes() return true end
   local function reader(f) return not rw_writer(f) end
   while true do
     local f, ttl, fenced = rlock_next_waiter(yes, reader)
     if not f then return n end
-    rw_give(pub, f, ttl, fenced, prev, tokenTTL)
+    rw_give(pub, f, ttl, fenced, prev, tokenTTL, meta)
     n = n + 1
   end
 end
@@ -131,26 +134,29 @@ end
 -- rlock_handoff, it reserves the free lock for Redisson's waiters instead
 -- after rlockFairTurns hand-offs in a row (counted in the waiter table) or
 -- with nobody queued, while they wait; window nil makes no reservation.
-local function rw_handoff(pub, prev, tokenTTL, window, msg)
+local function rw_handoff(pub, prev, tokenTTL, window, msg, meta)
   local freed = false
   local reserve = false
   local turns = 0
+  local function free()
+    redis.call('del', KEYS[1], rlock_meta_key(KEYS[1])) -- no hold is left
+    freed = true
+  end
   local f, ttl, fenced = rlock_next_waiter(function()
     turns = tonumber(redis.call('hget', KEYS[4], 'rlock:handoffs') or '0') + 1
-    redis.call('del', KEYS[1])
-    freed = true
+    free()
     reserve = window ~= nil and rlock_reserve_due(pub, turns > rlockFairTurns)
     return not reserve
   end)
   if f then
-    rw_give(pub, f, ttl, fenced, prev, tokenTTL)
-    if not rw_writer(f) then rw_admit_readers(pub, prev, tokenTTL) end
+    rw_give(pub, f, ttl, fenced, prev, tokenTTL, meta)
+    if not rw_writer(f) then rw_admit_readers(pub, prev, tokenTTL, meta) end
     if redis.call('exists', KEYS[4]) == 1 then -- more are queued: count this one
       redis.call('hset', KEYS[4], 'rlock:handoffs', string.format('%d', turns))
     end
     return 1
   end
-  if not freed then redis.call('del', KEYS[1]) end
+  if not freed then free() end
   if not reserve and window ~= nil then reserve = rlock_reserve_due(pub, true) end
   redis.call(pub, KEYS[2], msg)
   if reserve then rlock_reserve(pub, tonumber(window)) end
@@ -182,6 +188,7 @@ end
 local function rw_release(hf, n, pub, tokenTTL, window)
   local writer = rw_writer(hf)
   redis.call('hdel', KEYS[1], hf)
+  local meta = rlock_meta_take(rlock_meta_key(KEYS[1]), hf)
   local msg = '1'
   if not writer then
     msg = '0'
@@ -190,7 +197,7 @@ local function rw_release(hf, n, pub, tokenTTL, window)
   if redis.call('hlen', KEYS[1]) > 1 then
     if writer then
       redis.call('hset', KEYS[1], 'mode', 'read')
-      rw_admit_readers(pub, rw_owner(hf), tokenTTL)
+      rw_admit_readers(pub, rw_owner(hf), tokenTTL, meta)
       return
     end
     if redis.call('hget', KEYS[1], 'mode') == 'write' then return end
@@ -200,5 +207,5 @@ local function rw_release(hf, n, pub, tokenTTL, window)
       return
     end
   end
-  rw_handoff(pub, rw_owner(hf), tokenTTL, window, msg)
+  rw_handoff(pub, rw_owner(hf), tokenTTL, window, msg, meta)
 end

@@ -17,9 +17,11 @@
 -- after a reservation's generation (lib.lua's rlock_reservation).
 --
 -- Returns {1, 0} when we hold a permit (this request set its expiry),
---         {0, pttl, holder, '', now µs} when none is free: pttl the earliest
---         permit's time left (-1: none expires), holder its field when an rlock
---         one, now the server's time in µs (as acquire.lua's busy reply);
+--         {0, pttl, holder, its metadata, now µs, metas} when none is free:
+--         pttl the earliest permit's time left (-1: none expires), holder its
+--         field when an rlock one, now the server's time in µs (as
+--         acquire.lua's busy reply), metas the metadata of the permits that
+--         expire first (at most rlockMaxHolderMetas);
 --         while a reservation for Redisson's waiters keeps the last free
 --         permit from a caller that would wait, pttl is what is left of its
 --         window and there is no holder.
@@ -35,8 +37,10 @@ end
 
 -- Permits whose expiry passed (a crashed holder's, a lease's end) come back.
 local expired = redis.call('zrangebyscore', KEYS[5], '0', string.format('%d', now), 'LIMIT', '0', '100')
+local mk = rlock_meta_key(KEYS[1])
 if #expired > 0 then
   redis.call('zrem', KEYS[5], unpack(expired))
+  redis.call('hdel', mk, unpack(expired))
   if count then
     count = rlock_sem_giveback(ARGV[8], #expired, ARGV[9])
   end
@@ -72,14 +76,19 @@ end
 
 local pttl = -1
 local holder = ''
-local first = redis.call('zrange', KEYS[5], '0', '0', 'WITHSCORES')
+local first = redis.call('zrange', KEYS[5], '0', string.format('%d', rlockMaxHolderMetas - 1), 'WITHSCORES')
+local metas = {}
 if first[1] then
   if string.match(first[1], '^[^|]+:%d+$') then holder = first[1] end
   local score = tonumber(first[2])
   if score < rlockNoLease then pttl = math.max(score - now, 0) end
+  local fields = {}
+  for i = 1, #first, 2 do fields[#fields + 1] = first[i] end
+  metas = rlock_metas(mk, fields)
 end
-if yield > 0 and count >= 1 then pttl, holder = yield, '' end
+local meta = redis.call('hget', mk, holder) or ''
+if yield > 0 and count >= 1 then pttl, holder, meta, metas = yield, '', '', {} end
 if ARGV[3] == '1' then
   rlock_enqueue(ARGV[2], pttl, ARGV[4], ARGV[1], '0', ARGV[7], ARGV[6])
 end
-return {0, pttl, holder, '', rlock_now_us()}
+return {0, pttl, holder, meta, rlock_now_us(), metas}

@@ -14,6 +14,6 @@ if redis.call('zrem', KEYS[5], ARGV[1]) == 0 then
   if done then return tonumber(done) end
   return -1
 end
-rlock_sem_handoff(ARGV[2], ARGV[1], ARGV[5], ARGV[4])
+rlock_sem_handoff(ARGV[2], ARGV[1], ARGV[5], ARGV[4], rlock_meta_take(rlock_meta_key(KEYS[1]), ARGV[1]))
 redis.call('set', KEYS[6], '1', 'px', ARGV[3])
 return 1
