@@ -25,8 +25,8 @@ type acquireReply struct {
 	holder string
 	meta   string
 	metas  []string // a semaphore's or read-write lock's holders' metadata (semacquire.lua, rwacquire.lua)
-	at     int64 // a busy reply's server time in µs (0: not told)
-	split  bool  // a quorum's masters were split between contenders: pttl is a random back-off
+	at     int64    // a busy reply's server time in µs (0: not told)
+	split  bool     // a quorum's masters were split between contenders: pttl is a random back-off
 }
 
 // busy is the error of an attempt that found the lock held.
