@@ -296,6 +296,13 @@ func (e engine) release(hold context.Context, expireMS int64) error {
 	// clock's shortened deadline: releasectx.go).
 	var res released
 	var rctx context.Context
+	if expireMS > 0 && last && h.lease == 0 { // UnlockAt: no renewal may land after it
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(hold), c.opts.releaseTimeout)
+		start := time.Now()
+		c.renewer.awaitRound(wctx, h)
+		cancel()
+		expireMS = max(expireMS-time.Since(start).Milliseconds(), 0) // at is no later for the wait (0: it passed, release now)
+	}
 	if c.ctxTrusted || c.releases.inline > 0 {
 		rctx = c.releaseContext(lvl, hold, !c.ctxTrusted)
 		res, err = e.ops.releaseOnce(rctx, lvl, expireMS, last)

@@ -28,6 +28,7 @@ type hold struct {
 	lossTime  *time.Timer // fires when the key could have expired (watchdog holds)
 	claimTime *time.Timer // fires when a hold handed over must be claimed (see watch)
 	inRelease int         // Unlock calls under way; a renewal that finds the key gone then is no loss
+	inRound   bool        // in the renewal round under way (guarded by the renewer's mu)
 	levels    int         // levels not yet unlocked (authoritative for a quorum client)
 
 	top level   // the first level: one allocation with the hold

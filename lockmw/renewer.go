@@ -24,6 +24,9 @@ type renewer struct {
 	c     *Client
 	mu    sync.Mutex
 	holds map[*hold]struct{}
+	// The renewal round under way: its holds (hold.inRound, under mu) and
+	// a channel closed when it ends (awaitRound).
+	roundDone chan struct{}
 	chores
 	kick     chan struct{}
 	sweeping []atomic.Bool // per hub: a sweep is under way (sweepHubs)
@@ -89,10 +92,39 @@ func (r *renewer) renew() {
 	r.mu.Lock()
 	hs := make([]*hold, 0, len(r.holds))
 	for h := range r.holds {
+		h.inRound = true
 		hs = append(hs, h)
 	}
+	done := make(chan struct{})
+	r.roundDone = done
 	r.mu.Unlock()
 	r.renewHolds(hs)
+	r.mu.Lock()
+	for _, h := range hs {
+		h.inRound = false
+	}
+	r.roundDone = nil
+	r.mu.Unlock()
+	close(done)
+}
+
+// awaitRound stops renewing h and waits, at most until ctx ends, for a
+// renewal of h already sent to be answered: UnlockAt's shorter TTL must come
+// after it, or the renewal would give the key a whole watchdog timeout again.
+func (r *renewer) awaitRound(ctx context.Context, h *hold) {
+	r.mu.Lock()
+	delete(r.holds, h)
+	var done chan struct{}
+	if h.inRound {
+		done = r.roundDone
+	}
+	r.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // batchesOf splits holds into script batches: at most maxBatch each, and
