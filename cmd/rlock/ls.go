@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,6 +22,9 @@ type lsEntry struct {
 	Taken   *int64   `json:"taken,omitempty"`  // a semaphore's permits taken
 	Free    *int64   `json:"free,omitempty"`   // a semaphore's free permits
 	Waiters int64    `json:"waiters"`          // rlock's queue length
+	// TraceIDs are the trace IDs of the holders' metadata (otelhooks'
+	// traceparent), one per holder in the order of Holders: "" for none.
+	TraceIDs []string `json:"trace_ids"`
 }
 
 // errLimit stops the scan at -limit entries.
@@ -66,7 +70,7 @@ func runLs(ctx context.Context, c *cli, args []string) error {
 	}
 	if !l.p.json {
 		l.tw = l.p.table()
-		fmt.Fprintln(l.tw, "KIND\tNAME\tHELD BY\tTTL\tWAITERS")
+		fmt.Fprintln(l.tw, "KIND\tNAME\tHELD BY\tTTL\tWAITERS\tTRACE")
 	}
 	for _, n := range nodes {
 		if err = l.scan(ctx, n, c.conn.timeout); err != nil {
@@ -147,7 +151,7 @@ func (l *lister) print(e lsEntry) {
 	if e.Mode != "" {
 		held = e.Mode + ": " + held
 	}
-	fmt.Fprintf(l.tw, "%s\t%s\t%s\t%s\t%d\n", e.Kind, e.Name, held, ttl, e.Waiters)
+	fmt.Fprintf(l.tw, "%s\t%s\t%s\t%s\t%d\t%s\n", e.Kind, e.Name, held, ttl, e.Waiters, traces(e.TraceIDs))
 }
 
 // summarize reads the lock keys of names (in ns) in two pipelines: their
@@ -201,6 +205,7 @@ type candidate struct {
 	pttl    *redis.DurationCmd
 	permits *redis.ZSliceCmd
 	queue   *redis.IntCmd
+	meta    *redis.MapStringStringCmd // layout.Keys.Meta: a semaphore's or read-write lock's metadata
 }
 
 // newCandidate queues the reads for name's lock key when its probe says it
@@ -219,21 +224,27 @@ func newCandidate(ctx context.Context, p redis.Pipeliner, ns namespace, name str
 		return c, false
 	}
 	c.queue = p.ZCard(ctx, ns.mutex(name).Queue)
+	c.meta = p.HGetAll(ctx, ns.semaphore(name).Meta) // named alike for a read-write lock
 	return c, true
 }
 
 // entry decides what the candidate is (classify.go's rules).
 func (c candidate) entry() (lsEntry, bool) {
-	e := lsEntry{Name: c.name, Waiters: c.queue.Val(), Holders: []string{}}
+	e := lsEntry{Name: c.name, Waiters: c.queue.Val(), Holders: []string{}, TraceIDs: []string{}}
+	meta := c.meta.Val()
 	if c.hash != nil {
-		holders, ok := c.lockHolders(&e)
+		holders, lockMeta, ok := c.lockHolders(&e)
 		if !ok {
 			return e, false
 		}
 		ttl := pttlMS(c.pttl.Val())
 		e.TTLMS = &ttl
 		for _, h := range holders {
-			e.Holders = append(e.Holders, h.Field)
+			m := meta[h.Field]
+			if e.Kind == kindLock {
+				m = lockMeta
+			}
+			e.Holders, e.TraceIDs = append(e.Holders, h.Field), append(e.TraceIDs, traceID(m))
 		}
 		return e, true
 	}
@@ -246,19 +257,31 @@ func (c candidate) entry() (lsEntry, bool) {
 	for _, z := range c.permits.Val() {
 		m, _ := z.Member.(string)
 		shown, _, _ := permitHolder(m)
-		e.Holders = append(e.Holders, shown)
+		e.Holders, e.TraceIDs = append(e.Holders, shown), append(e.TraceIDs, traceID(meta[m]))
 	}
 	return e, true
 }
 
-// lockHolders reads the candidate's hash as a lock or a read-write lock,
-// setting e's kind (and mode).
-func (c candidate) lockHolders(e *lsEntry) ([]holder, bool) {
+// traces is the TRACE column: the holders' trace IDs, "-" for none.
+func traces(ids []string) string {
+	if !slices.ContainsFunc(ids, func(id string) bool { return id != "" }) {
+		return "-"
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = orDash(id)
+	}
+	return strings.Join(out, ",")
+}
+
+// lockHolders reads the candidate's hash as a lock (with its rlock:meta)
+// or a read-write lock, setting e's kind (and mode).
+func (c candidate) lockHolders(e *lsEntry) ([]holder, string, bool) {
 	if l, ok := parseLock(c.hash.Val()); ok {
 		e.Kind = kindLock
-		return l.holders, true
+		return l.holders, l.meta, true
 	}
 	l, ok := parseRWLock(c.hash.Val())
 	e.Kind, e.Mode = kindRWLock, l.mode
-	return l.holders, ok
+	return l.holders, "", ok
 }

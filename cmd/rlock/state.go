@@ -45,10 +45,15 @@ type holder struct {
 	Count     int64  // a lock's hold count (reentrancy)
 	ExpiresMS int64  // a permit's expiry in server ms; -1 never (for a lock: the key's TTL)
 	Side      string // a read-write lock's: "read" or "write"
+	// Meta is the metadata stored with the hold (a traceparent from
+	// otelhooks): a mutex's rlock:meta, or a semaphore's or read-write
+	// lock's entry of the hash layout.Keys.Meta; "" when none.
+	Meta string
 	// LevelsMS, for a reader of a read-write lock, is the PTTL of the
 	// timeout key of each of its levels (1 to Count; -2 missing, -1 no
 	// expiry); nil when not read.
 	LevelsMS []int64
+	member   string // a permit's member as stored (Field may be its hex)
 }
 
 // waiter is one entry of rlock's waiter queue.
@@ -132,12 +137,13 @@ type reads struct {
 	permits *redis.ZSliceCmd
 	queue   *redis.ZSliceCmd
 	table   *redis.MapStringStringCmd
+	meta    *redis.MapStringStringCmd // layout.Keys.Meta: a semaphore's or read-write lock's metadata
 }
 
 // readAs reads s's lock key as a key of type typ in one MULTI, filling s;
 // ok false when its type changed meanwhile.
 func readAs(ctx context.Context, node redis.UniversalClient, s *state, typ string, size int64) (*state, bool, error) {
-	k := s.ns.semaphore(s.name) // the queue and table are named alike for both kinds
+	k := s.ns.semaphore(s.name) // the queue, table and metadata hash are named alike for every kind
 	key := s.key
 	var r reads
 	_, err := node.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -153,6 +159,9 @@ func readAs(ctx context.Context, node redis.UniversalClient, s *state, typ strin
 		r.permits = p.ZRangeWithScores(ctx, k.Permits, 0, -1)
 		r.queue = p.ZRangeWithScores(ctx, k.Queue, 0, -1)
 		r.table = p.HGetAll(ctx, k.Waiters)
+		if typ == "hash" || typ == "string" {
+			r.meta = p.HGetAll(ctx, k.Meta)
+		}
 		return nil
 	})
 	if err != nil && !isReply(err) {
@@ -166,6 +175,7 @@ func readAs(ctx context.Context, node redis.UniversalClient, s *state, typ strin
 	}
 	s.nowMS, s.ttlMS = r.now.Val().UnixMilli(), pttlMS(r.pttl.Val())
 	s.classify(typ, size, &r)
+	s.readMeta(r.meta)
 	s.readQueue(r.queue.Val(), r.table.Val())
 	if s.kind == kindRWLock {
 		if err := s.readLevels(ctx, node, r.hash.Val()); err != nil {
@@ -231,7 +241,7 @@ func (s *state) readPermits(zs []redis.Z) {
 	for _, z := range zs {
 		member, _ := z.Member.(string)
 		shown, client, _ := permitHolder(member)
-		h := holder{Field: shown, Client: client, Count: 1, ExpiresMS: int64(z.Score)}
+		h := holder{Field: shown, Client: client, Count: 1, ExpiresMS: int64(z.Score), member: member}
 		if z.Score >= noLease {
 			h.ExpiresMS = -1
 		}
@@ -240,6 +250,26 @@ func (s *state) readPermits(zs []redis.Z) {
 			continue
 		}
 		s.holders = append(s.holders, h)
+	}
+}
+
+// readMeta gives each holder the metadata stored with its hold: a mutex's
+// rlock:meta; a semaphore permit's or a read-write lock holder's entry of
+// the metadata hash (its permit's member, its hash field), which the hash
+// keeps only while the holds last.
+func (s *state) readMeta(meta *redis.MapStringStringCmd) {
+	for _, hs := range [][]holder{s.holders, s.expired} {
+		for i := range hs {
+			switch h := &hs[i]; {
+			case s.kind == kindLock:
+				h.Meta = s.lock.meta
+			case meta == nil:
+			case s.kind == kindSemaphore:
+				h.Meta = meta.Val()[h.member]
+			case s.kind == kindRWLock:
+				h.Meta = meta.Val()[h.Field]
+			}
+		}
 	}
 }
 
