@@ -6,14 +6,14 @@ import (
 
 // showView is show's JSON object (and what its text prints).
 type showView struct {
-	Name            string       `json:"name"`
-	Kind            string       `json:"kind"`
-	Mode            string       `json:"mode,omitempty"` // a read-write lock's: "read" or "write"
-	ServerTime      string       `json:"server_time"`
-	TTLMS           *int64       `json:"ttl_ms,omitempty"` // a lock's: -1 no expiry
+	Name       string `json:"name"`
+	Kind       string `json:"kind"`
+	Mode       string `json:"mode,omitempty"` // a read-write lock's: "read" or "write"
+	ServerTime string `json:"server_time"`
+	TTLMS      *int64 `json:"ttl_ms,omitempty"` // a lock's: -1 no expiry
 	// ExpiresInMS is TTLMS by a name that says what it is: the key expires
 	// then unless its holder renews it (a watchdog does, a lease does not).
-	ExpiresInMS *int64 `json:"expires_in_ms,omitempty"`
+	ExpiresInMS     *int64       `json:"expires_in_ms,omitempty"`
 	Token           string       `json:"token,omitempty"`
 	Metadata        string       `json:"metadata,omitempty"`
 	TraceID         string       `json:"trace_id,omitempty"`

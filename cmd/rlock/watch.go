@@ -143,11 +143,26 @@ func (e event) text() string {
 	case e.Field != "":
 		fmt.Fprintf(&b, "  %s", e.Field)
 	}
+	switch {
+	case e.GapMS == nil:
+	case e.GapExact:
+		fmt.Fprintf(&b, "  gap %s (released and granted in one script)", gapDur(*e.GapMS))
+	default:
+		fmt.Fprintf(&b, "  gap ≤ %s (seen by polling: the poll's precision)", gapDur(*e.GapMS))
+	}
 	if e.Token != "" {
 		fmt.Fprintf(&b, "  token %s", e.Token)
+	}
+	if e.TraceID != "" {
+		fmt.Fprintf(&b, "  trace id %s", e.TraceID)
 	}
 	if e.Detail != "" {
 		fmt.Fprintf(&b, "  (%s)", e.Detail)
 	}
 	return b.String()
+}
+
+// gapDur formats a hand-off's gap to the millisecond.
+func gapDur(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
 }

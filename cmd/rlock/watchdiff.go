@@ -12,13 +12,22 @@ const slackMS = 20
 
 // event is one line of watch.
 type event struct {
-	Time   string `json:"time"` // when watch saw it (local clock)
-	Name   string `json:"name"`
-	Event  string `json:"event"`
-	Field  string `json:"field,omitempty"` // the holder or waiter
-	From   string `json:"from,omitempty"`  // handed_over: the previous holder
-	Token  string `json:"token,omitempty"` // the new hold's fencing token
-	Detail string `json:"detail,omitempty"`
+	Time  string `json:"time"` // when watch saw it (local clock)
+	Name  string `json:"name"`
+	Event string `json:"event"`
+	Field string `json:"field,omitempty"` // the holder or waiter
+	From  string `json:"from,omitempty"`  // handed_over: the previous holder
+	Token string `json:"token,omitempty"` // the new hold's fencing token
+	// TraceID is the trace ID of the metadata stored with the hold (the
+	// field's), when watch has seen it.
+	TraceID string `json:"trace_id,omitempty"`
+	// GapMS, for handed_over, is how long the name was held by neither
+	// between from's release and field's grant: 0 when a hand-off message
+	// said one script did both (GapExact); else, seen by polling, at most
+	// the time between the two polls that saw from and field hold.
+	GapMS    *int64 `json:"gap_ms,omitempty"`
+	GapExact bool   `json:"gap_exact,omitempty"`
+	Detail   string `json:"detail,omitempty"`
 }
 
 // Events: at start "free", "held" and "waiting" describe the state found;
@@ -35,11 +44,15 @@ type tracker struct {
 	started  bool             // the first state was seen
 	holders  map[string]int64 // believed holders → expiry in server ms (-1 never or unknown)
 	queue    map[string]waiter
-	began    marks // reported as holding
-	ended    marks // reported as no longer holding
-	gen      int   // how many states were observed
-	handoffs int64 // the last hold's rlock:handoffs
-	expired  bool  // a keyspace event said the key expired
+	began    marks             // reported as holding
+	ended    marks             // reported as no longer holding
+	gen      int               // how many states were observed
+	handoffs int64             // the last hold's rlock:handoffs
+	expired  bool              // a keyspace event said the key expired
+	kind     string            // the last state's kind
+	lastMS   int64             // the last state's server time
+	meta     map[string]string // the believed holders' metadata, as last seen
+	told     map[string]bool   // holders a hand-off message named, not yet seen by a poll
 	now      func() time.Time
 }
 
@@ -47,7 +60,7 @@ type tracker struct {
 func newTracker(name string, exact bool) *tracker {
 	return &tracker{
 		name: name, exact: exact, holders: map[string]int64{}, queue: map[string]waiter{},
-		began: marks{}, ended: marks{}, now: time.Now,
+		began: marks{}, ended: marks{}, meta: map[string]string{}, told: map[string]bool{}, now: time.Now,
 	}
 }
 
@@ -62,6 +75,7 @@ func (t *tracker) observe(s *state) []event {
 	if !t.started {
 		evs = t.initial(s)
 	} else {
+		t.settle(s)
 		gone := t.gone(s)
 		began := t.newHolders(s, gone) // first: a hand-off ends its giver
 		for _, f := range gone {
@@ -81,7 +95,7 @@ func (t *tracker) initial(s *state) []event {
 	var evs []event
 	for _, h := range s.holders {
 		e := t.ev("held", h.Field)
-		e.Token, e.Detail = s.lock.token, expiresIn(s, h.ExpiresMS)
+		e.Token, e.Detail, e.TraceID = s.lock.token, expiresIn(s, h.ExpiresMS), traceID(h.Meta)
 		evs = append(evs, e)
 		t.began.mark(h.Field, t.gen)
 	}
@@ -92,7 +106,7 @@ func (t *tracker) initial(s *state) []event {
 	}
 	for _, w := range s.waiters {
 		e := t.ev("waiting", w.Field)
-		e.Detail = "deadline " + msTime(w.DeadlineMS)
+		e.Detail = entryExpires(w)
 		evs = append(evs, e)
 	}
 	return evs
@@ -110,9 +124,28 @@ func (t *tracker) gone(s *state) []string {
 	return out
 }
 
+// settle matches the holders hand-off messages named with the holders of s:
+// a read-write lock's message names the owner, without the writer's
+// ":write", so that one it could not tell from the queue is the writer's
+// field when s has that and not the owner's.
+func (t *tracker) settle(s *state) {
+	for f := range t.told {
+		delete(t.told, f)
+		w := f + writeSuffix
+		if s.kind != kindRWLock || slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == f }) ||
+			!slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == w }) {
+			continue
+		}
+		t.holders[w] = t.holders[f]
+		delete(t.holders, f)
+		t.began.mark(w, t.gen)
+		delete(t.began, f)
+	}
+}
+
 // newHolders reports the holders of s not seen before: handed over when the
-// hold came by a hand-off (rlock:handoffs) or a queued waiter got a permit,
-// else acquired.
+// hold came by a hand-off (rlock:handoffs) or a queued waiter got a permit
+// or a read-write lock, else acquired.
 func (t *tracker) newHolders(s *state, gone []string) []event {
 	var evs []event
 	for _, h := range s.holders {
@@ -121,15 +154,16 @@ func (t *tracker) newHolders(s *state, gone []string) []event {
 		}
 		t.began.mark(h.Field, t.gen)
 		_, queued := t.queue[h.Field]
-		handed := s.kind == kindLock && s.lock.handoffs > 0 || s.kind == kindSemaphore && queued
+		handed := s.kind == kindLock && s.lock.handoffs > 0 || s.kind != kindLock && queued
 		if !handed {
 			e := t.ev("acquired", h.Field)
-			e.Token, e.Detail = s.lock.token, expiresIn(s, h.ExpiresMS)
+			e.Token, e.Detail, e.TraceID = s.lock.token, expiresIn(s, h.ExpiresMS), traceID(h.Meta)
 			evs = append(evs, e)
 			continue
 		}
 		e := t.ev("handed_over", h.Field)
-		e.Token = s.lock.token
+		gap := s.nowMS - t.lastMS
+		e.Token, e.TraceID, e.GapMS = s.lock.token, traceID(h.Meta), &gap
 		if from := t.unended(gone); len(from) == 1 {
 			e.From = from[0]
 			t.ended.mark(from[0], t.gen)
@@ -159,12 +193,13 @@ func (t *tracker) end(f string, s *state) event {
 	t.ended.mark(f, t.gen)
 	exp := t.holders[f]
 	expired := slices.ContainsFunc(s.expired, func(h holder) bool { return h.Field == f })
+	kind, detail := "released", ""
 	if t.expired || expired || exp >= 0 && exp <= s.nowMS+slackMS {
-		e := t.ev("lost", f)
-		e.Detail = "its TTL ran out"
-		return e
+		kind, detail = "lost", "its TTL ran out"
 	}
-	return t.ev("released", f)
+	e := t.ev(kind, f)
+	e.Detail, e.TraceID = detail, traceID(t.meta[f])
+	return e
 }
 
 // waiterChanges reports waiters that joined or left the queue.
@@ -175,7 +210,7 @@ func (t *tracker) waiterChanges(s *state) []event {
 		now[w.Field] = true
 		if _, ok := t.queue[w.Field]; !ok && !t.began.has(w.Field) {
 			e := t.ev("waiter_joined", w.Field)
-			e.Detail = "deadline " + msTime(w.DeadlineMS)
+			e.Detail = entryExpires(w)
 			evs = append(evs, e)
 		}
 	}
@@ -187,7 +222,7 @@ func (t *tracker) waiterChanges(s *state) []event {
 		switch {
 		case w.DeadlineMS > 0 && w.DeadlineMS <= s.nowMS:
 			e := t.ev("waiter_gave_up", f)
-			e.Detail = "its queue entry's deadline passed"
+			e.Detail = "its queue entry expired"
 			evs = append(evs, e)
 		case t.exact:
 			evs = append(evs, t.ev("waiter_gave_up", f))
@@ -202,10 +237,11 @@ func (t *tracker) waiterChanges(s *state) []event {
 
 // remember keeps s as the last state seen.
 func (t *tracker) remember(s *state) {
-	t.holders = map[string]int64{}
+	t.holders, t.meta = map[string]int64{}, map[string]string{}
 	for _, h := range s.holders {
-		t.holders[h.Field] = h.ExpiresMS
+		t.holders[h.Field], t.meta[h.Field] = h.ExpiresMS, h.Meta
 	}
+	t.kind, t.lastMS = s.kind, s.nowMS
 	t.queue = map[string]waiter{}
 	for _, w := range s.waiters {
 		t.queue[w.Field] = w
@@ -249,15 +285,20 @@ func (m marks) prune(gen int, current func(string) bool) {
 }
 
 // handoff reports a hand-off message "<field>|<token>|<previous holder>|…"
-// (prev "" after a force unlock).
+// (prev "" after a force unlock): the script that released prev granted
+// field, so the gap between them is 0. A read-write lock's message names
+// owners; the holders are their hash fields (a writer's ends in ":write").
 func (t *tracker) handoff(to, token, prev string) []event {
+	to, prev = t.toField(to), t.fromField(prev)
 	if t.began.has(to) {
 		return nil
 	}
 	t.began.mark(to, t.gen)
 	t.holders[to] = -1
+	t.told[to] = true
 	e := t.ev("handed_over", to)
-	e.From = prev
+	var gap int64
+	e.From, e.GapMS, e.GapExact = prev, &gap, true
 	if token != "0" {
 		e.Token = token
 	}
@@ -270,12 +311,37 @@ func (t *tracker) handoff(to, token, prev string) []event {
 	return []event{e}
 }
 
+// toField is the holder field of the waiter a hand-off message names: a
+// read-write lock's writer's when its queue entry is the writer's.
+func (t *tracker) toField(owner string) string {
+	if _, ok := t.queue[owner+writeSuffix]; ok && t.kind != kindLock {
+		return owner + writeSuffix
+	}
+	return owner
+}
+
+// fromField is the holder field of the previous holder a hand-off message
+// names: a read-write lock's writer's when it held the write side (a
+// writer hands over to every reader queued behind it, one message each).
+func (t *tracker) fromField(owner string) string {
+	w := owner + writeSuffix
+	if _, ok := t.holders[w]; owner != "" && t.kind == kindRWLock && (ok || t.ended.has(w)) {
+		return w
+	}
+	return owner
+}
+
 // expiresIn describes when a holder expires.
 func expiresIn(s *state, expMS int64) string {
 	if expMS < 0 {
 		return "no expiry"
 	}
-	return "expires in " + msDur(expMS-s.nowMS)
+	return "expires in " + expiresNote(expMS-s.nowMS)
+}
+
+// entryExpires describes when a waiter's queue entry expires.
+func entryExpires(w waiter) string {
+	return "queue entry expires " + msTime(w.DeadlineMS)
 }
 
 // sortedKeys returns m's keys in order.

@@ -65,3 +65,62 @@ func TestTrackerForgetsFieldsLongGone(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(tr.began)+len(tr.ended), 10, "bounded by the last few observations")
 }
+
+// rwState is a read-write lock held by fields (a writer's ends in ":write")
+// with waiters (their queue entries: a writer's ends in ":write" too).
+func rwState(now int64, fields []string, waiters ...string) *state {
+	s := &state{name: "n", kind: kindRWLock, nowMS: now, ttlMS: 30_000, mode: "read"}
+	for _, f := range fields {
+		s.holders = append(s.holders, holder{Field: f, Count: 1, ExpiresMS: now + 30_000, Side: sideOf(f)})
+		if sideOf(f) == "write" {
+			s.mode = "write"
+		}
+	}
+	if len(fields) == 0 {
+		s.kind, s.ttlMS = "", -2
+	}
+	for _, w := range waiters {
+		s.waiters = append(s.waiters, waiter{Field: w, Side: sideOf(w), DeadlineMS: now + 60_000})
+	}
+	return s
+}
+
+// A read-write lock's hand-off message names owners, without the writer's
+// ":write": the transcript names the holders' fields, one line per
+// hand-off, and the poll after it adds nothing.
+func TestTrackerTellsAReadWriteHandOffAsOneLine(t *testing.T) {
+	tr := newTracker("n", true)
+	tr.observe(rwState(1000, []string{"a:39"}, "b:37:write"))
+	evs := tr.handoff("b:37", "0", "a:39")
+	assert.Equal(t, []string{"handed_over a:39>b:37:write"}, kinds(evs))
+	assert.True(t, evs[0].GapExact)
+	assert.Equal(t, int64(0), *evs[0].GapMS)
+	assert.Equal(t, []string{"waiter_joined >a:40", "waiter_joined >c:1"},
+		kinds(tr.observe(rwState(1100, []string{"b:37:write"}, "a:40", "c:1"))), "the poll adds no holder")
+	// The writer hands over to both readers queued: one message each.
+	assert.Equal(t, []string{"handed_over b:37:write>a:40"}, kinds(tr.handoff("a:40", "0", "b:37")))
+	assert.Equal(t, []string{"handed_over b:37:write>c:1"}, kinds(tr.handoff("c:1", "0", "b:37")))
+	assert.Empty(t, kinds(tr.observe(rwState(1200, []string{"a:40", "c:1"}))))
+	assert.Equal(t, []string{"released >a:40", "released >c:1"}, kinds(tr.observe(rwState(1300, nil))))
+}
+
+// A message that comes before the poll that saw its waiter queued cannot
+// tell a writer from a reader: the next poll settles it, without a line.
+func TestTrackerSettlesAReadWriteHandOffToAWriterNotSeenQueued(t *testing.T) {
+	tr := newTracker("n", true)
+	tr.observe(rwState(1000, []string{"a:1"}))
+	assert.Equal(t, []string{"handed_over a:1>b:1"}, kinds(tr.handoff("b:1", "0", "a:1")))
+	assert.Empty(t, kinds(tr.observe(rwState(1100, []string{"b:1:write"}))))
+	assert.Equal(t, []string{"released >b:1:write"}, kinds(tr.observe(rwState(1200, nil))))
+}
+
+// Seen by polling, a hand-off's gap is known to the poll's precision.
+func TestTrackerGivesAPolledHandOffsGapAsThePollsPrecision(t *testing.T) {
+	tr := newTracker("n", false)
+	tr.observe(rwState(1000, []string{"a:1"}, "b:1:write"))
+	evs := tr.observe(rwState(1096, []string{"b:1:write"}))
+	assert.Equal(t, []string{"handed_over a:1>b:1:write"}, kinds(evs))
+	assert.False(t, evs[0].GapExact)
+	assert.Equal(t, int64(96), *evs[0].GapMS)
+	assert.Contains(t, evs[0].text(), "gap ≤ 96ms (seen by polling")
+}
