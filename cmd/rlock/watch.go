@@ -19,6 +19,7 @@ type watcher struct {
 	msgs     <-chan *redis.Message
 	t        *tracker
 	p        *printer
+	handed   []event // hand-offs taken in from messages, told with the next state
 }
 
 // runWatch is "rlock watch NAME": one line per change until interrupted.
@@ -80,13 +81,16 @@ func (w *watcher) poll(ctx context.Context) error {
 	s, err := readState(pctx, w.rdb, w.c.ns, w.name)
 	cancel()
 	if err != nil {
+		w.print(w.handed)
+		w.handed = nil
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
 	w.drain()
-	w.print(w.t.observe(s))
+	w.print(w.t.observeAfter(s, w.handed))
+	w.handed = nil
 	return w.p.err
 }
 
@@ -106,14 +110,16 @@ func (w *watcher) drain() {
 	}
 }
 
-// message handles one message: a hand-off is reported now; a keyspace
-// "expired" marks the next change as a loss; any message leads to a poll.
+// message handles one message: a hand-off is told with the next state,
+// after the ends that state shows (holders that left before it); a
+// keyspace "expired" marks the next change as a loss; any message leads to
+// a poll, at once.
 func (w *watcher) message(m *redis.Message) {
 	switch {
 	case m.Pattern != "" && strings.HasPrefix(m.Channel, w.sub.k.Handoff+":"):
 		p := strings.SplitN(m.Payload, "|", 4)
 		if len(p) == 4 {
-			w.print(w.t.handoff(p[0], p[1], p[2]))
+			w.handed = append(w.handed, w.t.handoff(p[0], p[1], p[2])...)
 		}
 	case w.sub.keyspace != "" && m.Channel == w.sub.keyspace && m.Payload == "expired":
 		w.t.expired = true

@@ -70,20 +70,31 @@ func (t *tracker) ev(kind, field string) event {
 }
 
 // observe compares s with what was seen before and returns the changes.
-func (t *tracker) observe(s *state) []event {
+func (t *tracker) observe(s *state) []event { return t.observeAfter(s, nil) }
+
+// observeAfter is observe when the hand-off messages taken in since the
+// last state told handed (handoff's events): a holder s no longer has that
+// no message named ended before them (a read-write lock's writer is handed
+// the lock when its last reader leaves, the others left before), so its
+// end is told first, at the first hand-off's time.
+func (t *tracker) observeAfter(s *state, handed []event) []event {
 	var evs []event
 	if !t.started {
-		evs = t.initial(s)
+		evs = append(t.initial(s), handed...)
 	} else {
 		t.settle(s)
 		gone := t.gone(s)
 		began := t.newHolders(s, gone) // first: a hand-off ends its giver
 		for _, f := range gone {
 			if !t.ended.has(f) {
-				evs = append(evs, t.end(f, s))
+				e := t.end(f, s)
+				if len(handed) > 0 {
+					e.Time = handed[0].Time // over by then: the lines keep their order in time
+				}
+				evs = append(evs, e)
 			}
 		}
-		evs = append(append(evs, began...), t.waiterChanges(s)...)
+		evs = append(append(append(evs, handed...), began...), t.waiterChanges(s)...)
 	}
 	t.remember(s)
 	return evs

@@ -124,3 +124,18 @@ func TestTrackerGivesAPolledHandOffsGapAsThePollsPrecision(t *testing.T) {
 	assert.Equal(t, int64(96), *evs[0].GapMS)
 	assert.Contains(t, evs[0].text(), "gap ≤ 96ms (seen by polling")
 }
+
+// Two readers leave; the last one's release hands the lock to the writer.
+// The first one's end, seen by the poll after the message, is told before
+// the hand-off, at its time.
+func TestTrackerTellsAHolderThatLeftBeforeAHandOffFirst(t *testing.T) {
+	tr := newTracker("n", true)
+	clock := time.Unix(0, 0)
+	tr.now = func() time.Time { return clock }
+	tr.observe(rwState(1000, []string{"a:1", "b:1"}, "c:1:write"))
+	handed := tr.handoff("c:1", "0", "b:1")
+	clock = clock.Add(time.Millisecond)
+	evs := tr.observeAfter(rwState(1100, []string{"c:1:write"}), handed)
+	assert.Equal(t, []string{"released >a:1", "handed_over b:1>c:1:write"}, kinds(evs))
+	assert.Equal(t, evs[1].Time, evs[0].Time)
+}
