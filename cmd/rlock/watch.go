@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,9 +118,10 @@ func (w *watcher) drain() {
 func (w *watcher) message(m *redis.Message) {
 	switch {
 	case m.Pattern != "" && strings.HasPrefix(m.Channel, w.sub.k.Handoff+":"):
-		p := strings.SplitN(m.Payload, "|", 4)
-		if len(p) == 4 {
-			w.handed = append(w.handed, w.t.handoff(p[0], p[1], p[2])...)
+		p := strings.SplitN(m.Payload, "|", 5)
+		if len(p) >= 4 {
+			us, _ := strconv.ParseInt(p[3], 10, 64)
+			w.handed = append(w.handed, w.t.handoff(p[0], p[1], p[2], us/1000)...)
 		}
 	case w.sub.keyspace != "" && m.Channel == w.sub.keyspace && m.Payload == "expired":
 		w.t.expired = true
@@ -161,6 +163,13 @@ func (e event) text() string {
 	}
 	if e.TraceID != "" {
 		fmt.Fprintf(&b, "  trace id %s", e.TraceID)
+	}
+	switch {
+	case e.HeldMS == nil:
+	case e.Event == "handed_over":
+		fmt.Fprintf(&b, "  after a hold of %s", gapDur(*e.HeldMS))
+	default:
+		fmt.Fprintf(&b, "  held %s", gapDur(*e.HeldMS))
 	}
 	if e.Detail != "" {
 		fmt.Fprintf(&b, "  (%s)", e.Detail)

@@ -75,12 +75,14 @@ func (w *textWatch) stop(t *testing.T) []string {
 }
 
 // What varies from run to run in a transcript: the time watch saw a change,
-// the server's times and the durations left, and a polled gap.
+// the server's times and the durations left, a polled gap, how long a hold
+// lasted.
 var (
 	lineTime   = regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{3}  `)
 	serverTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
 	expiresIn  = regexp.MustCompile(`expires in [0-9.]+(ms|s|m)+ unless renewed`)
 	polledGap  = regexp.MustCompile(`gap ≤ [0-9.]+(µs|ms|s)`)
+	heldFor    = regexp.MustCompile(`(held|after a hold of) [0-9.]+(µs|ms|s|m)+`)
 )
 
 // normalize replaces what varies in a line of a transcript of name.
@@ -89,7 +91,8 @@ func normalize(l, name string) string {
 	l = strings.ReplaceAll(l, name, "NAME")
 	l = serverTime.ReplaceAllString(l, "TIME")
 	l = expiresIn.ReplaceAllString(l, "expires in D unless renewed")
-	return polledGap.ReplaceAllString(l, "gap ≤ D")
+	l = polledGap.ReplaceAllString(l, "gap ≤ D")
+	return heldFor.ReplaceAllString(l, "$1 D")
 }
 
 // handedOver is the end of a hand-off line: its gap as each topology's
@@ -129,8 +132,8 @@ func TestWatchTranscriptOfAMutexHandOff(t *testing.T) {
 				"NAME  free",
 				"NAME  acquired  svc-a:1  (expires in D unless renewed)",
 				"NAME  waiter joined  svc-b:1  (queue entry expires TIME)",
-				"NAME  handed over  svc-a:1 → svc-b:1  " + handedOver[topo.name],
-				"NAME  released  svc-b:1",
+				"NAME  handed over  svc-a:1 → svc-b:1  " + handedOver[topo.name] + "  after a hold of D",
+				"NAME  released  svc-b:1  held D",
 			}, w.stop(t))
 		})
 	}
@@ -173,10 +176,10 @@ func TestWatchTranscriptOfAReadWriteHandOff(t *testing.T) {
 				"NAME  free",
 				"NAME  acquired  svc-a:1  (expires in D unless renewed)",
 				"NAME  waiter joined  svc-b:1:write  (queue entry expires TIME)",
-				"NAME  handed over  svc-a:1 → svc-b:1:write  " + handedOver[topo.name],
+				"NAME  handed over  svc-a:1 → svc-b:1:write  " + handedOver[topo.name] + "  after a hold of D",
 				"NAME  waiter joined  svc-a:2  (queue entry expires TIME)",
-				"NAME  handed over  svc-b:1:write → svc-a:2  " + handedOver[topo.name],
-				"NAME  released  svc-a:2",
+				"NAME  handed over  svc-b:1:write → svc-a:2  " + handedOver[topo.name] + "  after a hold of D",
+				"NAME  released  svc-a:2  held D",
 			}, w.stop(t))
 		})
 	}

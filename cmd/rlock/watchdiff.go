@@ -27,7 +27,12 @@ type event struct {
 	// the time between the two polls that saw from and field hold.
 	GapMS    *int64 `json:"gap_ms,omitempty"`
 	GapExact bool   `json:"gap_exact,omitempty"`
-	Detail   string `json:"detail,omitempty"`
+	// HeldMS, for an end (released, lost, or handed_over's from), is how
+	// long the hold lasted, from when watch saw it begin (a hand-off
+	// message's server time, else the poll that first showed it) to its
+	// end; absent for a hold already there when watch started.
+	HeldMS *int64 `json:"held_ms,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Events: at start "free", "held" and "waiting" describe the state found;
@@ -53,6 +58,7 @@ type tracker struct {
 	lastMS   int64             // the last state's server time
 	meta     map[string]string // the believed holders' metadata, as last seen
 	told     map[string]bool   // holders a hand-off message named, not yet seen by a poll
+	since    map[string]int64  // when (server ms) watch saw a holder begin
 	now      func() time.Time
 }
 
@@ -60,7 +66,8 @@ type tracker struct {
 func newTracker(name string, exact bool) *tracker {
 	return &tracker{
 		name: name, exact: exact, holders: map[string]int64{}, queue: map[string]waiter{},
-		began: marks{}, ended: marks{}, meta: map[string]string{}, told: map[string]bool{}, now: time.Now,
+		began: marks{}, ended: marks{}, meta: map[string]string{}, told: map[string]bool{},
+		since: map[string]int64{}, now: time.Now,
 	}
 }
 
@@ -147,8 +154,9 @@ func (t *tracker) settle(s *state) {
 			!slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == w }) {
 			continue
 		}
-		t.holders[w] = t.holders[f]
+		t.holders[w], t.since[w] = t.holders[f], t.since[f]
 		delete(t.holders, f)
+		delete(t.since, f)
 		t.began.mark(w, t.gen)
 		delete(t.began, f)
 	}
@@ -164,6 +172,7 @@ func (t *tracker) newHolders(s *state, gone []string) []event {
 			continue
 		}
 		t.began.mark(h.Field, t.gen)
+		t.since[h.Field] = s.nowMS
 		_, queued := t.queue[h.Field]
 		handed := s.kind == kindLock && s.lock.handoffs > 0 || s.kind != kindLock && queued
 		if !handed {
@@ -176,7 +185,7 @@ func (t *tracker) newHolders(s *state, gone []string) []event {
 		gap := s.nowMS - t.lastMS
 		e.Token, e.TraceID, e.GapMS = s.lock.token, traceID(h.Meta), &gap
 		if from := t.unended(gone); len(from) == 1 {
-			e.From = from[0]
+			e.From, e.HeldMS = from[0], t.held(from[0], s.nowMS)
 			t.ended.mark(from[0], t.gen)
 		}
 		if n := s.lock.handoffs - t.handoffs; s.kind == kindLock && t.handoffs < s.lock.handoffs && n > 1 {
@@ -209,8 +218,20 @@ func (t *tracker) end(f string, s *state) event {
 		kind, detail = "lost", "its TTL ran out"
 	}
 	e := t.ev(kind, f)
-	e.Detail, e.TraceID = detail, traceID(t.meta[f])
+	e.Detail, e.TraceID, e.HeldMS = detail, traceID(t.meta[f]), t.held(f, s.nowMS)
 	return e
+}
+
+// held is how long f held until endMS (server ms), as watch saw it; nil
+// when watch did not see it begin. It forgets f.
+func (t *tracker) held(f string, endMS int64) *int64 {
+	begin, ok := t.since[f]
+	delete(t.since, f)
+	if !ok {
+		return nil
+	}
+	d := max(endMS-begin, 0)
+	return &d
 }
 
 // waiterChanges reports waiters that joined or left the queue.
@@ -295,16 +316,20 @@ func (m marks) prune(gen int, current func(string) bool) {
 	}
 }
 
-// handoff reports a hand-off message "<field>|<token>|<previous holder>|…"
-// (prev "" after a force unlock): the script that released prev granted
-// field, so the gap between them is 0. A read-write lock's message names
-// owners; the holders are their hash fields (a writer's ends in ":write").
-func (t *tracker) handoff(to, token, prev string) []event {
+// handoff reports a hand-off message "<field>|<token>|<previous holder>|<server
+// µs>|…" (prev "" after a force unlock; atMS the server µs in ms, 0 when
+// unknown): the script that released prev granted field, so the gap
+// between them is 0. A read-write lock's message names owners; the holders
+// are their hash fields (a writer's ends in ":write").
+func (t *tracker) handoff(to, token, prev string, atMS int64) []event {
 	to, prev = t.toField(to), t.fromField(prev)
 	if t.began.has(to) {
 		return nil
 	}
 	t.began.mark(to, t.gen)
+	if atMS > 0 {
+		t.since[to] = atMS
+	}
 	t.holders[to] = -1
 	t.told[to] = true
 	e := t.ev("handed_over", to)
@@ -316,6 +341,9 @@ func (t *tracker) handoff(to, token, prev string) []event {
 	if prev == "" {
 		e.Detail = "after a force unlock"
 	} else {
+		if held := t.held(prev, atMS); atMS > 0 {
+			e.HeldMS = held
+		}
 		t.ended.mark(prev, t.gen)
 		delete(t.holders, prev)
 	}

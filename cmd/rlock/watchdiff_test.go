@@ -38,7 +38,7 @@ func TestTrackerTellsChangesOnce(t *testing.T) {
 	assert.Equal(t, []string{"free >"}, kinds(tr.observe(lockState(1000, "", 0))))
 	assert.Equal(t, []string{"acquired >a:1", "waiter_joined >b:1"}, kinds(tr.observe(lockState(1100, "a:1", 0, "b:1"))))
 	// A hand-off message comes before the poll that shows it: told once.
-	assert.Equal(t, []string{"handed_over a:1>b:1"}, kinds(tr.handoff("b:1", "0", "a:1")))
+	assert.Equal(t, []string{"handed_over a:1>b:1"}, kinds(tr.handoff("b:1", "0", "a:1", 0)))
 	assert.Empty(t, tr.observe(lockState(1200, "b:1", 1)))
 	// A hand-off seen by polling only: rlock:handoffs says it was one.
 	assert.Equal(t, []string{"handed_over b:1>c:1"}, kinds(tr.observe(lockState(1300, "c:1", 2))))
@@ -60,7 +60,7 @@ func TestTrackerForgetsFieldsLongGone(t *testing.T) {
 	tr := newTracker("n", true)
 	tr.observe(lockState(1000, "", 0))
 	for i := range 100 {
-		tr.handoff(fmt.Sprintf("c:%d", i+1), "0", fmt.Sprintf("c:%d", i))
+		tr.handoff(fmt.Sprintf("c:%d", i+1), "0", fmt.Sprintf("c:%d", i), 0)
 		tr.observe(lockState(int64(1000+i), fmt.Sprintf("c:%d", i+1), 1))
 	}
 	assert.LessOrEqual(t, len(tr.began)+len(tr.ended), 10, "bounded by the last few observations")
@@ -91,15 +91,15 @@ func rwState(now int64, fields []string, waiters ...string) *state {
 func TestTrackerTellsAReadWriteHandOffAsOneLine(t *testing.T) {
 	tr := newTracker("n", true)
 	tr.observe(rwState(1000, []string{"a:39"}, "b:37:write"))
-	evs := tr.handoff("b:37", "0", "a:39")
+	evs := tr.handoff("b:37", "0", "a:39", 0)
 	assert.Equal(t, []string{"handed_over a:39>b:37:write"}, kinds(evs))
 	assert.True(t, evs[0].GapExact)
 	assert.Equal(t, int64(0), *evs[0].GapMS)
 	assert.Equal(t, []string{"waiter_joined >a:40", "waiter_joined >c:1"},
 		kinds(tr.observe(rwState(1100, []string{"b:37:write"}, "a:40", "c:1"))), "the poll adds no holder")
 	// The writer hands over to both readers queued: one message each.
-	assert.Equal(t, []string{"handed_over b:37:write>a:40"}, kinds(tr.handoff("a:40", "0", "b:37")))
-	assert.Equal(t, []string{"handed_over b:37:write>c:1"}, kinds(tr.handoff("c:1", "0", "b:37")))
+	assert.Equal(t, []string{"handed_over b:37:write>a:40"}, kinds(tr.handoff("a:40", "0", "b:37", 0)))
+	assert.Equal(t, []string{"handed_over b:37:write>c:1"}, kinds(tr.handoff("c:1", "0", "b:37", 0)))
 	assert.Empty(t, kinds(tr.observe(rwState(1200, []string{"a:40", "c:1"}))))
 	assert.Equal(t, []string{"released >a:40", "released >c:1"}, kinds(tr.observe(rwState(1300, nil))))
 }
@@ -109,7 +109,7 @@ func TestTrackerTellsAReadWriteHandOffAsOneLine(t *testing.T) {
 func TestTrackerSettlesAReadWriteHandOffToAWriterNotSeenQueued(t *testing.T) {
 	tr := newTracker("n", true)
 	tr.observe(rwState(1000, []string{"a:1"}))
-	assert.Equal(t, []string{"handed_over a:1>b:1"}, kinds(tr.handoff("b:1", "0", "a:1")))
+	assert.Equal(t, []string{"handed_over a:1>b:1"}, kinds(tr.handoff("b:1", "0", "a:1", 0)))
 	assert.Empty(t, kinds(tr.observe(rwState(1100, []string{"b:1:write"}))))
 	assert.Equal(t, []string{"released >b:1:write"}, kinds(tr.observe(rwState(1200, nil))))
 }
@@ -133,9 +133,27 @@ func TestTrackerTellsAHolderThatLeftBeforeAHandOffFirst(t *testing.T) {
 	clock := time.Unix(0, 0)
 	tr.now = func() time.Time { return clock }
 	tr.observe(rwState(1000, []string{"a:1", "b:1"}, "c:1:write"))
-	handed := tr.handoff("c:1", "0", "b:1")
+	handed := tr.handoff("c:1", "0", "b:1", 0)
 	clock = clock.Add(time.Millisecond)
 	evs := tr.observeAfter(rwState(1100, []string{"c:1:write"}), handed)
 	assert.Equal(t, []string{"released >a:1", "handed_over b:1>c:1:write"}, kinds(evs))
 	assert.Equal(t, evs[1].Time, evs[0].Time)
+}
+
+// An end says how long the hold lasted when watch saw it begin: from a
+// hand-off message's server time, or from the poll that first showed it.
+func TestTrackerSaysHowLongAHoldLasted(t *testing.T) {
+	tr := newTracker("n", true)
+	tr.observe(lockState(1000, "a:1", 0, "b:1")) // already held: since unknown
+	evs := tr.handoff("b:1", "0", "a:1", 1050)
+	assert.Nil(t, evs[0].HeldMS, "a's hold began before watch started")
+	tr.observe(lockState(1100, "b:1", 1))
+	evs = tr.observe(lockState(1400, "", 0))
+	assert.Equal(t, []string{"released >b:1"}, kinds(evs))
+	assert.Equal(t, int64(350), *evs[0].HeldMS, "from the hand-off's server time")
+	tr.observe(lockState(1500, "c:1", 0))
+	evs = tr.observe(lockState(1700, "d:1", 1))
+	assert.Equal(t, []string{"handed_over c:1>d:1"}, kinds(evs))
+	assert.Equal(t, int64(200), *evs[0].HeldMS, "from the poll that first showed it")
+	assert.Contains(t, evs[0].text(), "after a hold of 200ms")
 }
