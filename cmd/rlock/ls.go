@@ -25,6 +25,9 @@ type lsEntry struct {
 	// TraceIDs are the trace IDs of the holders' metadata (otelhooks'
 	// traceparent), one per holder in the order of Holders: "" for none.
 	TraceIDs []string `json:"trace_ids"`
+	// metaFields are a semaphore's or read-write lock's holders' fields in
+	// its metadata hash, in the order of Holders.
+	metaFields []string
 }
 
 // errLimit stops the scan at -limit entries.
@@ -193,6 +196,9 @@ func summarize(ctx context.Context, node redis.UniversalClient, ns namespace, na
 			out = append(out, e)
 		}
 	}
+	if err := readTraces(ctx, node, ns, out); err != nil {
+		return nil, 0, err
+	}
 	return out, refused, nil
 }
 
@@ -205,7 +211,6 @@ type candidate struct {
 	pttl    *redis.DurationCmd
 	permits *redis.ZSliceCmd
 	queue   *redis.IntCmd
-	meta    *redis.MapStringStringCmd // layout.Keys.Meta: a semaphore's or read-write lock's metadata
 }
 
 // newCandidate queues the reads for name's lock key when its probe says it
@@ -224,14 +229,12 @@ func newCandidate(ctx context.Context, p redis.Pipeliner, ns namespace, name str
 		return c, false
 	}
 	c.queue = p.ZCard(ctx, ns.mutex(name).Queue)
-	c.meta = p.HGetAll(ctx, ns.semaphore(name).Meta) // named alike for a read-write lock
 	return c, true
 }
 
 // entry decides what the candidate is (classify.go's rules).
 func (c candidate) entry() (lsEntry, bool) {
 	e := lsEntry{Name: c.name, Waiters: c.queue.Val(), Holders: []string{}, TraceIDs: []string{}}
-	meta := c.meta.Val()
 	if c.hash != nil {
 		holders, lockMeta, ok := c.lockHolders(&e)
 		if !ok {
@@ -240,11 +243,8 @@ func (c candidate) entry() (lsEntry, bool) {
 		ttl := pttlMS(c.pttl.Val())
 		e.TTLMS = &ttl
 		for _, h := range holders {
-			m := meta[h.Field]
-			if e.Kind == kindLock {
-				m = lockMeta
-			}
-			e.Holders, e.TraceIDs = append(e.Holders, h.Field), append(e.TraceIDs, traceID(m))
+			e.Holders, e.TraceIDs = append(e.Holders, h.Field), append(e.TraceIDs, traceID(lockMeta))
+			e.metaFields = append(e.metaFields, h.Field)
 		}
 		return e, true
 	}
@@ -257,9 +257,40 @@ func (c candidate) entry() (lsEntry, bool) {
 	for _, z := range c.permits.Val() {
 		m, _ := z.Member.(string)
 		shown, _, _ := permitHolder(m)
-		e.Holders, e.TraceIDs = append(e.Holders, shown), append(e.TraceIDs, traceID(meta[m]))
+		e.Holders, e.TraceIDs = append(e.Holders, shown), append(e.TraceIDs, "")
+		e.metaFields = append(e.metaFields, m)
 	}
 	return e, true
+}
+
+// readTraces fills the trace IDs of the semaphores and read-write locks of
+// entries from their metadata hashes, in one pipeline (HMGET of the
+// holders' fields); a hash the ACL user may not read (NOPERM) leaves them
+// out.
+func readTraces(ctx context.Context, node redis.UniversalClient, ns namespace, entries []lsEntry) error {
+	p := node.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(entries))
+	for i, e := range entries {
+		if e.Kind != kindLock && len(e.metaFields) > 0 {
+			cmds[i] = p.HMGet(ctx, ns.semaphore(e.Name).Meta, e.metaFields...) // named alike for a read-write lock
+		}
+	}
+	if p.Len() == 0 {
+		return nil
+	}
+	if _, err := p.Exec(ctx); err != nil && !isReply(err) {
+		return err
+	}
+	for i, c := range cmds {
+		if c == nil || c.Err() != nil {
+			continue
+		}
+		for j, v := range c.Val() {
+			m, _ := v.(string)
+			entries[i].TraceIDs[j] = traceID(m)
+		}
+	}
+	return nil
 }
 
 // traces is the TRACE column: the holders' trace IDs, "-" for none.

@@ -137,13 +137,12 @@ type reads struct {
 	permits *redis.ZSliceCmd
 	queue   *redis.ZSliceCmd
 	table   *redis.MapStringStringCmd
-	meta    *redis.MapStringStringCmd // layout.Keys.Meta: a semaphore's or read-write lock's metadata
 }
 
 // readAs reads s's lock key as a key of type typ in one MULTI, filling s;
 // ok false when its type changed meanwhile.
 func readAs(ctx context.Context, node redis.UniversalClient, s *state, typ string, size int64) (*state, bool, error) {
-	k := s.ns.semaphore(s.name) // the queue, table and metadata hash are named alike for every kind
+	k := s.ns.semaphore(s.name) // the queue and table are named alike for every kind
 	key := s.key
 	var r reads
 	_, err := node.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -159,9 +158,6 @@ func readAs(ctx context.Context, node redis.UniversalClient, s *state, typ strin
 		r.permits = p.ZRangeWithScores(ctx, k.Permits, 0, -1)
 		r.queue = p.ZRangeWithScores(ctx, k.Queue, 0, -1)
 		r.table = p.HGetAll(ctx, k.Waiters)
-		if typ == "hash" || typ == "string" {
-			r.meta = p.HGetAll(ctx, k.Meta)
-		}
 		return nil
 	})
 	if err != nil && !isReply(err) {
@@ -175,12 +171,14 @@ func readAs(ctx context.Context, node redis.UniversalClient, s *state, typ strin
 	}
 	s.nowMS, s.ttlMS = r.now.Val().UnixMilli(), pttlMS(r.pttl.Val())
 	s.classify(typ, size, &r)
-	s.readMeta(r.meta)
 	s.readQueue(r.queue.Val(), r.table.Val())
 	if s.kind == kindRWLock {
 		if err := s.readLevels(ctx, node, r.hash.Val()); err != nil {
 			return nil, false, err
 		}
+	}
+	if err := s.readMeta(ctx, node); err != nil {
+		return nil, false, err
 	}
 	return s, true, nil
 }
@@ -254,23 +252,51 @@ func (s *state) readPermits(zs []redis.Z) {
 }
 
 // readMeta gives each holder the metadata stored with its hold: a mutex's
-// rlock:meta; a semaphore permit's or a read-write lock holder's entry of
-// the metadata hash (its permit's member, its hash field), which the hash
-// keeps only while the holds last.
-func (s *state) readMeta(meta *redis.MapStringStringCmd) {
-	for _, hs := range [][]holder{s.holders, s.expired} {
-		for i := range hs {
-			switch h := &hs[i]; {
-			case s.kind == kindLock:
-				h.Meta = s.lock.meta
-			case meta == nil:
-			case s.kind == kindSemaphore:
-				h.Meta = meta.Val()[h.member]
-			case s.kind == kindRWLock:
-				h.Meta = meta.Val()[h.Field]
-			}
+// rlock:meta (read with the hash); a semaphore permit's or a read-write
+// lock holder's entry of the metadata hash, read after the state (HMGET of
+// the holders' fields: an entry of a holder gone meanwhile is not asked
+// for, and one that came meanwhile has none). A hash the ACL user may not
+// read (NOPERM) leaves the metadata out.
+func (s *state) readMeta(ctx context.Context, node redis.UniversalClient) error {
+	if s.kind == kindLock {
+		for i := range s.holders {
+			s.holders[i].Meta = s.lock.meta
+		}
+		return nil
+	}
+	hs := []*holder{}
+	for _, list := range [][]holder{s.holders, s.expired} {
+		for i := range list {
+			hs = append(hs, &list[i])
 		}
 	}
+	if len(hs) == 0 || s.kind != kindSemaphore && s.kind != kindRWLock {
+		return nil
+	}
+	fields := make([]string, len(hs))
+	for i, h := range hs {
+		fields[i] = h.metaField()
+	}
+	vals, err := node.HMGet(ctx, s.ns.semaphore(s.name).Meta, fields...).Result()
+	switch {
+	case isReply(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	for i, v := range vals {
+		hs[i].Meta, _ = v.(string)
+	}
+	return nil
+}
+
+// metaField is h's field in the metadata hash: a permit's member, a
+// read-write lock holder's field.
+func (h holder) metaField() string {
+	if h.member != "" {
+		return h.member
+	}
+	return h.Field
 }
 
 // readQueue reads rlock's queue (in arrival order) and its waiter table.
