@@ -10,6 +10,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// messageWait is how long, at least, a hand-off a poll saw first waits for
+// its message (which names it exactly) before it is told as polled.
+const messageWait = 250 * time.Millisecond
+
 // watcher is one run of watch.
 type watcher struct {
 	c        *cli
@@ -44,8 +48,10 @@ func runWatch(ctx context.Context, c *cli, args []string) error {
 	defer w.sub.close()
 	w.msgs = w.sub.messages()
 	w.t = newTracker(w.name, w.sub.exact)
+	w.t.patience = max(1, int(messageWait/w.interval)) // polls a hand-off seen first by a poll waits for its message
 	fmt.Fprintf(c.stderr, "rlock: watching %s every %v; %s (interrupt to stop)\n", w.name, w.interval, w.sub.mode)
 	err = w.loop(ctx)
+	w.print(append(w.handed, w.t.flush()...))
 	if ctx.Err() != nil {
 		return nil // interrupted: the normal end
 	}

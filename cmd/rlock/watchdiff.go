@@ -59,6 +59,8 @@ type tracker struct {
 	meta     map[string]string // the believed holders' metadata, as last seen
 	told     map[string]bool   // holders a hand-off message named, not yet seen by a poll
 	since    map[string]int64  // when (server ms) watch saw a holder begin
+	deferred []deferred        // hand-offs a poll saw, waiting for their messages
+	patience int               // how many polls a deferred hand-off waits
 	now      func() time.Time
 }
 
@@ -67,7 +69,7 @@ func newTracker(name string, exact bool) *tracker {
 	return &tracker{
 		name: name, exact: exact, holders: map[string]int64{}, queue: map[string]waiter{},
 		began: marks{}, ended: marks{}, meta: map[string]string{}, told: map[string]bool{},
-		since: map[string]int64{}, now: time.Now,
+		since: map[string]int64{}, patience: 1, now: time.Now,
 	}
 }
 
@@ -102,6 +104,7 @@ func (t *tracker) observeAfter(s *state, handed []event) []event {
 			}
 		}
 		evs = append(append(append(evs, handed...), began...), t.waiterChanges(s)...)
+		evs = append(t.due(len(evs) > 0), evs...)
 	}
 	t.remember(s)
 	return evs
@@ -142,26 +145,6 @@ func (t *tracker) gone(s *state) []string {
 	return out
 }
 
-// settle matches the holders hand-off messages named with the holders of s:
-// a read-write lock's message names the owner, without the writer's
-// ":write", so that one it could not tell from the queue is the writer's
-// field when s has that and not the owner's.
-func (t *tracker) settle(s *state) {
-	for f := range t.told {
-		delete(t.told, f)
-		w := f + writeSuffix
-		if s.kind != kindRWLock || slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == f }) ||
-			!slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == w }) {
-			continue
-		}
-		t.holders[w], t.since[w] = t.holders[f], t.since[f]
-		delete(t.holders, f)
-		delete(t.since, f)
-		t.began.mark(w, t.gen)
-		delete(t.began, f)
-	}
-}
-
 // newHolders reports the holders of s not seen before: handed over when the
 // hold came by a hand-off (rlock:handoffs) or a queued waiter got a permit
 // or a read-write lock, else acquired.
@@ -190,6 +173,10 @@ func (t *tracker) newHolders(s *state, gone []string) []event {
 		}
 		if n := s.lock.handoffs - t.handoffs; s.kind == kindLock && t.handoffs < s.lock.handoffs && n > 1 {
 			e.Detail = fmt.Sprintf("%d hand-offs since the last poll; those between were not seen", n)
+		}
+		if t.exact { // its message may be on its way: it names the hand-off exactly
+			t.deferred = append(t.deferred, deferred{e, t.gen})
+			continue
 		}
 		evs = append(evs, e)
 	}
@@ -314,60 +301,6 @@ func (m marks) prune(gen int, current func(string) bool) {
 			delete(m, f)
 		}
 	}
-}
-
-// handoff reports a hand-off message "<field>|<token>|<previous holder>|<server
-// µs>|…" (prev "" after a force unlock; atMS the server µs in ms, 0 when
-// unknown): the script that released prev granted field, so the gap
-// between them is 0. A read-write lock's message names owners; the holders
-// are their hash fields (a writer's ends in ":write").
-func (t *tracker) handoff(to, token, prev string, atMS int64) []event {
-	to, prev = t.toField(to), t.fromField(prev)
-	if t.began.has(to) {
-		return nil
-	}
-	t.began.mark(to, t.gen)
-	if atMS > 0 {
-		t.since[to] = atMS
-	}
-	t.holders[to] = -1
-	t.told[to] = true
-	e := t.ev("handed_over", to)
-	var gap int64
-	e.From, e.GapMS, e.GapExact = prev, &gap, true
-	if token != "0" {
-		e.Token = token
-	}
-	if prev == "" {
-		e.Detail = "after a force unlock"
-	} else {
-		if held := t.held(prev, atMS); atMS > 0 {
-			e.HeldMS = held
-		}
-		t.ended.mark(prev, t.gen)
-		delete(t.holders, prev)
-	}
-	return []event{e}
-}
-
-// toField is the holder field of the waiter a hand-off message names: a
-// read-write lock's writer's when its queue entry is the writer's.
-func (t *tracker) toField(owner string) string {
-	if _, ok := t.queue[owner+writeSuffix]; ok && t.kind != kindLock {
-		return owner + writeSuffix
-	}
-	return owner
-}
-
-// fromField is the holder field of the previous holder a hand-off message
-// names: a read-write lock's writer's when it held the write side (a
-// writer hands over to every reader queued behind it, one message each).
-func (t *tracker) fromField(owner string) string {
-	w := owner + writeSuffix
-	if _, ok := t.holders[w]; owner != "" && t.kind == kindRWLock && (ok || t.ended.has(w)) {
-		return w
-	}
-	return owner
 }
 
 // expiresIn describes when a holder expires.

@@ -40,9 +40,11 @@ func TestTrackerTellsChangesOnce(t *testing.T) {
 	// A hand-off message comes before the poll that shows it: told once.
 	assert.Equal(t, []string{"handed_over a:1>b:1"}, kinds(tr.handoff("b:1", "0", "a:1", 0)))
 	assert.Empty(t, tr.observe(lockState(1200, "b:1", 1)))
-	// A hand-off seen by polling only: rlock:handoffs says it was one.
-	assert.Equal(t, []string{"handed_over b:1>c:1"}, kinds(tr.observe(lockState(1300, "c:1", 2))))
-	assert.Equal(t, []string{"released >c:1"}, kinds(tr.observe(lockState(1400, "", 0))))
+	// A hand-off seen by polling only: rlock:handoffs says it was one. Its
+	// message may be on its way: it waits one poll, then comes before the
+	// changes that follow it.
+	assert.Empty(t, kinds(tr.observe(lockState(1300, "c:1", 2))))
+	assert.Equal(t, []string{"handed_over b:1>c:1", "released >c:1"}, kinds(tr.observe(lockState(1400, "", 0))))
 	// A holder gone at its expiry was lost.
 	tr.observe(lockState(1500, "d:1", 0, "e:1"))
 	assert.Equal(t, []string{"lost >d:1", "waiter_gave_up >e:1"}, kinds(tr.observe(lockState(31_500, "", 0))))
@@ -152,8 +154,30 @@ func TestTrackerSaysHowLongAHoldLasted(t *testing.T) {
 	assert.Equal(t, []string{"released >b:1"}, kinds(evs))
 	assert.Equal(t, int64(350), *evs[0].HeldMS, "from the hand-off's server time")
 	tr.observe(lockState(1500, "c:1", 0))
-	evs = tr.observe(lockState(1700, "d:1", 1))
+	assert.Empty(t, tr.observe(lockState(1700, "d:1", 1)), "waits a poll for its message")
+	evs = tr.observe(lockState(1800, "d:1", 1))
 	assert.Equal(t, []string{"handed_over c:1>d:1"}, kinds(evs))
 	assert.Equal(t, int64(200), *evs[0].HeldMS, "from the poll that first showed it")
 	assert.Contains(t, evs[0].text(), "after a hold of 200ms")
+}
+
+// A poll can see a hand-off before its message arrives: the message, when
+// it comes within the patience, tells it exactly; after the patience it is
+// told as polled.
+func TestTrackerWaitsForTheMessageOfAHandOffAPollSawFirst(t *testing.T) {
+	tr := newTracker("n", true)
+	tr.patience = 2
+	tr.observe(lockState(1000, "a:1", 0, "b:1"))
+	assert.Empty(t, tr.observe(lockState(1020, "b:1", 1)))
+	evs := tr.handoff("b:1", "0", "a:1", 1010)
+	assert.Equal(t, []string{"handed_over a:1>b:1"}, kinds(evs))
+	assert.True(t, evs[0].GapExact, "the message names it exactly")
+	assert.Empty(t, tr.observe(lockState(1040, "b:1", 1)), "told once")
+
+	assert.Empty(t, tr.observe(lockState(1060, "c:1", 2)))
+	assert.Empty(t, tr.observe(lockState(1080, "c:1", 2)))
+	evs = tr.observe(lockState(1100, "c:1", 2))
+	assert.Equal(t, []string{"handed_over b:1>c:1"}, kinds(evs), "no message within the patience")
+	assert.False(t, evs[0].GapExact)
+	assert.Empty(t, tr.handoff("c:1", "0", "b:1", 1050), "a message after it was told adds nothing")
 }
