@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,15 +29,10 @@ type textWatch struct {
 func startTextWatch(t *testing.T, conn []string, name string) *textWatch {
 	t.Helper()
 	w := &textWatch{lines: make(chan string, 100)}
-	w.cmd = exec.Command(bin, args(conn, "watch", "-interval", "20ms", name)...)
-	w.cmd.Env = append(os.Environ(), "REDIS_URL=", "REDIS_PASSWORD=")
-	out, err := w.cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, w.cmd.Start())
-	t.Cleanup(func() { _ = w.cmd.Process.Kill() }) // a no-op once it has exited
+	var sc *bufio.Scanner
+	w.cmd, sc = startWatchCmd(t, nil, args(conn, "watch", "-interval", "20ms", name)...)
 	go func() {
 		defer close(w.lines)
-		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			w.lines <- normalize(sc.Text(), name)
 		}
@@ -95,6 +92,37 @@ func normalize(l, name string) string {
 	return heldFor.ReplaceAllString(l, "$1 D")
 }
 
+// golden is a transcript's set-up: two Clients ("svc-a", "svc-b") on the
+// topology and a text watch of a fresh name, past its "free" line.
+type golden struct {
+	rdb  redis.UniversalClient
+	a, b *lockmw.Client
+	name string
+	w    *textWatch
+}
+
+// newGolden sets a transcript of a name of kind up.
+func newGolden(t *testing.T, topo string, conn []string, kind string) golden {
+	t.Helper()
+	g := golden{rdb: redisClient(t, topo), name: unique("golden:" + kind + ":" + topo)}
+	g.a = newClient(t, g.rdb, lockmw.WithClientID("svc-a"))
+	g.b = newClient(t, g.rdb, lockmw.WithClientID("svc-b"))
+	g.w = startTextWatch(t, conn, g.name)
+	g.w.until(t, "free")
+	return g
+}
+
+// handOver releases a hold by unlock, returns the hold its waiter got
+// (from got), once watch told the hand-off.
+func (g golden) handOver(t *testing.T, unlock func() error, got <-chan context.Context) context.Context {
+	t.Helper()
+	require.NoError(t, unlock())
+	h := testsupport.Recv(t, got, 10*time.Second, "the waiter's hold")
+	require.NotNil(t, h)
+	g.w.until(t, "handed over")
+	return h
+}
+
 // handedOver is the end of a hand-off line: its gap as each topology's
 // watch knows it (a hand-off message on a single node, polling on a
 // cluster).
@@ -108,23 +136,16 @@ var handedOver = map[string]string{
 func TestWatchTranscriptOfAMutexHandOff(t *testing.T) {
 	for _, topo := range topologies {
 		t.Run(topo.name, func(t *testing.T) {
-			rdb := redisClient(t, topo.name)
-			a := newClient(t, rdb, lockmw.WithClientID("svc-a"))
-			b := newClient(t, rdb, lockmw.WithClientID("svc-b"))
-			name := unique("golden:mutex:" + topo.name)
-			ma, mb := a.Mutex(name), b.Mutex(name)
-			w := startTextWatch(t, topo.flags(), name)
-			w.until(t, "free")
+			g := newGolden(t, topo.name, topo.flags(), "mutex")
+			rdb, w, name := g.rdb, g.w, g.name
+			ma, mb := g.a.Mutex(name), g.b.Mutex(name)
 
 			ha, err := ma.Lock(testsupport.Ctx(t))
 			require.NoError(t, err)
 			w.until(t, "acquired")
 			got := waitLock(t, rdb, mb, 1)
 			w.until(t, "waiter joined")
-			require.NoError(t, ma.Unlock(ha))
-			hb := testsupport.Recv(t, got, 10*time.Second, "b's hold")
-			require.NotNil(t, hb)
-			w.until(t, "handed over")
+			hb := g.handOver(t, func() error { return ma.Unlock(ha) }, got)
 			require.NoError(t, mb.Unlock(hb))
 			w.until(t, "released")
 
@@ -145,30 +166,20 @@ func TestWatchTranscriptOfAMutexHandOff(t *testing.T) {
 func TestWatchTranscriptOfAReadWriteHandOff(t *testing.T) {
 	for _, topo := range topologies {
 		t.Run(topo.name, func(t *testing.T) {
-			rdb := redisClient(t, topo.name)
-			a := newClient(t, rdb, lockmw.WithClientID("svc-a"))
-			b := newClient(t, rdb, lockmw.WithClientID("svc-b"))
-			name := unique("golden:rw:" + topo.name)
-			ra, rb := a.RWMutex(name), b.RWMutex(name)
-			w := startTextWatch(t, topo.flags(), name)
-			w.until(t, "free")
+			g := newGolden(t, topo.name, topo.flags(), "rw")
+			rdb, w, name := g.rdb, g.w, g.name
+			ra, rb := g.a.RWMutex(name), g.b.RWMutex(name)
 
 			r1, err := ra.RLock(testsupport.Ctx(t))
 			require.NoError(t, err)
 			w.until(t, "acquired")
 			writer := waitRW(t, rdb, name, 1, rb.Lock)
 			w.until(t, "waiter joined")
-			require.NoError(t, ra.RUnlock(r1))
-			hw := testsupport.Recv(t, writer, 10*time.Second, "the writer's hold")
-			require.NotNil(t, hw)
-			w.until(t, "handed over")
+			hw := g.handOver(t, func() error { return ra.RUnlock(r1) }, writer)
 
 			reader := waitRW(t, rdb, name, 1, ra.RLock)
 			w.until(t, "waiter joined")
-			require.NoError(t, rb.Unlock(hw))
-			r2 := testsupport.Recv(t, reader, 10*time.Second, "the reader's hold")
-			require.NotNil(t, r2)
-			w.until(t, "handed over")
+			r2 := g.handOver(t, func() error { return rb.Unlock(hw) }, reader)
 			require.NoError(t, ra.RUnlock(r2))
 			w.until(t, "released")
 
