@@ -18,17 +18,18 @@
 // master of a cluster; it stops after -limit entries (default 1000) and then
 // says so on stderr.
 //
-// show prints a lock's holder field(s) with their hold count and whether the
-// holder looks like an rlock client, the TTL, the fencing token, the metadata
-// (the trace id of a W3C traceparent stored by otelhooks) and the waiter
-// queue in order with each waiter's client and deadline; a read-write lock's
+// show prints a lock's holder field(s) with their hold count, the trace id
+// of the metadata stored with each hold (a W3C traceparent from otelhooks;
+// for every kind) and whether the holder looks like an rlock client, when
+// the hold expires unless renewed, the fencing token, and the waiter queue
+// in order with each waiter's client and when its queue entry expires; a read-write lock's
 // mode, writer and readers (each reader level's remaining TTL) and its queue
 // of readers and writers; or a semaphore's free permits and each permit's
 // holder and expiry.
 //
 // watch prints one line per change until interrupted: acquired, released,
-// handed over (from → to), lost (the TTL ran out), waiter joined, waiter
-// gave up. It polls the lock every -interval (default 100ms) and compares;
+// handed over (from → to, and the gap between them), lost (the TTL ran
+// out), waiter joined, waiter gave up, for every kind. It polls the lock every -interval (default 100ms) and compares;
 // on a single node or Sentinel it also subscribes to the lock's channels
 // (Redisson's unlock channel, and rlock's hand-off channels with PSUBSCRIBE,
 // which name every hand-off exactly) and to the key's keyspace events when

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,6 +22,12 @@ type lsEntry struct {
 	Taken   *int64   `json:"taken,omitempty"`  // a semaphore's permits taken
 	Free    *int64   `json:"free,omitempty"`   // a semaphore's free permits
 	Waiters int64    `json:"waiters"`          // rlock's queue length
+	// TraceIDs are the trace IDs of the holders' metadata (otelhooks'
+	// traceparent), one per holder in the order of Holders: "" for none.
+	TraceIDs []string `json:"trace_ids"`
+	// metaFields are a semaphore's or read-write lock's holders' fields in
+	// its metadata hash, in the order of Holders.
+	metaFields []string
 }
 
 // errLimit stops the scan at -limit entries.
@@ -66,7 +73,7 @@ func runLs(ctx context.Context, c *cli, args []string) error {
 	}
 	if !l.p.json {
 		l.tw = l.p.table()
-		fmt.Fprintln(l.tw, "KIND\tNAME\tHELD BY\tTTL\tWAITERS")
+		fmt.Fprintln(l.tw, "KIND\tNAME\tHELD BY\tTTL\tWAITERS\tTRACE")
 	}
 	for _, n := range nodes {
 		if err = l.scan(ctx, n, c.conn.timeout); err != nil {
@@ -147,7 +154,7 @@ func (l *lister) print(e lsEntry) {
 	if e.Mode != "" {
 		held = e.Mode + ": " + held
 	}
-	fmt.Fprintf(l.tw, "%s\t%s\t%s\t%s\t%d\n", e.Kind, e.Name, held, ttl, e.Waiters)
+	fmt.Fprintf(l.tw, "%s\t%s\t%s\t%s\t%d\t%s\n", e.Kind, e.Name, held, ttl, e.Waiters, traces(e.TraceIDs))
 }
 
 // summarize reads the lock keys of names (in ns) in two pipelines: their
@@ -189,6 +196,9 @@ func summarize(ctx context.Context, node redis.UniversalClient, ns namespace, na
 			out = append(out, e)
 		}
 	}
+	if err := readTraces(ctx, node, ns, out); err != nil {
+		return nil, 0, err
+	}
 	return out, refused, nil
 }
 
@@ -224,16 +234,17 @@ func newCandidate(ctx context.Context, p redis.Pipeliner, ns namespace, name str
 
 // entry decides what the candidate is (classify.go's rules).
 func (c candidate) entry() (lsEntry, bool) {
-	e := lsEntry{Name: c.name, Waiters: c.queue.Val(), Holders: []string{}}
+	e := lsEntry{Name: c.name, Waiters: c.queue.Val(), Holders: []string{}, TraceIDs: []string{}}
 	if c.hash != nil {
-		holders, ok := c.lockHolders(&e)
+		holders, lockMeta, ok := c.lockHolders(&e)
 		if !ok {
 			return e, false
 		}
 		ttl := pttlMS(c.pttl.Val())
 		e.TTLMS = &ttl
 		for _, h := range holders {
-			e.Holders = append(e.Holders, h.Field)
+			e.Holders, e.TraceIDs = append(e.Holders, h.Field), append(e.TraceIDs, traceID(lockMeta))
+			e.metaFields = append(e.metaFields, h.Field)
 		}
 		return e, true
 	}
@@ -246,19 +257,62 @@ func (c candidate) entry() (lsEntry, bool) {
 	for _, z := range c.permits.Val() {
 		m, _ := z.Member.(string)
 		shown, _, _ := permitHolder(m)
-		e.Holders = append(e.Holders, shown)
+		e.Holders, e.TraceIDs = append(e.Holders, shown), append(e.TraceIDs, "")
+		e.metaFields = append(e.metaFields, m)
 	}
 	return e, true
 }
 
-// lockHolders reads the candidate's hash as a lock or a read-write lock,
-// setting e's kind (and mode).
-func (c candidate) lockHolders(e *lsEntry) ([]holder, bool) {
+// readTraces fills the trace IDs of the semaphores and read-write locks of
+// entries from their metadata hashes, in one pipeline (HMGET of the
+// holders' fields); a hash the ACL user may not read (NOPERM) leaves them
+// out.
+func readTraces(ctx context.Context, node redis.UniversalClient, ns namespace, entries []lsEntry) error {
+	p := node.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(entries))
+	for i, e := range entries {
+		if e.Kind != kindLock && len(e.metaFields) > 0 {
+			cmds[i] = p.HMGet(ctx, ns.semaphore(e.Name).Meta, e.metaFields...) // named alike for a read-write lock
+		}
+	}
+	if p.Len() == 0 {
+		return nil
+	}
+	if _, err := p.Exec(ctx); err != nil && !isReply(err) {
+		return err
+	}
+	for i, c := range cmds {
+		if c == nil || c.Err() != nil {
+			continue
+		}
+		for j, v := range c.Val() {
+			m, _ := v.(string)
+			entries[i].TraceIDs[j] = traceID(m)
+		}
+	}
+	return nil
+}
+
+// traces is the TRACE column: the holders' trace IDs, "-" for none.
+func traces(ids []string) string {
+	if !slices.ContainsFunc(ids, func(id string) bool { return id != "" }) {
+		return "-"
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = orDash(id)
+	}
+	return strings.Join(out, ",")
+}
+
+// lockHolders reads the candidate's hash as a lock (with its rlock:meta)
+// or a read-write lock, setting e's kind (and mode).
+func (c candidate) lockHolders(e *lsEntry) ([]holder, string, bool) {
 	if l, ok := parseLock(c.hash.Val()); ok {
 		e.Kind = kindLock
-		return l.holders, true
+		return l.holders, l.meta, true
 	}
 	l, ok := parseRWLock(c.hash.Val())
 	e.Kind, e.Mode = kindRWLock, l.mode
-	return l.holders, ok
+	return l.holders, "", ok
 }

@@ -6,11 +6,14 @@ import (
 
 // showView is show's JSON object (and what its text prints).
 type showView struct {
-	Name            string       `json:"name"`
-	Kind            string       `json:"kind"`
-	Mode            string       `json:"mode,omitempty"` // a read-write lock's: "read" or "write"
-	ServerTime      string       `json:"server_time"`
-	TTLMS           *int64       `json:"ttl_ms,omitempty"` // a lock's: -1 no expiry
+	Name       string `json:"name"`
+	Kind       string `json:"kind"`
+	Mode       string `json:"mode,omitempty"` // a read-write lock's: "read" or "write"
+	ServerTime string `json:"server_time"`
+	TTLMS      *int64 `json:"ttl_ms,omitempty"` // a lock's: -1 no expiry
+	// ExpiresInMS is TTLMS by a name that says what it is: the key expires
+	// then unless its holder renews it (a watchdog does, a lease does not).
+	ExpiresInMS     *int64       `json:"expires_in_ms,omitempty"`
 	Token           string       `json:"token,omitempty"`
 	Metadata        string       `json:"metadata,omitempty"`
 	TraceID         string       `json:"trace_id,omitempty"`
@@ -33,6 +36,13 @@ type holderView struct {
 	Expires     string `json:"expires,omitempty"` // a permit's; "" never
 	RemainingMS int64  `json:"remaining_ms"`      // -1 never
 	Side        string `json:"side,omitempty"`    // a read-write lock's holder: "read" or "write"
+	// ExpiresInMS is RemainingMS by a name that says what it is: the hold
+	// expires then unless renewed; -1 never.
+	ExpiresInMS int64 `json:"expires_in_ms"`
+	// Metadata is what a hook stored with the hold (otelhooks: a W3C
+	// traceparent), for every kind; TraceID its trace ID when it is one.
+	Metadata string `json:"metadata,omitempty"`
+	TraceID  string `json:"trace_id,omitempty"`
 	// LevelsMS is a reader's remaining TTL of each level's timeout key (-2
 	// missing, -1 no expiry); absent when not read (the readers changed
 	// meanwhile).
@@ -49,6 +59,14 @@ type waiterView struct {
 	TTLMS       int64  `json:"ttl_ms"`
 	Fenced      bool   `json:"fenced"`
 	Side        string `json:"side,omitempty"` // a read-write lock's waiter: "read" or "write"
+	// EntryExpires and EntryExpiresInMS are Deadline and RemainingMS by
+	// names that say what they are: when the queue entry expires unless its
+	// waiter refreshes it (the hold's TTL plus a grace, not the wait's end).
+	EntryExpires     string `json:"entry_expires"`
+	EntryExpiresInMS int64  `json:"entry_expires_in_ms"`
+	// HoldTTLMS is TTLMS by a name that says what it is: the TTL the
+	// waiter's hold gets.
+	HoldTTLMS int64 `json:"hold_ttl_ms"`
 }
 
 // runShow is "rlock show NAME".

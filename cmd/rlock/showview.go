@@ -21,7 +21,7 @@ func newShowView(s *state, subs subscribers) showView {
 		return v
 	}
 	ttl := s.ttlMS
-	v.TTLMS = &ttl
+	v.TTLMS, v.ExpiresInMS = &ttl, &ttl
 	v.Token, v.Metadata, v.Handoffs = s.lock.token, s.lock.meta, s.lock.handoffs
 	v.TraceID = traceID(s.lock.meta)
 	return v
@@ -34,7 +34,7 @@ func holderViews(s *state, hs []holder, subs subscribers) []holderView {
 		ev := rlockEvidence(s, h, subs)
 		hv := holderView{
 			Field: h.Field, Client: h.Client, Count: h.Count, Rlock: ev != "", Evidence: ev, RemainingMS: -1,
-			Side: h.Side, LevelsMS: h.LevelsMS,
+			Side: h.Side, LevelsMS: h.LevelsMS, Metadata: h.Meta, TraceID: traceID(h.Meta),
 		}
 		if h.ExpiresMS >= 0 {
 			hv.RemainingMS = max(h.ExpiresMS-s.nowMS, 0)
@@ -42,6 +42,7 @@ func holderViews(s *state, hs []holder, subs subscribers) []holderView {
 				hv.Expires = msTime(h.ExpiresMS)
 			}
 		}
+		hv.ExpiresInMS = hv.RemainingMS
 		out = append(out, hv)
 	}
 	return out
@@ -51,10 +52,12 @@ func holderViews(s *state, hs []holder, subs subscribers) []holderView {
 func waiterViews(s *state) []waiterView {
 	out := make([]waiterView, 0, len(s.waiters))
 	for i, w := range s.waiters {
-		out = append(out, waiterView{
+		wv := waiterView{
 			Position: i + 1, Field: w.Field, Client: w.Client, Deadline: msTime(w.DeadlineMS),
 			RemainingMS: w.DeadlineMS - s.nowMS, TTLMS: w.TTLMS, Fenced: w.Fenced, Side: w.Side,
-		})
+		}
+		wv.EntryExpires, wv.EntryExpiresInMS, wv.HoldTTLMS = wv.Deadline, wv.RemainingMS, wv.TTLMS
+		out = append(out, wv)
 	}
 	return out
 }
@@ -93,22 +96,16 @@ func (v *showView) printLock(p *printer) {
 	for _, h := range v.Holders {
 		switch h.Side {
 		case "write":
-			p.textf("  writer: %s  count %d  %s", h.Field, h.Count, rlockNote(h))
+			p.textf("  writer: %s  count %d%s  %s", h.Field, h.Count, metaNote(h), rlockNote(h))
 		case "read":
-			p.textf("  reader: %s  count %d%s  %s", h.Field, h.Count, levelsNote(h.LevelsMS), rlockNote(h))
+			p.textf("  reader: %s  count %d%s%s  %s", h.Field, h.Count, levelsNote(h.LevelsMS), metaNote(h), rlockNote(h))
 		default:
-			p.textf("  holder: %s  count %d  %s", h.Field, h.Count, rlockNote(h))
+			p.textf("  holder: %s  count %d%s  %s", h.Field, h.Count, metaNote(h), rlockNote(h))
 		}
 	}
-	p.textf("  ttl: %s", msDur(*v.TTLMS))
+	p.textf("  expires in: %s", expiresNote(*v.TTLMS))
 	if v.Kind == kindLock { // a read-write lock's hash holds no token
 		p.textf("  fencing token: %s", orDash(v.Token))
-	}
-	switch {
-	case v.TraceID != "":
-		p.textf("  metadata: %s (trace id %s)", v.Metadata, v.TraceID)
-	case v.Metadata != "":
-		p.textf("  metadata: %s", v.Metadata)
 	}
 	if v.Handoffs > 0 {
 		p.textf("  hand-offs in a row: %d", v.Handoffs)
@@ -121,13 +118,13 @@ func (v *showView) printPermits(p *printer, title string, hs []holderView) {
 	for _, h := range hs {
 		exp := "never expires"
 		if h.Expires != "" {
-			exp = fmt.Sprintf("expires %s (in %s)", h.Expires, msDur(h.RemainingMS))
+			exp = fmt.Sprintf("expires in %s (%s)", expiresNote(h.ExpiresInMS), h.Expires)
 		}
 		note := rlockNote(h)
 		if h.Client == "" {
 			note = "Redisson permit (its random ID in hex)"
 		}
-		p.textf("    %s  %s  %s", h.Field, exp, note)
+		p.textf("    %s  %s%s  %s", h.Field, exp, metaNote(h), note)
 	}
 }
 
@@ -146,9 +143,31 @@ func (v *showView) printWaiters(p *printer) {
 		if w.Fenced {
 			extra = append(extra, "fenced")
 		}
-		p.textf("    %d. %s  client %s  deadline %s (in %s)%s", w.Position, w.Field, w.Client,
-			w.Deadline, msDur(max(w.RemainingMS, 0)), strings.Join(append([]string{""}, extra...), "  "))
+		p.textf("    %d. %s  client %s  queue entry expires in %s (%s)%s", w.Position, w.Field, w.Client,
+			msDur(max(w.EntryExpiresInMS, 0)), w.EntryExpires, strings.Join(append([]string{""}, extra...), "  "))
 	}
+}
+
+// expiresNote says when a hold expires: its TTL runs out then unless its
+// holder renews it (rlock's watchdog does, every third of it; a lease is
+// never renewed), which Redis cannot tell apart.
+func expiresNote(ms int64) string {
+	if ms == -1 {
+		return "never (no TTL)"
+	}
+	return msDur(ms) + " unless renewed"
+}
+
+// metaNote shows the metadata stored with a hold: its trace ID when it is
+// a traceparent; "" when none.
+func metaNote(h holderView) string {
+	switch {
+	case h.TraceID != "":
+		return "  trace id " + h.TraceID
+	case h.Metadata != "":
+		return "  metadata " + h.Metadata
+	}
+	return ""
 }
 
 // levelsNote lists a reader's levels' remaining TTLs; "" when unknown.

@@ -45,10 +45,15 @@ type holder struct {
 	Count     int64  // a lock's hold count (reentrancy)
 	ExpiresMS int64  // a permit's expiry in server ms; -1 never (for a lock: the key's TTL)
 	Side      string // a read-write lock's: "read" or "write"
+	// Meta is the metadata stored with the hold (a traceparent from
+	// otelhooks): a mutex's rlock:meta, or a semaphore's or read-write
+	// lock's entry of the hash layout.Keys.Meta; "" when none.
+	Meta string
 	// LevelsMS, for a reader of a read-write lock, is the PTTL of the
 	// timeout key of each of its levels (1 to Count; -2 missing, -1 no
 	// expiry); nil when not read.
 	LevelsMS []int64
+	member   string // a permit's member as stored (Field may be its hex)
 }
 
 // waiter is one entry of rlock's waiter queue.
@@ -137,7 +142,7 @@ type reads struct {
 // readAs reads s's lock key as a key of type typ in one MULTI, filling s;
 // ok false when its type changed meanwhile.
 func readAs(ctx context.Context, node redis.UniversalClient, s *state, typ string, size int64) (*state, bool, error) {
-	k := s.ns.semaphore(s.name) // the queue and table are named alike for both kinds
+	k := s.ns.semaphore(s.name) // the queue and table are named alike for every kind
 	key := s.key
 	var r reads
 	_, err := node.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -171,6 +176,9 @@ func readAs(ctx context.Context, node redis.UniversalClient, s *state, typ strin
 		if err := s.readLevels(ctx, node, r.hash.Val()); err != nil {
 			return nil, false, err
 		}
+	}
+	if err := s.readMeta(ctx, node); err != nil {
+		return nil, false, err
 	}
 	return s, true, nil
 }
@@ -231,7 +239,7 @@ func (s *state) readPermits(zs []redis.Z) {
 	for _, z := range zs {
 		member, _ := z.Member.(string)
 		shown, client, _ := permitHolder(member)
-		h := holder{Field: shown, Client: client, Count: 1, ExpiresMS: int64(z.Score)}
+		h := holder{Field: shown, Client: client, Count: 1, ExpiresMS: int64(z.Score), member: member}
 		if z.Score >= noLease {
 			h.ExpiresMS = -1
 		}
@@ -241,6 +249,54 @@ func (s *state) readPermits(zs []redis.Z) {
 		}
 		s.holders = append(s.holders, h)
 	}
+}
+
+// readMeta gives each holder the metadata stored with its hold: a mutex's
+// rlock:meta (read with the hash); a semaphore permit's or a read-write
+// lock holder's entry of the metadata hash, read after the state (HMGET of
+// the holders' fields: an entry of a holder gone meanwhile is not asked
+// for, and one that came meanwhile has none). A hash the ACL user may not
+// read (NOPERM) leaves the metadata out.
+func (s *state) readMeta(ctx context.Context, node redis.UniversalClient) error {
+	if s.kind == kindLock {
+		for i := range s.holders {
+			s.holders[i].Meta = s.lock.meta
+		}
+		return nil
+	}
+	hs := []*holder{}
+	for _, list := range [][]holder{s.holders, s.expired} {
+		for i := range list {
+			hs = append(hs, &list[i])
+		}
+	}
+	if len(hs) == 0 || s.kind != kindSemaphore && s.kind != kindRWLock {
+		return nil
+	}
+	fields := make([]string, len(hs))
+	for i, h := range hs {
+		fields[i] = h.metaField()
+	}
+	vals, err := node.HMGet(ctx, s.ns.semaphore(s.name).Meta, fields...).Result()
+	switch {
+	case isReply(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	for i, v := range vals {
+		hs[i].Meta, _ = v.(string)
+	}
+	return nil
+}
+
+// metaField is h's field in the metadata hash: a permit's member, a
+// read-write lock holder's field.
+func (h holder) metaField() string {
+	if h.member != "" {
+		return h.member
+	}
+	return h.Field
 }
 
 // readQueue reads rlock's queue (in arrival order) and its waiter table.

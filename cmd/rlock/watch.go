@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// messageWait is how long, at least, a hand-off a poll saw first waits for
+// its message (which names it exactly) before it is told as polled.
+const messageWait = 250 * time.Millisecond
 
 // watcher is one run of watch.
 type watcher struct {
@@ -19,6 +24,7 @@ type watcher struct {
 	msgs     <-chan *redis.Message
 	t        *tracker
 	p        *printer
+	handed   []event // hand-offs taken in from messages, told with the next state
 }
 
 // runWatch is "rlock watch NAME": one line per change until interrupted.
@@ -42,8 +48,10 @@ func runWatch(ctx context.Context, c *cli, args []string) error {
 	defer w.sub.close()
 	w.msgs = w.sub.messages()
 	w.t = newTracker(w.name, w.sub.exact)
+	w.t.patience = max(1, int(messageWait/w.interval)) // polls a hand-off seen first by a poll waits for its message
 	fmt.Fprintf(c.stderr, "rlock: watching %s every %v; %s (interrupt to stop)\n", w.name, w.interval, w.sub.mode)
 	err = w.loop(ctx)
+	w.print(append(w.handed, w.t.flush()...))
 	if ctx.Err() != nil {
 		return nil // interrupted: the normal end
 	}
@@ -80,13 +88,16 @@ func (w *watcher) poll(ctx context.Context) error {
 	s, err := readState(pctx, w.rdb, w.c.ns, w.name)
 	cancel()
 	if err != nil {
+		w.print(w.handed)
+		w.handed = nil
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
 	w.drain()
-	w.print(w.t.observe(s))
+	w.print(w.t.observeAfter(s, w.handed))
+	w.handed = nil
 	return w.p.err
 }
 
@@ -106,14 +117,17 @@ func (w *watcher) drain() {
 	}
 }
 
-// message handles one message: a hand-off is reported now; a keyspace
-// "expired" marks the next change as a loss; any message leads to a poll.
+// message handles one message: a hand-off is told with the next state,
+// after the ends that state shows (holders that left before it); a
+// keyspace "expired" marks the next change as a loss; any message leads to
+// a poll, at once.
 func (w *watcher) message(m *redis.Message) {
 	switch {
 	case m.Pattern != "" && strings.HasPrefix(m.Channel, w.sub.k.Handoff+":"):
-		p := strings.SplitN(m.Payload, "|", 4)
-		if len(p) == 4 {
-			w.print(w.t.handoff(p[0], p[1], p[2]))
+		p := strings.SplitN(m.Payload, "|", 5)
+		if len(p) >= 4 {
+			us, _ := strconv.ParseInt(p[3], 10, 64)
+			w.handed = append(w.handed, w.t.handoff(p[0], p[1], p[2], us/1000)...)
 		}
 	case w.sub.keyspace != "" && m.Channel == w.sub.keyspace && m.Payload == "expired":
 		w.t.expired = true
@@ -143,11 +157,33 @@ func (e event) text() string {
 	case e.Field != "":
 		fmt.Fprintf(&b, "  %s", e.Field)
 	}
+	switch {
+	case e.GapMS == nil:
+	case e.GapExact:
+		fmt.Fprintf(&b, "  gap %s (released and granted in one script)", gapDur(*e.GapMS))
+	default:
+		fmt.Fprintf(&b, "  gap ≤ %s (seen by polling: the poll's precision)", gapDur(*e.GapMS))
+	}
 	if e.Token != "" {
 		fmt.Fprintf(&b, "  token %s", e.Token)
+	}
+	if e.TraceID != "" {
+		fmt.Fprintf(&b, "  trace id %s", e.TraceID)
+	}
+	switch {
+	case e.HeldMS == nil:
+	case e.Event == "handed_over":
+		fmt.Fprintf(&b, "  after a hold of %s", gapDur(*e.HeldMS))
+	default:
+		fmt.Fprintf(&b, "  held %s", gapDur(*e.HeldMS))
 	}
 	if e.Detail != "" {
 		fmt.Fprintf(&b, "  (%s)", e.Detail)
 	}
 	return b.String()
+}
+
+// gapDur formats a hand-off's gap to the millisecond.
+func gapDur(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -33,20 +34,28 @@ type watchRun struct {
 	seen   []watched
 }
 
+// startWatchCmd starts the binary with a, stderr to stderr (nil: none),
+// and returns a scanner of its stdout.
+func startWatchCmd(t *testing.T, stderr io.Writer, a ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(bin, a...)
+	cmd.Env = append(os.Environ(), "REDIS_URL=", "REDIS_PASSWORD=")
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // a no-op once it has exited
+	return cmd, bufio.NewScanner(out)
+}
+
 // startWatch starts "watch -json -interval 20ms name".
 func startWatch(t *testing.T, conn []string, name string) *watchRun {
 	t.Helper()
 	w := &watchRun{events: make(chan watched, 100)}
-	w.cmd = exec.Command(bin, args(conn, "-json", "watch", "-interval", "20ms", name)...)
-	w.cmd.Env = append(os.Environ(), "REDIS_URL=", "REDIS_PASSWORD=")
-	w.cmd.Stderr = &w.stderr
-	out, err := w.cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, w.cmd.Start())
-	t.Cleanup(func() { _ = w.cmd.Process.Kill() }) // a no-op once it has exited
+	var sc *bufio.Scanner
+	w.cmd, sc = startWatchCmd(t, &w.stderr, args(conn, "-json", "watch", "-interval", "20ms", name)...)
 	go func() {
 		defer close(w.events)
-		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			var e watched
 			if json.Unmarshal(sc.Bytes(), &e) == nil {

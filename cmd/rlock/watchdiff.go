@@ -12,12 +12,26 @@ const slackMS = 20
 
 // event is one line of watch.
 type event struct {
-	Time   string `json:"time"` // when watch saw it (local clock)
-	Name   string `json:"name"`
-	Event  string `json:"event"`
-	Field  string `json:"field,omitempty"` // the holder or waiter
-	From   string `json:"from,omitempty"`  // handed_over: the previous holder
-	Token  string `json:"token,omitempty"` // the new hold's fencing token
+	Time  string `json:"time"` // when watch saw it (local clock)
+	Name  string `json:"name"`
+	Event string `json:"event"`
+	Field string `json:"field,omitempty"` // the holder or waiter
+	From  string `json:"from,omitempty"`  // handed_over: the previous holder
+	Token string `json:"token,omitempty"` // the new hold's fencing token
+	// TraceID is the trace ID of the metadata stored with the hold (the
+	// field's), when watch has seen it.
+	TraceID string `json:"trace_id,omitempty"`
+	// GapMS, for handed_over, is how long the name was held by neither
+	// between from's release and field's grant: 0 when a hand-off message
+	// said one script did both (GapExact); else, seen by polling, at most
+	// the time between the two polls that saw from and field hold.
+	GapMS    *int64 `json:"gap_ms,omitempty"`
+	GapExact bool   `json:"gap_exact,omitempty"`
+	// HeldMS, for an end (released, lost, or handed_over's from), is how
+	// long the hold lasted, from when watch saw it begin (a hand-off
+	// message's server time, else the poll that first showed it) to its
+	// end; absent for a hold already there when watch started.
+	HeldMS *int64 `json:"held_ms,omitempty"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -35,11 +49,18 @@ type tracker struct {
 	started  bool             // the first state was seen
 	holders  map[string]int64 // believed holders → expiry in server ms (-1 never or unknown)
 	queue    map[string]waiter
-	began    marks // reported as holding
-	ended    marks // reported as no longer holding
-	gen      int   // how many states were observed
-	handoffs int64 // the last hold's rlock:handoffs
-	expired  bool  // a keyspace event said the key expired
+	began    marks             // reported as holding
+	ended    marks             // reported as no longer holding
+	gen      int               // how many states were observed
+	handoffs int64             // the last hold's rlock:handoffs
+	expired  bool              // a keyspace event said the key expired
+	kind     string            // the last state's kind
+	lastMS   int64             // the last state's server time
+	meta     map[string]string // the believed holders' metadata, as last seen
+	told     map[string]bool   // holders a hand-off message named, not yet seen by a poll
+	since    map[string]int64  // when (server ms) watch saw a holder begin
+	deferred []deferred        // hand-offs a poll saw, waiting for their messages
+	patience int               // how many polls a deferred hand-off waits
 	now      func() time.Time
 }
 
@@ -47,7 +68,8 @@ type tracker struct {
 func newTracker(name string, exact bool) *tracker {
 	return &tracker{
 		name: name, exact: exact, holders: map[string]int64{}, queue: map[string]waiter{},
-		began: marks{}, ended: marks{}, now: time.Now,
+		began: marks{}, ended: marks{}, meta: map[string]string{}, told: map[string]bool{},
+		since: map[string]int64{}, patience: 1, now: time.Now,
 	}
 }
 
@@ -57,19 +79,32 @@ func (t *tracker) ev(kind, field string) event {
 }
 
 // observe compares s with what was seen before and returns the changes.
-func (t *tracker) observe(s *state) []event {
+func (t *tracker) observe(s *state) []event { return t.observeAfter(s, nil) }
+
+// observeAfter is observe when the hand-off messages taken in since the
+// last state told handed (handoff's events): a holder s no longer has that
+// no message named ended before them (a read-write lock's writer is handed
+// the lock when its last reader leaves, the others left before), so its
+// end is told first, at the first hand-off's time.
+func (t *tracker) observeAfter(s *state, handed []event) []event {
 	var evs []event
 	if !t.started {
-		evs = t.initial(s)
+		evs = append(t.initial(s), handed...)
 	} else {
+		t.settle(s)
 		gone := t.gone(s)
 		began := t.newHolders(s, gone) // first: a hand-off ends its giver
 		for _, f := range gone {
 			if !t.ended.has(f) {
-				evs = append(evs, t.end(f, s))
+				e := t.end(f, s)
+				if len(handed) > 0 {
+					e.Time = handed[0].Time // over by then: the lines keep their order in time
+				}
+				evs = append(evs, e)
 			}
 		}
-		evs = append(append(evs, began...), t.waiterChanges(s)...)
+		evs = append(append(append(evs, handed...), began...), t.waiterChanges(s)...)
+		evs = append(t.due(len(evs) > 0), evs...)
 	}
 	t.remember(s)
 	return evs
@@ -81,7 +116,7 @@ func (t *tracker) initial(s *state) []event {
 	var evs []event
 	for _, h := range s.holders {
 		e := t.ev("held", h.Field)
-		e.Token, e.Detail = s.lock.token, expiresIn(s, h.ExpiresMS)
+		e.Token, e.Detail, e.TraceID = s.lock.token, expiresIn(s, h.ExpiresMS), traceID(h.Meta)
 		evs = append(evs, e)
 		t.began.mark(h.Field, t.gen)
 	}
@@ -92,7 +127,7 @@ func (t *tracker) initial(s *state) []event {
 	}
 	for _, w := range s.waiters {
 		e := t.ev("waiting", w.Field)
-		e.Detail = "deadline " + msTime(w.DeadlineMS)
+		e.Detail = entryExpires(w)
 		evs = append(evs, e)
 	}
 	return evs
@@ -111,8 +146,8 @@ func (t *tracker) gone(s *state) []string {
 }
 
 // newHolders reports the holders of s not seen before: handed over when the
-// hold came by a hand-off (rlock:handoffs) or a queued waiter got a permit,
-// else acquired.
+// hold came by a hand-off (rlock:handoffs) or a queued waiter got a permit
+// or a read-write lock, else acquired.
 func (t *tracker) newHolders(s *state, gone []string) []event {
 	var evs []event
 	for _, h := range s.holders {
@@ -120,22 +155,28 @@ func (t *tracker) newHolders(s *state, gone []string) []event {
 			continue
 		}
 		t.began.mark(h.Field, t.gen)
+		t.since[h.Field] = s.nowMS
 		_, queued := t.queue[h.Field]
-		handed := s.kind == kindLock && s.lock.handoffs > 0 || s.kind == kindSemaphore && queued
+		handed := s.kind == kindLock && s.lock.handoffs > 0 || s.kind != kindLock && queued
 		if !handed {
 			e := t.ev("acquired", h.Field)
-			e.Token, e.Detail = s.lock.token, expiresIn(s, h.ExpiresMS)
+			e.Token, e.Detail, e.TraceID = s.lock.token, expiresIn(s, h.ExpiresMS), traceID(h.Meta)
 			evs = append(evs, e)
 			continue
 		}
 		e := t.ev("handed_over", h.Field)
-		e.Token = s.lock.token
+		gap := s.nowMS - t.lastMS
+		e.Token, e.TraceID, e.GapMS = s.lock.token, traceID(h.Meta), &gap
 		if from := t.unended(gone); len(from) == 1 {
-			e.From = from[0]
+			e.From, e.HeldMS = from[0], t.held(from[0], s.nowMS)
 			t.ended.mark(from[0], t.gen)
 		}
 		if n := s.lock.handoffs - t.handoffs; s.kind == kindLock && t.handoffs < s.lock.handoffs && n > 1 {
 			e.Detail = fmt.Sprintf("%d hand-offs since the last poll; those between were not seen", n)
+		}
+		if t.exact { // its message may be on its way: it names the hand-off exactly
+			t.deferred = append(t.deferred, deferred{e, t.gen})
+			continue
 		}
 		evs = append(evs, e)
 	}
@@ -159,12 +200,25 @@ func (t *tracker) end(f string, s *state) event {
 	t.ended.mark(f, t.gen)
 	exp := t.holders[f]
 	expired := slices.ContainsFunc(s.expired, func(h holder) bool { return h.Field == f })
+	kind, detail := "released", ""
 	if t.expired || expired || exp >= 0 && exp <= s.nowMS+slackMS {
-		e := t.ev("lost", f)
-		e.Detail = "its TTL ran out"
-		return e
+		kind, detail = "lost", "its TTL ran out"
 	}
-	return t.ev("released", f)
+	e := t.ev(kind, f)
+	e.Detail, e.TraceID, e.HeldMS = detail, traceID(t.meta[f]), t.held(f, s.nowMS)
+	return e
+}
+
+// held is how long f held until endMS (server ms), as watch saw it; nil
+// when watch did not see it begin. It forgets f.
+func (t *tracker) held(f string, endMS int64) *int64 {
+	begin, ok := t.since[f]
+	delete(t.since, f)
+	if !ok {
+		return nil
+	}
+	d := max(endMS-begin, 0)
+	return &d
 }
 
 // waiterChanges reports waiters that joined or left the queue.
@@ -175,7 +229,7 @@ func (t *tracker) waiterChanges(s *state) []event {
 		now[w.Field] = true
 		if _, ok := t.queue[w.Field]; !ok && !t.began.has(w.Field) {
 			e := t.ev("waiter_joined", w.Field)
-			e.Detail = "deadline " + msTime(w.DeadlineMS)
+			e.Detail = entryExpires(w)
 			evs = append(evs, e)
 		}
 	}
@@ -187,7 +241,7 @@ func (t *tracker) waiterChanges(s *state) []event {
 		switch {
 		case w.DeadlineMS > 0 && w.DeadlineMS <= s.nowMS:
 			e := t.ev("waiter_gave_up", f)
-			e.Detail = "its queue entry's deadline passed"
+			e.Detail = "its queue entry expired"
 			evs = append(evs, e)
 		case t.exact:
 			evs = append(evs, t.ev("waiter_gave_up", f))
@@ -202,10 +256,11 @@ func (t *tracker) waiterChanges(s *state) []event {
 
 // remember keeps s as the last state seen.
 func (t *tracker) remember(s *state) {
-	t.holders = map[string]int64{}
+	t.holders, t.meta = map[string]int64{}, map[string]string{}
 	for _, h := range s.holders {
-		t.holders[h.Field] = h.ExpiresMS
+		t.holders[h.Field], t.meta[h.Field] = h.ExpiresMS, h.Meta
 	}
+	t.kind, t.lastMS = s.kind, s.nowMS
 	t.queue = map[string]waiter{}
 	for _, w := range s.waiters {
 		t.queue[w.Field] = w
@@ -248,34 +303,17 @@ func (m marks) prune(gen int, current func(string) bool) {
 	}
 }
 
-// handoff reports a hand-off message "<field>|<token>|<previous holder>|…"
-// (prev "" after a force unlock).
-func (t *tracker) handoff(to, token, prev string) []event {
-	if t.began.has(to) {
-		return nil
-	}
-	t.began.mark(to, t.gen)
-	t.holders[to] = -1
-	e := t.ev("handed_over", to)
-	e.From = prev
-	if token != "0" {
-		e.Token = token
-	}
-	if prev == "" {
-		e.Detail = "after a force unlock"
-	} else {
-		t.ended.mark(prev, t.gen)
-		delete(t.holders, prev)
-	}
-	return []event{e}
-}
-
 // expiresIn describes when a holder expires.
 func expiresIn(s *state, expMS int64) string {
 	if expMS < 0 {
 		return "no expiry"
 	}
-	return "expires in " + msDur(expMS-s.nowMS)
+	return "expires in " + expiresNote(expMS-s.nowMS)
+}
+
+// entryExpires describes when a waiter's queue entry expires.
+func entryExpires(w waiter) string {
+	return "queue entry expires " + msTime(w.DeadlineMS)
 }
 
 // sortedKeys returns m's keys in order.
