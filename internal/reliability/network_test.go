@@ -158,7 +158,7 @@ func TestNetworkBlackhole(t *testing.T) {
 	renewedOnce := make(chan struct{}, 1)
 	p, c := proxied(t, srv, nil, lockmw.WithWatchdogTimeout(watchdog), lockmw.WithReleaseTimeout(300*time.Millisecond), lockmw.WithHooks(lockmw.Hooks{
 		Renewal: func(e lockmw.RenewalEvent) {
-			if e.Err == nil {
+			if e.Err == nil && len(e.Locks) > 0 && e.Locks[0].Outcome == lockmw.RenewalOK {
 				lastRenewed.Store(e.Sent.UnixNano())
 				select {
 				case renewedOnce <- struct{}{}:
@@ -168,9 +168,26 @@ func TestNetworkBlackhole(t *testing.T) {
 		},
 	}))
 	m := c.Mutex("blackhole")
-	hctx, err := m.Lock(ctx)
-	require.NoError(t, err)
-	testsupport.Recv(t, renewedOnce, patience, "a renewal")
+	// A hold renewed once: on a starved machine the 600ms watchdog's first
+	// renewal can time out (its budget is a third of the timeout) and the
+	// hold end before the test begins, which is the lease's limit, not a
+	// finding: take it again then.
+	var hctx context.Context
+	for attempt := 1; ; attempt++ {
+		var err error
+		hctx, err = m.Lock(ctx)
+		require.NoError(t, err)
+		select {
+		case <-renewedOnce:
+		case <-hctx.Done():
+			require.Less(t, attempt, 5, "the hold was lost before its first renewal %d times: %v", attempt, context.Cause(hctx))
+			t.Logf("attempt %d: the hold was lost before its first renewal (a starved watchdog): %v", attempt, context.Cause(hctx))
+			continue
+		case <-time.After(patience):
+			t.Fatalf("no renewal and no loss within %v", patience)
+		}
+		break
+	}
 	other := lockmw.New(srv.NewClient(), lockmw.WithWatchdogTimeout(watchdog))
 	defer other.Close()
 	om := other.Mutex("blackhole")
