@@ -133,7 +133,7 @@ func checkFair(t *testing.T, side fairSide, n, m int) {
 		}()
 	}
 	channel, rollCall := redisson.Channel(name), "rlock_handoff:{"+name+"}"
-	testsupport.Eventually(t, 5*time.Second, "the Redisson waiters subscribed", func() bool {
+	testsupport.Eventually(t, 30*time.Second, "the Redisson waiters subscribed", func() bool { // a hang guard
 		subs, err := side.numSub(ctx, channel, rollCall)
 		return err == nil && subs[channel]-subs[rollCall] == int64(m)
 	})
