@@ -31,11 +31,13 @@ const (
 	// launchAttempts is how many fresh ports Launch tries when another
 	// process takes the picked port before redis-server binds it.
 	launchAttempts = 5
-	// readyTimeout bounds one start of redis-server, until it answers PING.
-	readyTimeout = 10 * time.Second
+	// readyTimeout bounds one start of redis-server, until it answers PING:
+	// a hang guard (the process is alive meanwhile; a start took over 10s
+	// at load 26 on this 2-core machine).
+	readyTimeout = time.Minute
 	// restartTimeout bounds Restart, including retries while the port is
 	// still held by someone else.
-	restartTimeout = 15 * time.Second
+	restartTimeout = 90 * time.Second
 	// stopGrace is how long Stop waits after SIGTERM before SIGKILL.
 	stopGrace = 3 * time.Second
 	// pollInterval is the period of every readiness poll in this package.
