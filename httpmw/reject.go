@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -32,17 +33,20 @@ const wrapMisplaced = "Wrap got a request with no route pattern, or a mount's \"
 // middleware runs before routing: register it with e.Use"), with the
 // request's method, path and pattern. It is for router adapters that find
 // themselves misplaced by their own means (echomw under echo's Pre,
-// fibermw under app.Use), so that every refusal looks and logs alike.
+// fibermw under app.Use), so that every refusal looks and logs alike; each
+// is reported to the Client's Skip hooks, reason refused.
 func (m *Middleware) RefuseMisplaced(w http.ResponseWriter, r *http.Request, why string) {
 	m.warned.Do(func() {
 		m.cfg.logger.Error("httpmw: refusing with 500 rather than running unlocked: "+why+" (logged once per Middleware)",
 			"method", r.Method, "path", r.URL.Path, "pattern", r.Pattern)
 	})
+	skip.NotLocked(r.Context(), m.c, lockmw.AdapterHTTP, lockmw.SkipRefused, nil)
 	http.Error(w, misplacedBody, http.StatusInternalServerError)
 }
 
-// reject answers a request that did not get the lock.
+// reject answers a request that did not get the lock, and reports it.
 func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, l lockmw.Locker, err error) {
+	skip.Locked(r.Context(), m.c, l, skip.Reason(err), err)
 	var busy *lockmw.BusyError
 	switch {
 	case r.Context().Err() != nil:

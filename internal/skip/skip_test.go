@@ -19,6 +19,7 @@ func TestReason(t *testing.T) {
 	}{
 		{&lockmw.BusyError{Name: "a"}, lockmw.SkipBusy},
 		{errors.Join(&lockmw.BusyError{Name: "a"}, context.Canceled), lockmw.SkipBusy},
+		{errors.Join(lockmw.ErrNotAcquired, errors.New("dial tcp: connection refused")), lockmw.SkipFailed},
 		{fmt.Errorf("x: %w", lockmw.ErrInvalidName), lockmw.SkipRefused},
 		{lockmw.ErrUpgrade, lockmw.SkipRefused},
 		{errors.ErrUnsupported, lockmw.SkipRefused},
