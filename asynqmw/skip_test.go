@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-rlock/rlock/asynqmw"
 	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -21,12 +22,9 @@ type skipped struct {
 }
 
 // skipEnv is an env whose Client reports its Skip hook's events on events.
-func skipEnv(t *testing.T) (*env, chan lockmw.SkipEvent) {
-	events := make(chan lockmw.SkipEvent, 100)
-	e := newEnv(t, lockmw.WithHooks(lockmw.Hooks{
-		Skip: func(_ context.Context, ev lockmw.SkipEvent) { events <- ev },
-	}))
-	return e, events
+func skipEnv(t *testing.T) (*env, <-chan lockmw.SkipEvent) {
+	hooks, events := locktest.Skips()
+	return newEnv(t, hooks), events
 }
 
 // onSkip is a WithOnSkip that reports its calls on ch.

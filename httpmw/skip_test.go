@@ -1,7 +1,6 @@
 package httpmw_test
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -19,18 +18,10 @@ import (
 	"github.com/go-rlock/rlock/lockmw"
 )
 
-// skipHooks reports the Skip hook's events on the returned channel.
-func skipHooks() (lockmw.Option, chan lockmw.SkipEvent) {
-	events := make(chan lockmw.SkipEvent, 100)
-	return lockmw.WithHooks(lockmw.Hooks{
-		Skip: func(_ context.Context, ev lockmw.SkipEvent) { events <- ev },
-	}), events
-}
-
 func TestEachRequestNotRunIsReportedAsASkip(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	hooks, events := skipHooks()
+	hooks, events := locktest.Skips()
 	locks, other := locktest.NewOn(t, srv, hooks), locktest.NewOn(t, srv)
 	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	quiet := httpmw.WithLogger(slog.New(slog.DiscardHandler))
@@ -76,7 +67,7 @@ func TestEachRequestNotRunIsReportedAsASkip(t *testing.T) {
 		assert.Equal(t, lockmw.LockInfo{Adapter: lockmw.AdapterHTTP}, ev.LockInfo)
 	})
 	t.Run("a Redis that is down is an error skip", func(t *testing.T) {
-		hooks, events := skipHooks()
+		hooks, events := locktest.Skips()
 		mux := http.NewServeMux()
 		mux.Handle("GET /down", httpmw.New(locktest.NewDown(t, hooks), httpmw.WithWait(0)).Wrap(ok))
 		r := routertest.Send(t.Context(), routertest.Serve(t, mux), "GET", "/down")
