@@ -139,4 +139,3 @@ func (nopLogger) Info(...any)  {}
 func (nopLogger) Warn(...any)  {}
 func (nopLogger) Error(...any) {}
 func (nopLogger) Fatal(...any) {}
-
