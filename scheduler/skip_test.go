@@ -39,6 +39,7 @@ func TestASkippedRunReachesAfterLockErrorAndTheSkipHooks(t *testing.T) {
 	)
 
 	err := testsupport.Recv(t, lockErrs, 10*time.Second, "AfterLockError's call")
+	t.Log(err)
 	require.ErrorIs(t, err, scheduler.ErrBusy)
 	require.ErrorIs(t, err, lockmw.ErrNotAcquired)
 	assert.NotErrorIs(t, err, scheduler.ErrUnavailable)
