@@ -55,8 +55,8 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 // and to c's Skip hooks ([lockmw.Hooks.Skip]; otelhooks counts them in
 // lock.skips, with reason duplicate or busy and lock.adapter asynq). An
 // attempt whose lock could not be taken for an invalid key or a Redis error
-// is reported to the Skip hooks too (reason refused or error). Every lock's
-// hooks events carry lock.adapter asynq ([lockmw.WithAdapter]).
+// is reported to the Skip hooks too (reason refused or error). The hooks'
+// events of every lock carry the adapter asynq ([lockmw.WithAdapter]).
 //
 // With Retry, busy attempts go back to asynq's retry queue. A server whose
 // IsFailure is func(err error) bool { return !asynqmw.IsBusy(err) } does not
