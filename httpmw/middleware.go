@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -122,9 +121,9 @@ var adapter = lockmw.WithAdapter(lockmw.AdapterHTTP)
 //     path values too long for it): 400 Bad Request.
 //   - Redis failed or the Client was closed: 503 Service Unavailable.
 //
-// Each request answered so, h not run, is reported to the Client's Skip
-// hooks ([lockmw.Hooks.Skip]; otelhooks counts it in lock.skips, with
-// lock.adapter http): reason busy (the lock stayed busy, also when the
+// Each request answered so, h not run, is reported to [WithOnSkip]'s
+// function and to the Client's Skip hooks ([lockmw.Hooks.Skip]; otelhooks
+// counts it in lock.skips, with lock.adapter http): reason busy (the lock stayed busy, also when the
 // request's context ended during the wait), refused (a body that cannot be
 // read, an invalid key, a read reaching a write of its lock, a misplaced
 // Wrap) or error (Redis failed, the Client was closed). Every lock's events
@@ -204,7 +203,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handle
 	l := m.locker(r, name, group)
 	r, err := bufferBody(r, m.cfg.bodyBuffer)
 	if err != nil {
-		skip.Locked(r.Context(), m.c, l, lockmw.SkipRefused, err)
+		m.skipped(r, l, lockmw.SkipRefused, err)
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			http.Error(w, badBodyBody, http.StatusRequestEntityTooLarge)
 		} else {

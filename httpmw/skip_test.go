@@ -25,9 +25,11 @@ func TestEachRequestNotRunIsReportedAsASkip(t *testing.T) {
 	locks, other := locktest.NewOn(t, srv, hooks), locktest.NewOn(t, srv)
 	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	quiet := httpmw.WithLogger(slog.New(slog.DiscardHandler))
+	reasons := make(chan error, 100)
+	onSkip := httpmw.WithOnSkip(func(_ *http.Request, reason error) { reasons <- reason })
 	mux := http.NewServeMux()
-	mux.Handle("POST /orders/{id}", httpmw.New(locks, httpmw.WithWait(0), httpmw.WithPathValues("id")).Wrap(ok))
-	mux.Handle("/misplaced/*", httpmw.New(locks, quiet).Wrap(ok))
+	mux.Handle("POST /orders/{id}", httpmw.New(locks, httpmw.WithWait(0), httpmw.WithPathValues("id"), onSkip).Wrap(ok))
+	mux.Handle("/misplaced/*", httpmw.New(locks, quiet, onSkip).Wrap(ok))
 	s := routertest.Serve(t, mux)
 
 	t.Run("a request that runs is no skip", func(t *testing.T) {
@@ -35,6 +37,7 @@ func TestEachRequestNotRunIsReportedAsASkip(t *testing.T) {
 		require.NoError(t, r.Err)
 		require.Equal(t, http.StatusOK, r.Status)
 		require.Empty(t, events)
+		require.Empty(t, reasons)
 	})
 	t.Run("a busy lock is a busy skip of the route's lock, adapter http", func(t *testing.T) {
 		release := locktest.Hold(t, other, "http:POST /orders/{id}#id=2", 0)
@@ -48,6 +51,7 @@ func TestEachRequestNotRunIsReportedAsASkip(t *testing.T) {
 		assert.Equal(t, "http:POST /orders/{id}#id=2", ev.Name)
 		assert.Equal(t, "http:POST /orders/{id}", ev.Group)
 		assert.ErrorIs(t, ev.Err, lockmw.ErrNotAcquired)
+		assert.ErrorIs(t, testsupport.Recv(t, reasons, 10*time.Second, "WithOnSkip's call"), lockmw.ErrNotAcquired)
 	})
 	t.Run("a key that cannot name a lock is a refused skip", func(t *testing.T) {
 		r := routertest.Send(t.Context(), s, "POST", "/orders/"+strings.Repeat("x", lockmw.MaxNameLen))
@@ -57,6 +61,7 @@ func TestEachRequestNotRunIsReportedAsASkip(t *testing.T) {
 		assert.Equal(t, lockmw.SkipRefused, ev.Reason)
 		assert.Equal(t, lockmw.AdapterHTTP, ev.Adapter)
 		assert.ErrorIs(t, ev.Err, lockmw.ErrInvalidName)
+		assert.ErrorIs(t, testsupport.Recv(t, reasons, 10*time.Second, "WithOnSkip's call"), lockmw.ErrInvalidName)
 	})
 	t.Run("a misplaced Wrap is a refused skip that names no lock", func(t *testing.T) {
 		r := routertest.Send(t.Context(), s, "POST", "/misplaced/*")
@@ -65,6 +70,8 @@ func TestEachRequestNotRunIsReportedAsASkip(t *testing.T) {
 		ev := testsupport.Recv(t, events, 10*time.Second, "a Skip event")
 		assert.Equal(t, lockmw.SkipRefused, ev.Reason)
 		assert.Equal(t, lockmw.LockInfo{Adapter: lockmw.AdapterHTTP}, ev.LockInfo)
+		assert.ErrorIs(t, ev.Err, httpmw.ErrMisplaced)
+		assert.ErrorIs(t, testsupport.Recv(t, reasons, 10*time.Second, "WithOnSkip's call"), httpmw.ErrMisplaced)
 	})
 	t.Run("a Redis that is down is an error skip", func(t *testing.T) {
 		hooks, events := locktest.Skips()
@@ -79,4 +86,5 @@ func TestEachRequestNotRunIsReportedAsASkip(t *testing.T) {
 		assert.Equal(t, lockmw.AdapterHTTP, ev.Adapter)
 	})
 	require.Empty(t, events)
+	require.Empty(t, reasons)
 }
