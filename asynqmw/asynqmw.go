@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/lockmw/backend"
 )
@@ -39,7 +40,7 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 //     lockmw.ErrInvalidName and asynq.SkipRetry, so the task is archived at
 //     once;
 //   - with a dedup window, returns nil without running the handler if the
-//     key's mark is present (see [WithDedupWindow]);
+//     key's mark is present (see [WithDedupWindow]): a duplicate;
 //   - runs the handler with the lock's hold context, derived from the task's
 //     context: if the lock is lost (force-unlocked, or renewals failed until
 //     it could have expired) that context is cancelled with cause
@@ -48,6 +49,14 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 //     handler returned nil, so asynq retries the task;
 //   - on success, writes the dedup mark (when on) and unlocks. The lock is
 //     released also when the handler fails or panics.
+//
+// A duplicate and a busy attempt are skips: each is reported to the
+// [WithOnSkip] function, with a reason matching [ErrDuplicate] or [ErrBusy],
+// and to c's Skip hooks ([lockmw.Hooks.Skip]; otelhooks counts them in
+// lock.skips, with reason duplicate or busy and lock.adapter asynq). An
+// attempt whose lock could not be taken for an invalid key or a Redis error
+// is reported to the Skip hooks too (reason refused or error). The hooks'
+// events of every lock carry the adapter asynq ([lockmw.WithAdapter]).
 //
 // With Retry, busy attempts go back to asynq's retry queue. A server whose
 // IsFailure is func(err error) bool { return !asynqmw.IsBusy(err) } does not
@@ -103,9 +112,10 @@ type run struct {
 	t          *asynq.Task
 	next       asynq.Handler
 	key        string
-	locked     bool // the lock was taken
-	ran        bool // the handler ran
-	succeeded  bool // the handler succeeded and the dedup mark (when on) was written
+	locked     bool  // the lock was taken
+	ran        bool  // the handler ran
+	succeeded  bool  // the handler succeeded and the dedup mark (when on) was written
+	duplicate  error // the reason of a duplicate's skip: the dedup mark was present
 	lockedName string
 }
 
@@ -121,7 +131,10 @@ func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Han
 	r := &run{mw: mw, t: t, next: next, key: key, lockedName: l.Name()}
 	err := lockmw.WithLock(ctx, l, r.work, lockmw.WithWait(mw.o.wait), unlockRetry)
 	if !r.locked {
-		return mw.lockFailed(ctx, t, l.Name(), err)
+		return mw.lockFailed(ctx, t, l, err)
+	}
+	if r.duplicate != nil {
+		mw.skipped(ctx, t, l, lockmw.SkipDuplicate, r.duplicate)
 	}
 	return r.result(err)
 }
@@ -134,10 +147,13 @@ func (mw *middleware) process(ctx context.Context, t *asynq.Task, next asynq.Han
 // the task type in place of the key.
 func (mw *middleware) locker(key, taskType string) lockmw.Locker {
 	if mw.o.permits > 1 {
-		return mw.c.Semaphore(mw.o.prefix+"limit:"+key, mw.o.permits, lockmw.WithGroup(mw.o.prefix+"limit:"+taskType))
+		return mw.c.Semaphore(mw.o.prefix+"limit:"+key, mw.o.permits, lockmw.WithGroup(mw.o.prefix+"limit:"+taskType), adapter)
 	}
-	return mw.c.Mutex(mw.o.prefix+"lock:"+key, lockmw.WithGroup(mw.o.prefix+"lock:"+taskType))
+	return mw.c.Mutex(mw.o.prefix+"lock:"+key, lockmw.WithGroup(mw.o.prefix+"lock:"+taskType), adapter)
 }
+
+// adapter names asynqmw in the hooks' events of its locks (LockInfo.Adapter).
+var adapter = lockmw.WithAdapter(lockmw.AdapterAsynq)
 
 // unlockRetry is the back-off of a release retried after a Redis error: 10
 // attempts over about 25s, until one succeeds, the hold is found lost (the
@@ -159,6 +175,7 @@ func (r *run) work(hctx context.Context) error {
 			return fmt.Errorf("asynqmw: task %q: checking dedup mark %q: %w", t.Type(), doneKey, err)
 		}
 		if n > 0 {
+			r.duplicate = duplicateError(t.Type(), doneKey)
 			return nil
 		}
 	}
@@ -212,17 +229,32 @@ func (r *run) result(err error) error {
 	return res
 }
 
-// lockFailed turns a failed acquisition into the task's result.
-func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, name string, err error) error {
+// lockFailed turns a failed acquisition of l into the task's result, and
+// reports it: a busy key as a skip (WithOnSkip and the Skip hooks), any other
+// failure to the Skip hooks only.
+func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, l lockmw.Locker, err error) error {
 	switch {
 	case errors.Is(err, lockmw.ErrNotAcquired):
+		busy := &busyError{taskType: t.Type(), err: err}
+		mw.skipped(ctx, t, l, lockmw.SkipBusy, busy)
 		if mw.o.onBusy == Skip && ctx.Err() == nil {
 			return nil
 		}
-		return &busyError{taskType: t.Type(), err: err}
+		return busy
 	case errors.Is(err, lockmw.ErrInvalidName):
-		return errors.Join(fmt.Errorf("asynqmw: task %q: invalid key: %w", t.Type(), err), asynq.SkipRetry)
+		err = errors.Join(fmt.Errorf("asynqmw: task %q: invalid key: %w", t.Type(), err), asynq.SkipRetry)
 	default:
-		return fmt.Errorf("asynqmw: task %q: locking %q: %w", t.Type(), name, err)
+		err = fmt.Errorf("asynqmw: task %q: locking %q: %w", t.Type(), l.Name(), err)
+	}
+	skip.Locked(ctx, mw.c, l, skip.Reason(err), err)
+	return err
+}
+
+// skipped reports a task skipped for reason: to the Client's Skip hooks and
+// to WithOnSkip's function.
+func (mw *middleware) skipped(ctx context.Context, t *asynq.Task, l lockmw.Locker, reason lockmw.SkipReason, err error) {
+	skip.Locked(ctx, mw.c, l, reason, err)
+	if mw.o.onSkip != nil {
+		mw.o.onSkip(ctx, t, err)
 	}
 }

@@ -26,7 +26,9 @@
 // ([Skip]); with [WithWait] (default [DefaultWait], 0: no wait) it first
 // waits for the key, in rlock's fair queue. With [WithDedupWindow] a successful run leaves a mark, and tasks with
 // the same key that get the lock while the mark lives return nil without
-// running: "don't process the same task twice".
+// running: "don't process the same task twice". [WithOnSkip] is told of
+// each task skipped so, as a duplicate ([ErrDuplicate]) or busy ([ErrBusy]),
+// and the lockmw.Client's Skip hooks count them (otelhooks' lock.skips).
 //
 // The handler runs with the lock's hold context. When the lock is lost (it
 // was force-unlocked, or renewals failed until it could have expired) that

@@ -11,6 +11,13 @@ import (
 // *[lockmw.BusyError] in it that says who held the key.
 var ErrBusy = errors.New("asynqmw: task key busy")
 
+// ErrDuplicate is matched (with [errors.Is]) by the reason [WithOnSkip]'s
+// function gets for a task skipped as a duplicate: its key's dedup mark was
+// present when it got the lock (see [WithDedupWindow]). The middleware
+// itself returns nil for such a task, so that asynq counts it as
+// processed; the reason names the task type and the mark.
+var ErrDuplicate = errors.New("asynqmw: duplicate task skipped")
+
 // IsBusy reports whether err is, or wraps, the error returned for a task whose
 // key was busy (see [ErrBusy]). It is meant for asynq.Config:
 //
@@ -34,3 +41,8 @@ func (e *busyError) Error() string {
 func (e *busyError) Unwrap() error { return e.err }
 
 func (e *busyError) Is(target error) bool { return target == ErrBusy }
+
+// duplicateError is the reason of a duplicate's skip.
+func duplicateError(taskType, mark string) error {
+	return fmt.Errorf("%w: task %q: dedup mark %q present", ErrDuplicate, taskType, mark)
+}

@@ -3,6 +3,7 @@ package asynqmw_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -172,4 +173,49 @@ func ExampleWithPermits() {
 	}
 	fmt.Println("exports: 6, more than 2 at once:", overLimit.Load())
 	// Output: exports: 6, more than 2 at once: false
+}
+
+// WithOnSkip is told of each task the middleware did not run, with a
+// reason that says why: here a duplicate, then a task whose key another
+// worker holds. The middleware is called directly, as asynq's worker would.
+func ExampleWithOnSkip() {
+	srv, err := redistest.Launch(redistest.Config{}) // a throwaway redis-server
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	locks := lockmw.New(rdb)
+	defer locks.Close()
+
+	onSkip := asynqmw.WithOnSkip(func(_ context.Context, t *asynq.Task, reason error) {
+		fmt.Printf("skipped %s: duplicate %t, busy %t\n", t.Type(), errors.Is(reason, asynqmw.ErrDuplicate), errors.Is(reason, asynqmw.ErrBusy))
+	})
+	mw := asynqmw.New(locks, asynqmw.WithDedupWindow(time.Minute), asynqmw.WithOnBusy(asynqmw.Skip), onSkip)
+	h := mw(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+		fmt.Println("ran")
+		return nil
+	}))
+	ctx := context.Background()
+	email := asynq.NewTask("email:send", []byte(`{"to":"a@example.com"}`))
+	_ = h.ProcessTask(ctx, email)
+	_ = h.ProcessTask(ctx, email) // its dedup mark is there
+
+	report := asynq.NewTask("report:build", nil)
+	other := lockmw.New(rdb) // another worker, holding the report's key
+	defer other.Close()
+	m := other.Mutex("asynq:lock:" + asynqmw.DefaultKey(ctx, report))
+	hold, err := m.Lock(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = h.ProcessTask(ctx, report)
+	_ = m.Unlock(hold)
+	// Output:
+	// ran
+	// skipped email:send: duplicate true, busy false
+	// skipped report:build: duplicate false, busy true
 }

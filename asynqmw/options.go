@@ -54,6 +54,8 @@ type options struct {
 	dedup   time.Duration
 	prefix  string
 	permits int
+	onSkip  func(ctx context.Context, t *asynq.Task, reason error) // nil: none
+	setSkip bool                                                   // WithOnSkip was given (a nil func panics)
 }
 
 // newOptions applies opts over the defaults, in order, then checks the
@@ -84,6 +86,8 @@ func (o *options) invalid() string {
 		return fmt.Sprintf("WithDedupWindow(%v): must not be negative", o.dedup)
 	case o.permits < 1:
 		return fmt.Sprintf("WithPermits(%d): must be at least 1", o.permits)
+	case o.setSkip && o.onSkip == nil:
+		return "WithOnSkip(nil): a function is required"
 	case o.dedup > 0 && o.permits > 1:
 		return fmt.Sprintf("WithDedupWindow(%v) with WithPermits(%d): a duplicate could run beside the first, before its mark is written; use 1 permit", o.dedup, o.permits)
 	}
@@ -160,4 +164,24 @@ func WithKeyPrefix(prefix string) Option {
 // quorum lockmw.Client (lockmw.NewQuorum), which has no semaphores.
 func WithPermits(n int) Option {
 	return func(o *options) { o.permits = n }
+}
+
+// WithOnSkip sets a function called for each attempt of a task whose handler
+// the middleware did not run: a duplicate (reason matches [ErrDuplicate];
+// the middleware returns nil) or a task whose key stayed busy for the whole
+// wait (reason matches [ErrBusy] and lockmw.ErrNotAcquired, under either
+// policy: [Retry] returns reason itself, [Skip] returns nil). It is called
+// on the worker's goroutine with the task's context, after the lock (if it
+// was taken) was released, and must be safe for concurrent use. An attempt
+// whose lock could not be taken for another reason (an invalid key, a Redis
+// error) is not a skip but a failure: its error goes back to asynq (the
+// server's ErrorHandler sees it).
+//
+// Every skip, and every failed acquisition, is also reported to the
+// lockmw.Client's Skip hooks ([lockmw.Hooks.Skip], otelhooks' lock.skips
+// counter), with the reason duplicate, busy, refused or error: f is for a
+// count or a log line of the middleware's own. The default is none. A nil f
+// panics in New.
+func WithOnSkip(f func(ctx context.Context, t *asynq.Task, reason error)) Option {
+	return func(o *options) { o.onSkip, o.setSkip = f, true }
 }

@@ -35,6 +35,7 @@ func TestNewPanicsOnBadConfiguration(t *testing.T) {
 		{"a negative dedup window", func() { asynqmw.New(c, asynqmw.WithDedupWindow(-time.Second)) }, "asynqmw: WithDedupWindow(-1s): must not be negative"},
 		{"a nil key function", func() { asynqmw.New(c, asynqmw.WithKey(nil)) }, "asynqmw: WithKey(nil): a key function is required"},
 		{"an unknown busy policy", func() { asynqmw.New(c, asynqmw.WithOnBusy(7)) }, "asynqmw: WithOnBusy(BusyPolicy(7)): must be Retry or Skip"},
+		{"a nil skip function", func() { asynqmw.New(c, asynqmw.WithOnSkip(nil)) }, "asynqmw: WithOnSkip(nil): a function is required"},
 		{"a limit of 0", func() { asynqmw.New(c, asynqmw.WithPermits(0)) }, "asynqmw: WithPermits(0): must be at least 1"},
 		{"a negative limit", func() { asynqmw.New(c, asynqmw.WithPermits(-2)) }, "asynqmw: WithPermits(-2): must be at least 1"},
 		{"a dedup window with a limit above 1", func() { asynqmw.New(c, asynqmw.WithDedupWindow(time.Minute), asynqmw.WithPermits(2)) },

@@ -35,7 +35,7 @@ func New(c *lockmw.Client, opts ...Option) *Interceptor {
 		panic("connectmw: New(nil): a lockmw.Client is required")
 	}
 	cfg := newConfig(opts)
-	return &Interceptor{cfg: cfg, core: rpclock.New(c, cfg.Settings)}
+	return &Interceptor{cfg: cfg, core: rpclock.New(c, cfg.Settings, lockmw.AdapterConnect)}
 }
 
 // WrapUnary locks the unary calls a handler serves; a client's calls
@@ -59,6 +59,12 @@ func New(c *lockmw.Client, opts ...Option) *Interceptor {
 //     [connect.CodeInvalidArgument].
 //   - Redis failed or the Client was closed: [connect.CodeUnavailable].
 //
+// Each call refused before its handler ran is reported to the Client's Skip
+// hooks ([lockmw.Hooks.Skip]; otelhooks counts it in lock.skips, with
+// lock.adapter connect): reason busy (also when the call's context ended
+// during a busy wait), refused (the key) or error. Every lock's events
+// carry lock.adapter connect ([lockmw.WithAdapter]).
+//
 // The error wraps what lockmw returned, for the server's own interceptors
 // (errors.Is(err, lockmw.ErrNotAcquired)); the client gets the code and a
 // message that never includes a Redis error.
@@ -72,12 +78,12 @@ func (i *Interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		if i.cfg.key != nil {
 			var err error
 			if k, err = i.cfg.key(ctx, req); err != nil {
-				return nil, refuse(rpclock.BadKey(err))
+				return nil, refuse(i.core.Refused(ctx, rpclock.BadKey(err)))
 			}
 		}
 		name, r := i.core.Name(k, req.Header().Values)
 		if r != nil {
-			return nil, refuse(r)
+			return nil, refuse(i.core.Refused(ctx, r))
 		}
 		var resp connect.AnyResponse
 		err := i.core.Do(ctx, name, i.core.Group(spec.Procedure), func(hctx context.Context) error {
@@ -114,12 +120,12 @@ func (i *Interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) co
 		if i.cfg.streamKey != nil {
 			var err error
 			if k, err = i.cfg.streamKey(ctx, spec, conn.RequestHeader()); err != nil {
-				return refuse(rpclock.BadKey(err))
+				return refuse(i.core.Refused(ctx, rpclock.BadKey(err)))
 			}
 		}
 		name, r := i.core.Name(k, conn.RequestHeader().Values)
 		if r != nil {
-			return refuse(r)
+			return refuse(i.core.Refused(ctx, r))
 		}
 		err := i.core.Do(ctx, name, i.core.Group(spec.Procedure), func(hctx context.Context) error {
 			return next(hctx, &heldConn{StreamingHandlerConn: conn, hold: hctx})

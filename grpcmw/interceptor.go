@@ -32,7 +32,7 @@ func New(c *lockmw.Client, opts ...Option) *Interceptor {
 		panic("grpcmw: New(nil): a lockmw.Client is required")
 	}
 	cfg := newConfig(opts)
-	return &Interceptor{cfg: cfg, core: rpclock.New(c, cfg.Settings)}
+	return &Interceptor{cfg: cfg, core: rpclock.New(c, cfg.Settings, lockmw.AdapterGRPC)}
 }
 
 // Unary returns the interceptor of unary calls:
@@ -61,7 +61,13 @@ func New(c *lockmw.Client, opts ...Option) *Interceptor {
 //   - Redis failed or the Client was closed: [codes.Unavailable].
 //
 // Messages never include Redis errors; the Client's [lockmw.Hooks] (for
-// example otelhooks) see every failed acquisition.
+// example otelhooks) see every failed acquisition. Each call refused before
+// its handler ran is reported to the Client's Skip hooks
+// ([lockmw.Hooks.Skip]; otelhooks counts it in lock.skips, with
+// lock.adapter grpc): reason busy (also when the call's context ended
+// during a busy wait), refused (the key) or error; the code is the
+// outcome an outer interceptor sees. Every lock's events carry lock.adapter
+// grpc ([lockmw.WithAdapter]).
 func (i *Interceptor) Unary() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		name, r := i.name(ctx, info.FullMethod, req)
@@ -88,11 +94,15 @@ func (i *Interceptor) name(ctx context.Context, method string, req any) (string,
 	if i.cfg.key != nil {
 		var err error
 		if k, err = i.cfg.key(ctx, method, req); err != nil {
-			return "", rpclock.BadKey(err)
+			return "", i.core.Refused(ctx, rpclock.BadKey(err))
 		}
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	return i.core.Name(k, md.Get)
+	name, r := i.core.Name(k, md.Get)
+	if r != nil {
+		return "", i.core.Refused(ctx, r)
+	}
+	return name, nil
 }
 
 // refuse is r as a status error; a busy answer gets its retry delay as an

@@ -525,6 +525,7 @@ func TestConfigurationPanics(t *testing.T) {
 	}{
 		{"httpmw: WithKey(nil): a key function is required", httpmw.WithKey(nil)},
 		{"httpmw: WithLogger(nil): a logger is required", httpmw.WithLogger(nil)},
+		{"httpmw: WithOnSkip(nil): a function is required", httpmw.WithOnSkip(nil)},
 		{"httpmw: WithPathValues(): at least one wildcard name is required", httpmw.WithPathValues()},
 		{`httpmw: WithPathValues("1d"): not a wildcard name`, httpmw.WithPathValues("id", "1d")},
 		{`httpmw: WithPathValues(""): not a wildcard name`, httpmw.WithPathValues("")},

@@ -78,16 +78,20 @@ func (m *Middleware) lockName(k string) string {
 func (m *Middleware) locker(r *http.Request, name, group string) lockmw.Locker {
 	switch {
 	case m.cfg.readWrite:
-		rw := m.c.RWMutex(name, lockmw.WithGroup(group))
+		rw := m.c.RWMutex(name, lockmw.WithGroup(group), adapter)
 		if safeMethod(r.Method) {
 			return rw.RLocker()
 		}
 		return rw
 	case m.cfg.permits > 1:
-		return m.c.Semaphore(name, m.cfg.permits, lockmw.WithGroup(group))
+		return m.c.Semaphore(name, m.cfg.permits, lockmw.WithGroup(group), adapter)
 	}
-	return m.c.Mutex(name, lockmw.WithGroup(group))
+	return m.c.Mutex(name, lockmw.WithGroup(group), adapter)
 }
+
+// adapter names httpmw (and the router modules on it) in the hooks' events
+// of its locks (LockInfo.Adapter) and in the skips it reports.
+var adapter = lockmw.WithAdapter(lockmw.AdapterHTTP)
 
 // Wrap returns a handler that runs h one request at a time per lock key (at
 // most [WithPermits] at a time), for use on a route, where the router has
@@ -116,6 +120,14 @@ func (m *Middleware) locker(r *http.Request, name, group string) lockmw.Locker {
 //   - the key is not a valid lock name ([lockmw.ErrInvalidName], for example
 //     path values too long for it): 400 Bad Request.
 //   - Redis failed or the Client was closed: 503 Service Unavailable.
+//
+// Each request answered so, h not run, is reported to [WithOnSkip]'s
+// function and to the Client's Skip hooks ([lockmw.Hooks.Skip]; otelhooks
+// counts it in lock.skips, with lock.adapter http): reason busy (the lock stayed busy, also when the
+// request's context ended during the wait), refused (a body that cannot be
+// read, an invalid key, a read reaching a write of its lock, a misplaced
+// Wrap) or error (Redis failed, the Client was closed). Every lock's events
+// carry lock.adapter http ([lockmw.WithAdapter]).
 //
 // A misplaced Wrap is refused, never skipped: with the default key, a
 // request that arrives without a pattern (Wrap mounted before the router
@@ -188,8 +200,10 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handle
 		h.ServeHTTP(w, r)
 		return
 	}
+	l := m.locker(r, name, group)
 	r, err := bufferBody(r, m.cfg.bodyBuffer)
 	if err != nil {
+		m.skipped(r, l, lockmw.SkipRefused, err)
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			http.Error(w, badBodyBody, http.StatusRequestEntityTooLarge)
 		} else {
@@ -197,7 +211,6 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, h http.Handle
 		}
 		return
 	}
-	l := m.locker(r, name, group)
 	// WithLock releases the lock also when h panics; the panic then goes on.
 	// Once h has run, the response is written: what happened to the lock
 	// meanwhile is the Client's hooks' to report.

@@ -53,9 +53,11 @@ type config struct {
 	retryAfter time.Duration
 	bodyBuffer int64
 	permits    int
-	readWrite  bool // WithReadWrite
-	noNames    bool // WithPathValues was given no names
-	loggerSet  bool // WithLogger was given
+	readWrite  bool                                // WithReadWrite
+	noNames    bool                                // WithPathValues was given no names
+	loggerSet  bool                                // WithLogger was given
+	onSkip     func(r *http.Request, reason error) // nil: none
+	onSkipSet  bool                                // WithOnSkip was given (a nil func panics)
 }
 
 func defaultConfig() config {
@@ -83,6 +85,20 @@ func defaultConfig() config {
 // unlocked, by choice. A nil f makes New panic.
 func WithKey(f func(r *http.Request) string) Option {
 	return func(c *config) { c.key, c.customKey = f, true }
+}
+
+// WithOnSkip sets a function called for each request the middleware
+// answered itself, without running the handler (see [Middleware.Wrap]),
+// with the reason: an error matching lockmw.ErrNotAcquired (the lock stayed
+// busy; errors.As finds the *lockmw.BusyError), lockmw.ErrInvalidName,
+// lockmw.ErrUpgrade, the error reading the body, [ErrMisplaced], or the
+// Redis error. It is called on the request's goroutine before the answer
+// is written, and must be safe for concurrent use. Each such request is
+// also reported to the Client's Skip hooks ([lockmw.Hooks.Skip], otelhooks'
+// lock.skips), which count them without it. The default is none. A nil f
+// makes New panic.
+func WithOnSkip(f func(r *http.Request, reason error)) Option {
+	return func(c *config) { c.onSkip, c.onSkipSet = f, true }
 }
 
 // WithOneLockPerPath makes the default key leave out the request's method
@@ -262,6 +278,8 @@ func (c *config) invalid() string {
 		return "WithKey(nil): a key function is required"
 	case c.loggerSet && c.logger == nil:
 		return "WithLogger(nil): a logger is required"
+	case c.onSkipSet && c.onSkip == nil:
+		return "WithOnSkip(nil): a function is required"
 	case c.noNames:
 		return "WithPathValues(): at least one wildcard name is required"
 	case c.wait < 0:

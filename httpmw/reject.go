@@ -2,10 +2,12 @@ package httpmw
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -20,6 +22,11 @@ const (
 	misplacedBody   = "server misconfigured: the lock middleware runs where no route is known; see the server log"
 )
 
+// ErrMisplaced is the reason ([WithOnSkip], [lockmw.SkipEvent].Err) of a
+// request refused because the middleware runs where no route is known (see
+// [Middleware.RefuseMisplaced]).
+var ErrMisplaced = errors.New("httpmw: no route known where the lock middleware runs")
+
 // wrapMisplaced is what Wrap logs when it refuses a request (see Wrap).
 const wrapMisplaced = "Wrap got a request with no route pattern, or a mount's \"/*\". " +
 	"Mount Wrap where the router has matched: on each route (mux.Handle(pattern, m.Wrap(h)), chi's r.With(m.Wrap)), " +
@@ -32,17 +39,21 @@ const wrapMisplaced = "Wrap got a request with no route pattern, or a mount's \"
 // middleware runs before routing: register it with e.Use"), with the
 // request's method, path and pattern. It is for router adapters that find
 // themselves misplaced by their own means (echomw under echo's Pre,
-// fibermw under app.Use), so that every refusal looks and logs alike.
+// fibermw under app.Use), so that every refusal looks and logs alike; each
+// is reported to the Client's Skip hooks, reason refused, and to
+// [WithOnSkip]'s function with an error matching [ErrMisplaced].
 func (m *Middleware) RefuseMisplaced(w http.ResponseWriter, r *http.Request, why string) {
 	m.warned.Do(func() {
 		m.cfg.logger.Error("httpmw: refusing with 500 rather than running unlocked: "+why+" (logged once per Middleware)",
 			"method", r.Method, "path", r.URL.Path, "pattern", r.Pattern)
 	})
+	m.skipped(r, nil, lockmw.SkipRefused, fmt.Errorf("%w: %s", ErrMisplaced, why))
 	http.Error(w, misplacedBody, http.StatusInternalServerError)
 }
 
-// reject answers a request that did not get the lock.
+// reject answers a request that did not get the lock, and reports it.
 func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, l lockmw.Locker, err error) {
+	m.skipped(r, l, skip.Reason(err), err)
 	var busy *lockmw.BusyError
 	switch {
 	case r.Context().Err() != nil:
@@ -58,6 +69,20 @@ func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, l lockmw.Loc
 		http.Error(w, invalidKeyBody, http.StatusBadRequest)
 	default: // Redis error, lockmw.ErrClosed
 		http.Error(w, unavailableBody, http.StatusServiceUnavailable)
+	}
+}
+
+// skipped reports r, answered without running the handler, for reason:
+// to the Client's Skip hooks (of the lock l; nil when there is none) and to
+// WithOnSkip's function.
+func (m *Middleware) skipped(r *http.Request, l lockmw.Locker, reason lockmw.SkipReason, err error) {
+	if l == nil {
+		skip.NotLocked(r.Context(), m.c, lockmw.AdapterHTTP, reason, err)
+	} else {
+		skip.Locked(r.Context(), m.c, l, reason, err)
+	}
+	if m.cfg.onSkip != nil {
+		m.cfg.onSkip(r, err)
 	}
 }
 

@@ -22,7 +22,10 @@
 // child of its lock.hold span. Spans
 // carry the full lock name in lock.name, and the lock's group
 // ([lockmw.WithGroup]) in lock.group when it has one: httpmw's locks have
-// their route, asynqmw's their task type.
+// their route, asynqmw's their task type. The spans (and links) of a lock an
+// adapter took carry lock.adapter ([lockmw.LockInfo.Adapter]: "http",
+// "grpc", "connect", "asynq", "river" or "gocron"); a lock of the program's
+// own has none.
 //
 //   - lock.wait runs from the start of Lock or TryLock to acquired, timed out,
 //     canceled or failed, as a child of the caller's span. Attributes:
@@ -89,6 +92,7 @@
 //	lock.hold.duration  histogram       s           lock.name, lock.kind, lock.permits, lock.mode
 //	lock.renewals       counter         {renewal}   lock.name, lock.kind, lock.permits, lock.mode, lock.outcome
 //	lock.lost           counter         {lock}      lock.name, lock.kind, lock.permits, lock.mode
+//	lock.skips          counter         {skip}      lock.skip.reason, lock.adapter, lock.name, lock.kind, lock.permits, lock.mode
 //	lock.hold.active    up-down counter {hold}      lock.kind
 //	lock.wait.active    up-down counter {waiter}    lock.kind
 //	lock.renew.active   up-down counter {hold}      lock.kind
@@ -99,7 +103,21 @@
 // abandoned by Close). lock.renewals counts one per lock per renewal script
 // (lock.outcome "renewed", "lost", "error"), lock.lost the holds that ended
 // without their owner releasing them. lock.permits is on a semaphore's data
-// points only, lock.mode ("read" or "write") on a read-write lock's.
+// points only, lock.mode ("read" or "write") on a read-write lock's. Each
+// of them, lock.skips too, has lock.adapter when an adapter took the lock.
+//
+// lock.skips counts the work an adapter did not run (a request, an RPC, a
+// task, a job's run), which it reports with [lockmw.Client.ReportSkip]:
+// lock.skip.reason "busy" (the lock stayed busy for the whole wait),
+// "duplicate" (asynqmw: the lock was held and the task found done already,
+// which no lock event shows), "refused" (the lock could not be applied: no
+// key, an invalid name) or "error" (Redis failed, the Client was closed).
+// Both lock.skip.reason and lock.adapter are closed sets, and the lock's
+// attributes follow the name policy below, so the series stay bounded; a
+// skip that names no lock (a misplaced mounting, a key function's error)
+// has lock.skip.reason and lock.adapter alone. Each skip also adds a
+// lock.skip event ([SkipEventName]) to the caller's span when it records,
+// with the full lock name.
 //
 // The three up-down counters are gauges of a Client's state now:
 // lock.hold.active the holds open (+1 when a hold begins, -1 when it ends;

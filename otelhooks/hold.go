@@ -30,7 +30,7 @@ func (t *telemetry) holdStart(ctx context.Context, e lockmw.HoldStartEvent) cont
 	if renewing {
 		t.m.renewing.Add(ctx, 1, gauge...)
 	}
-	attrs := make([]attribute.KeyValue, 0, 7) // lock.lead is rare: Lead's terms only
+	attrs := make([]attribute.KeyValue, 0, 8) // lock.lead is rare: Lead's terms only
 	attrs = append(attrs, LockNameKey.String(e.Name), LockWaitedKey.Bool(e.Waited))
 	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.LockInfo)
 	if e.Token > 0 {

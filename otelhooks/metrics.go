@@ -15,6 +15,7 @@ const (
 	HoldDurationMetric = "lock.hold.duration" // histogram, s: ended holds, by lock.name, lock.kind, lock.permits
 	RenewalsMetric     = "lock.renewals"      // counter: renewals of one lock, by lock.name, lock.kind, lock.permits, lock.outcome
 	LostMetric         = "lock.lost"          // counter: holds lost, by lock.name, lock.kind, lock.permits
+	SkipsMetric        = "lock.skips"         // counter: work an adapter skipped, by lock.skip.reason, lock.adapter, lock.name, lock.kind, lock.permits
 
 	// The gauges of a Client (up-down counters), by lock.kind alone.
 	ActiveHoldsMetric    = "lock.hold.active"  // holds open
@@ -34,6 +35,7 @@ type instruments struct {
 	hold     metric.Float64Histogram
 	renewals metric.Int64Counter
 	lost     metric.Int64Counter
+	skips    metric.Int64Counter
 	holds    metric.Int64UpDownCounter
 	waits    metric.Int64UpDownCounter
 	renewing metric.Int64UpDownCounter
@@ -69,6 +71,12 @@ func newInstruments(m metric.Meter) instruments {
 		metric.WithDescription("Holds that ended without their owner releasing them.")); err != nil {
 		otel.Handle(err)
 		in.lost = noop.Int64Counter{}
+	}
+	if in.skips, err = m.Int64Counter(SkipsMetric,
+		metric.WithUnit("{skip}"),
+		metric.WithDescription("Requests, RPCs, tasks and runs an adapter did not run, by reason (busy, duplicate, refused, error).")); err != nil {
+		otel.Handle(err)
+		in.skips = noop.Int64Counter{}
 	}
 	in.holds = newGauge(m, ActiveHoldsMetric, "{hold}", "Holds open: acquired and not yet unlocked, lost or abandoned.")
 	in.waits = newGauge(m, ActiveWaitsMetric, "{waiter}", "Acquisitions under way (waiters, queued or trying), re-entries excluded.")
@@ -133,9 +141,10 @@ func (t *telemetry) metricName(name, group string) (attribute.KeyValue, bool) {
 }
 
 // metricAttrs returns the metric attributes for the lock info names: extra,
-// lock.kind, lock.permits for a semaphore, and lock.name (see metricName).
+// lock.kind, lock.permits for a semaphore, lock.adapter when an adapter took
+// it, and lock.name (see metricName).
 func (t *telemetry) metricAttrs(info lockmw.LockInfo, extra ...attribute.KeyValue) metric.MeasurementOption {
-	attrs := make([]attribute.KeyValue, 0, len(extra)+3)
+	attrs := make([]attribute.KeyValue, 0, len(extra)+4)
 	attrs = appendKind(append(attrs, extra...), info)
 	if kv, ok := t.metricName(info.Name, info.Group); ok {
 		attrs = append(attrs, kv)

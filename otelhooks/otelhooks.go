@@ -41,6 +41,8 @@ const (
 	LockRenewedCountKey = attribute.Key("lock.renewed_count") // int: locks a renewal script renewed
 	LockLostCountKey    = attribute.Key("lock.lost_count")    // int: locks a renewal script found gone
 	LockFailedCountKey  = attribute.Key("lock.failed_count")  // int: locks whose renewal failed (script error)
+	LockAdapterKey      = attribute.Key("lock.adapter")       // string: the adapter that took the lock (lockmw.LockInfo.Adapter: http, grpc, connect, asynq, river, gocron); absent when none
+	LockSkipReasonKey   = attribute.Key("lock.skip.reason")   // string: why an adapter skipped the work (lockmw.SkipReason: busy, duplicate, refused, error)
 )
 
 // Version returns the version of the rlock module this package was built
@@ -86,6 +88,7 @@ func New(opts ...Option) lockmw.Hooks {
 		HoldStart:    t.holdStart,
 		HoldEnd:      t.holdEnd,
 		Renewal:      t.renewal,
+		Skip:         t.skip,
 	}
 	if c.links {
 		h.Metadata = t.metadata
@@ -151,15 +154,27 @@ func kindAttr(info lockmw.LockInfo) attribute.KeyValue {
 
 // appendKind appends to attrs what kind of lock info names: lock.kind, and
 // for a semaphore lock.permits (lockmw's Permits, its limit), for a side of
-// a read-write lock lock.mode (lockmw's Mode, "read" or "write").
+// a read-write lock lock.mode (lockmw's Mode, "read" or "write"); then
+// lock.adapter when an adapter took the lock (a closed set: bounded on
+// metrics too).
 func appendKind(attrs []attribute.KeyValue, info lockmw.LockInfo) []attribute.KeyValue {
 	switch {
 	case info.Permits > 0:
-		return append(attrs, semaphoreKind, LockPermitsKey.Int(info.Permits))
+		attrs = append(attrs, semaphoreKind, LockPermitsKey.Int(info.Permits))
 	case info.Mode != "":
-		return append(attrs, kindAttr(info), LockModeKey.String(info.Mode))
+		attrs = append(attrs, kindAttr(info), LockModeKey.String(info.Mode))
+	default:
+		attrs = append(attrs, kindAttr(info))
 	}
-	return append(attrs, kindAttr(info))
+	return appendAdapter(attrs, info.Adapter)
+}
+
+// appendAdapter appends lock.adapter to attrs when adapter is set.
+func appendAdapter(attrs []attribute.KeyValue, adapter string) []attribute.KeyValue {
+	if adapter == "" {
+		return attrs
+	}
+	return append(attrs, LockAdapterKey.String(adapter))
 }
 
 // leadAttr marks the spans of lockmw.Lead's campaigns and terms.

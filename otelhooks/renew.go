@@ -32,7 +32,7 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 		counts[o]++
 		if span, ok := t.holdSpan(l.Context); ok {
 			if sc := span.SpanContext(); sc.IsValid() {
-				attrs := make([]attribute.KeyValue, 0, 5)
+				attrs := make([]attribute.KeyValue, 0, 6)
 				attrs = append(attrs, LockNameKey.String(l.Name), LockOutcomeKey.String(o.String()))
 				links = append(links, trace.Link{SpanContext: sc, Attributes: appendKind(appendGroup(attrs, l.Group), l.LockInfo)})
 			}
@@ -74,18 +74,18 @@ func (t *telemetry) renewal(e lockmw.RenewalEvent) {
 }
 
 // renewalCounts counts the locks of a renewal script by outcome and kind
-// (lock.kind, lock.permits, lock.mode), for the lock.renewals metric without
+// (lock.kind, lock.permits, lock.mode, lock.adapter), for the lock.renewals metric without
 // lock.name: a few entries, so a slice.
 type renewalCounts []renewalCount
 
 type renewalCount struct {
 	outcome lockmw.RenewalOutcome
-	kind    lockmw.LockInfo // Kind, Permits and Mode only
+	kind    lockmw.LockInfo // Kind, Permits, Mode and Adapter only
 	n       int64
 }
 
 func (rc *renewalCounts) add(o lockmw.RenewalOutcome, info lockmw.LockInfo) {
-	k := lockmw.LockInfo{Kind: info.Kind, Permits: info.Permits, Mode: info.Mode}
+	k := lockmw.LockInfo{Kind: info.Kind, Permits: info.Permits, Mode: info.Mode, Adapter: info.Adapter}
 	for i := range *rc {
 		if c := &(*rc)[i]; c.outcome == o && c.kind == k {
 			c.n++

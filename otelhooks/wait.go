@@ -16,7 +16,7 @@ func (t *telemetry) acquireStart(ctx context.Context, e lockmw.AcquireStartEvent
 	if !e.Reentrant {
 		t.m.waits.Add(ctx, 1, gaugeAttrs(e.LockInfo)...)
 	}
-	attrs := make([]attribute.KeyValue, 0, 5) // lock.lead is rare: Lead's campaigns only
+	attrs := make([]attribute.KeyValue, 0, 6) // lock.lead is rare: Lead's campaigns only
 	attrs = append(attrs, LockNameKey.String(e.Name), LockReentrantKey.Bool(e.Reentrant))
 	attrs = appendKind(appendLead(appendGroup(attrs, e.Group), e.Lead), e.LockInfo)
 	ctx, span := t.tracer.Start(ctx, WaitSpanName, spanKind, trace.WithAttributes(attrs...))

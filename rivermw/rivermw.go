@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -55,6 +56,12 @@ import (
 //     back-off (10 attempts over about 25s) and, failing that, the lock
 //     expires within c's watchdog timeout.
 //
+// Each attempt whose job did not run because its lock was not taken (a
+// snooze, the busy error past the cap, a cancel, a failure) is reported to
+// c's Skip hooks ([lockmw.Hooks.Skip]; otelhooks counts it in lock.skips,
+// with lock.adapter river): reason busy, refused (an invalid key) or error.
+// Every lock's events carry lock.adapter river ([lockmw.WithAdapter]).
+//
 // Every lock has the job's kind as its group ([lockmw.WithGroup]): the
 // lock's name with the kind in place of the key, "river:lock:<kind>" for
 // "river:lock:<kind>:<hash>" by default ("river:limit:<kind>" for a
@@ -84,6 +91,9 @@ type middleware struct {
 
 var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 
+// adapter names rivermw in the hooks' events of its locks (LockInfo.Adapter).
+var adapter = lockmw.WithAdapter(lockmw.AdapterRiver)
+
 // unlockRetry is the back-off of a release retried after a Redis error: 10
 // attempts over about 25s, until one succeeds, the hold is found lost (the
 // key expired meanwhile) or the lockmw.Client is closed.
@@ -102,6 +112,7 @@ func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner fu
 		return doInner(hctx)
 	}, lockmw.WithWait(m.o.wait), unlockRetry)
 	if !locked {
+		skip.Locked(ctx, m.c, l, skip.Reason(err), err)
 		return m.notLocked(ctx, job, l.Name(), err)
 	}
 	return m.result(ctx, job, l.Name(), err)
@@ -113,9 +124,9 @@ func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner fu
 // metrics, is the name with the kind in place of the key.
 func (m *middleware) locker(key, kind string) lockmw.Locker {
 	if m.o.permits > 1 {
-		return m.c.Semaphore(m.o.prefix+"limit:"+key, m.o.permits, lockmw.WithGroup(m.o.prefix+"limit:"+kind))
+		return m.c.Semaphore(m.o.prefix+"limit:"+key, m.o.permits, lockmw.WithGroup(m.o.prefix+"limit:"+kind), adapter)
 	}
-	return m.c.Mutex(m.o.prefix+"lock:"+key, lockmw.WithGroup(m.o.prefix+"lock:"+kind))
+	return m.c.Mutex(m.o.prefix+"lock:"+key, lockmw.WithGroup(m.o.prefix+"lock:"+kind), adapter)
 }
 
 // notLocked turns a failed acquisition into the attempt's result: a snooze

@@ -36,9 +36,29 @@
 // [Locker.Lock] makes one attempt, bounded by its own short timeout
 // ([WithLockTimeout], 500ms by default): a paused or unreachable Redis
 // delays a job by that much at most, not by the go-redis read timeout. A job
-// that runs elsewhere gives an error matching lockmw.ErrNotAcquired; a Redis
-// failure gives one matching [ErrUnavailable] and never ErrNotAcquired, so an
-// AfterLockError listener can tell them apart.
+// that runs elsewhere gives an error matching [ErrBusy] and
+// lockmw.ErrNotAcquired; a Redis failure gives one matching [ErrUnavailable]
+// and never ErrNotAcquired, so an AfterLockError listener can tell them
+// apart.
+//
+// # Counting skipped runs
+//
+// gocron hands the Locker's error to the job's own listener,
+// gocron.AfterLockError, for each run it skips:
+//
+//	gocron.WithEventListeners(gocron.AfterLockError(func(_ uuid.UUID, job string, err error) {
+//		switch {
+//		case errors.Is(err, scheduler.ErrBusy): // another instance runs this tick: expected
+//		case errors.Is(err, scheduler.ErrUnavailable): // Redis failed: nobody may run it
+//		}
+//	}))
+//
+// A busy error says who holds the lock and that it is released when that
+// run ends: the lock's TTL, renewed while the run lasts, bounds the wait
+// only if the holder dies. The Locker also reports each skipped run to the
+// lockmw.Client's Skip hooks ([lockmw.Hooks.Skip]), as the Elector does for
+// each IsLeader that fails: otelhooks counts them in lock.skips, with reason
+// busy, refused or error and lock.adapter gocron.
 //
 // # Leadership
 //

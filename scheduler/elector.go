@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
+	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -72,7 +73,7 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 		panic(`scheduler: NewElector(c, ""): the elector name must not be empty`)
 	}
 	o := newOptions("NewElector", opts)
-	m := mustName(c.Mutex(o.prefix+name), fmt.Sprintf("NewElector(c, %q)", name))
+	m := mustName(c.Mutex(o.prefix+name, adapter), fmt.Sprintf("NewElector(c, %q)", name))
 	ctx, stop := context.WithCancelCause(context.Background())
 	e := &Elector{c: c, m: m, log: o.logger, stop: stop, done: make(chan struct{}),
 		settled: make(chan struct{}), waitSettled: o.lockTimeout}
@@ -100,7 +101,34 @@ func NewElector(c *lockmw.Client, name string, opts ...Option) *Elector {
 // again; when the lockmw.Client closed it also matches lockmw.ErrClosed, for
 // good. A standby's error says that it campaigns. After Close it always
 // returns an error.
+//
+// gocron calls IsLeader before each run and skips the run when it fails, so
+// each error is also reported to the lockmw.Client's Skip hooks
+// ([lockmw.Hooks.Skip]; otelhooks counts it in lock.skips, with
+// lock.adapter gocron): reason busy while another instance leads or the
+// campaign goes on, error once the Elector or its Client is closed.
 func (e *Elector) IsLeader(ctx context.Context) error {
+	err := e.isLeader(ctx)
+	if err != nil {
+		reason := lockmw.SkipBusy
+		if e.over() {
+			reason = lockmw.SkipFailed
+		}
+		skip.Locked(ctx, e.c, e.m, reason, err)
+	}
+	return err
+}
+
+// over reports whether the campaign is over for good: the Elector or its
+// Client closed.
+func (e *Elector) over() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed || e.ended != nil
+}
+
+// isLeader is IsLeader's answer.
+func (e *Elector) isLeader(ctx context.Context) error {
 	select {
 	case <-e.settled:
 		return e.answer()

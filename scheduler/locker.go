@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/go-co-op/gocron/v2"
+
+	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -40,13 +42,20 @@ func NewLocker(c *lockmw.Client, opts ...Option) *Locker {
 // Lock makes one attempt to take the lock of the job called key (gocron's
 // job name), bounded by the lock timeout ([WithLockTimeout]) and by ctx; it
 // never waits for the lock. When another instance holds it, it returns an
-// error matching lockmw.ErrNotAcquired, and gocron skips this run (it calls
-// the job's AfterLockError listener and counts a skip). When Redis fails or
+// error matching [ErrBusy] and lockmw.ErrNotAcquired, which says who holds
+// it, and gocron skips this run (it calls the job's AfterLockError listener
+// and counts a skip). When Redis fails or
 // does not answer in time it returns an error matching [ErrUnavailable]
 // instead, which never matches lockmw.ErrNotAcquired; gocron skips the run
 // too. An invalid job name (empty, too long, with control characters) gives
 // an error matching lockmw.ErrInvalidName. After the lockmw.Client is closed
 // it returns an error matching lockmw.ErrClosed.
+//
+// Each error is also reported to the lockmw.Client's Skip hooks
+// ([lockmw.Hooks.Skip]; otelhooks counts it in lock.skips, with
+// lock.adapter gocron): reason busy, refused (an invalid job name) or error
+// (Redis, the lock timeout, a closed Client, ctx). The lock's events carry
+// lock.adapter gocron ([lockmw.WithAdapter]).
 //
 // While the job runs the watchdog of the lockmw.Client renews the lock, so a
 // job may run longer than the watchdog timeout. gocron hands the job its own
@@ -56,14 +65,17 @@ func NewLocker(c *lockmw.Client, opts ...Option) *Locker {
 // the Locker's logger ([WithLogger]) with the job's name; the job's Unlock
 // then returns an error matching lockmw.ErrLockLost.
 func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
-	what := fmt.Sprintf("job %q", key)
 	if key == "" {
-		return nil, fmt.Errorf("scheduler: %s: %w: empty job name", what, lockmw.ErrInvalidName)
+		err := fmt.Errorf("scheduler: job %q: %w: empty job name", key, lockmw.ErrInvalidName)
+		skip.NotLocked(ctx, l.c, lockmw.AdapterGocron, lockmw.SkipRefused, err)
+		return nil, err
 	}
-	m := l.c.Mutex(l.opt.prefix + key)
+	m := l.c.Mutex(l.opt.prefix+key, adapter)
 	h, err := take(ctx, m, l.opt.lockTimeout, l.opt.minHold)
 	if err != nil {
-		return nil, classify(what, err)
+		err = classify(key, err)
+		skip.Locked(ctx, l.c, m, skip.Reason(err), err)
+		return nil, err
 	}
 	log := l.opt.logger
 	stop := h.watchLoss(func(cause error) {
@@ -71,6 +83,10 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 	})
 	return &Lock{job: key, h: h, stopWatch: stop}, nil
 }
+
+// adapter names the scheduler in the hooks' events of its locks
+// (LockInfo.Adapter) and in the skips it reports.
+var adapter = lockmw.WithAdapter(lockmw.AdapterGocron)
 
 // Lock is a job's lock, returned by [Locker.Lock]; gocron unlocks it when the
 // run ends.

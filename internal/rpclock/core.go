@@ -93,13 +93,17 @@ func InvalidHeader(option, h string) string {
 
 // Core takes the locks of one adapter's calls. It is safe for concurrent use.
 type Core struct {
-	c *lockmw.Client
-	s Settings
+	c       *lockmw.Client
+	s       Settings
+	adapter lockmw.LockOption // WithAdapter: the adapter in every lock's events
+	name    string            // the adapter's name in the skips it reports
 }
 
-// New returns a Core that locks through c with s, which Invalid found valid.
-func New(c *lockmw.Client, s Settings) *Core {
-	return &Core{c: c, s: s}
+// New returns a Core that locks through c with s, which Invalid found valid,
+// for the adapter called adapter (lockmw.AdapterGRPC, lockmw.AdapterConnect):
+// the hooks' events of its locks, and the skips it reports, carry it.
+func New(c *lockmw.Client, s Settings, adapter string) *Core {
+	return &Core{c: c, s: s, adapter: lockmw.WithAdapter(adapter), name: adapter}
 }
 
 // MethodKey is the default key of a method, "rpc:" + its full name
@@ -161,7 +165,7 @@ func (c *Core) limited(k string) string {
 // Semaphore of that many permits.
 func (c *Core) locker(name, group string) lockmw.Locker {
 	if c.s.Permits > 1 {
-		return c.c.Semaphore(name, c.s.Permits, lockmw.WithGroup(group))
+		return c.c.Semaphore(name, c.s.Permits, lockmw.WithGroup(group), c.adapter)
 	}
-	return c.c.Mutex(name, lockmw.WithGroup(group))
+	return c.c.Mutex(name, lockmw.WithGroup(group), c.adapter)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-rlock/rlock/internal/rpclock"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
+	"github.com/go-rlock/rlock/lockmw"
 )
 
 func TestNames(t *testing.T) {
@@ -33,7 +34,7 @@ func TestNames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := s
 			s.Permits = tc.permits
-			name, r := rpclock.New(locks, s).Name(tc.key, get)
+			name, r := rpclock.New(locks, s, lockmw.AdapterGRPC).Name(tc.key, get)
 			require.Nil(t, r)
 			assert.Equal(t, tc.want, name)
 		})
@@ -42,15 +43,15 @@ func TestNames(t *testing.T) {
 		for _, h := range []string{"x-missing", "x-two"} {
 			s := rpclock.DefaultSettings()
 			s.AddHeader("WithMetadataKey", h)
-			_, r := rpclock.New(locks, s).Name("k", get)
+			_, r := rpclock.New(locks, s, lockmw.AdapterGRPC).Name("k", get)
 			require.NotNil(t, r, h)
 			assert.Equal(t, rpclock.InvalidArgument, r.Code)
 		}
 	})
 	t.Run("the group is the method's name, with the limit", func(t *testing.T) {
 		s := rpclock.DefaultSettings()
-		assert.Equal(t, "rpc:/p.S/M", rpclock.New(locks, s).Group("/p.S/M"))
+		assert.Equal(t, "rpc:/p.S/M", rpclock.New(locks, s, lockmw.AdapterGRPC).Group("/p.S/M"))
 		s.Permits = 2
-		assert.Equal(t, "rpc:limit:/p.S/M", rpclock.New(locks, s).Group("/p.S/M"))
+		assert.Equal(t, "rpc:limit:/p.S/M", rpclock.New(locks, s, lockmw.AdapterGRPC).Group("/p.S/M"))
 	})
 }

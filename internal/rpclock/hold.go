@@ -3,6 +3,7 @@ package rpclock
 import (
 	"context"
 
+	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -18,11 +19,13 @@ type Hold struct {
 // retry delay (busy), DeadlineExceeded or Canceled (ctx ended first),
 // InvalidArgument (a name the lock cannot use), Unavailable (Redis failed,
 // or the Client is closed). A waiter whose ctx ends leaves the queue at once
-// (lockmw's TryLock).
+// (lockmw's TryLock). Each refusal is reported to the Client's Skip hooks,
+// with the reason of lockmw's error: busy, refused or error.
 func (c *Core) Acquire(ctx context.Context, name, group string) (*Hold, *Refusal) {
 	l := c.locker(name, group)
 	hctx, err := l.TryLock(ctx, c.s.Wait, c.s.Lease)
 	if err != nil {
+		skip.Locked(ctx, c.c, l, skip.Reason(err), err)
 		return nil, c.refuse(ctx, l, err)
 	}
 	return &Hold{ctx: hctx, l: l}, nil

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -65,6 +66,14 @@ func (r *Refusal) Pushback() string {
 // with the function's text.
 func BadKey(err error) *Refusal {
 	return &Refusal{Code: InvalidArgument, Msg: err.Error(), Err: err}
+}
+
+// Refused reports r, the refusal of a call that takes no lock because its
+// key could not be made (BadKey, Name's), to the Client's Skip hooks as a
+// refused skip that names only the adapter, and returns it.
+func (c *Core) Refused(ctx context.Context, r *Refusal) *Refusal {
+	skip.NotLocked(ctx, c.c, c.name, lockmw.SkipRefused, r.Err)
+	return r
 }
 
 // lost is the refusal of a call whose hold ended while it ran (hold is its
