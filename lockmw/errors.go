@@ -67,9 +67,14 @@ type BusyError struct {
 	metas    []string // every holder's seen, for a MultiLock's AcquireEnd event
 }
 
-// Error describes the holder and its TTL.
+// Error describes the holder and its key's TTL, which a renewed hold
+// keeps extending: the lock is free when the holder releases it, which
+// may be much sooner, or when the key expires unrenewed.
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("lockmw: lock %q not acquired: held by %q for another %v", e.Name, e.Holder, e.TTL)
+	if e.TTL < 0 {
+		return fmt.Sprintf("lockmw: lock %q not acquired: held by %q (its key has no TTL)", e.Name, e.Holder)
+	}
+	return fmt.Sprintf("lockmw: lock %q not acquired: held by %q (its key expires in %v unless renewed)", e.Name, e.Holder, e.TTL)
 }
 
 // Is reports whether target is ErrNotAcquired.

@@ -67,9 +67,9 @@ func ExampleMutex_TryLock() {
 	_, err := serviceB.Mutex("report").TryLock(ctx, 100*time.Millisecond, 10*time.Second)
 	var busy *lockmw.BusyError
 	if errors.As(err, &busy) {
-		fmt.Println("busy:", errors.Is(err, lockmw.ErrNotAcquired), "held for another", busy.TTL.Round(10*time.Second))
+		fmt.Println("busy:", errors.Is(err, lockmw.ErrNotAcquired), "key expires in", busy.TTL.Round(10*time.Second), "unless renewed")
 	}
-	// Output: busy: true held for another 30s
+	// Output: busy: true key expires in 30s unless renewed
 }
 
 func ExampleMutex_Token() {
