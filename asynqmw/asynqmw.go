@@ -246,7 +246,7 @@ func (mw *middleware) lockFailed(ctx context.Context, t *asynq.Task, l lockmw.Lo
 	default:
 		err = fmt.Errorf("asynqmw: task %q: locking %q: %w", t.Type(), l.Name(), err)
 	}
-	skip.Locked(ctx, mw.c, l, skip.Reason(err), err)
+	skip.Locked(ctx, mw.c, l, lockmw.SkipReasonOf(err), err)
 	return err
 }
 

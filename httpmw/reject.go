@@ -53,7 +53,7 @@ func (m *Middleware) RefuseMisplaced(w http.ResponseWriter, r *http.Request, why
 
 // reject answers a request that did not get the lock, and reports it.
 func (m *Middleware) reject(w http.ResponseWriter, r *http.Request, l lockmw.Locker, err error) {
-	m.skipped(r, l, skip.Reason(err), err)
+	m.skipped(r, l, lockmw.SkipReasonOf(err), err)
 	var busy *lockmw.BusyError
 	switch {
 	case r.Context().Err() != nil:

@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -63,6 +64,23 @@ func (r SkipReason) String() string {
 	default:
 		return "error"
 	}
+}
+
+// SkipReasonOf is the reason of a skip whose lock attempt failed with err,
+// as the adapters of this module classify it: SkipBusy for a busy lock (a
+// [BusyError]: the lock was seen held; a wait in which Redis never answered
+// also matches ErrNotAcquired, but is SkipFailed), SkipRefused for a lock
+// that cannot be applied (ErrInvalidName, ErrUpgrade, ErrInvalidArgument,
+// errors.ErrUnsupported), and SkipFailed for anything else.
+func SkipReasonOf(err error) SkipReason {
+	switch {
+	case errors.As(err, new(*BusyError)):
+		return SkipBusy
+	case errors.Is(err, ErrInvalidName), errors.Is(err, ErrUpgrade),
+		errors.Is(err, errors.ErrUnsupported), errors.Is(err, ErrInvalidArgument):
+		return SkipRefused
+	}
+	return SkipFailed
 }
 
 // SkipEvent describes work an adapter skipped ([Hooks.Skip]). Its LockInfo

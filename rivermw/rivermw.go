@@ -112,7 +112,7 @@ func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner fu
 		return doInner(hctx)
 	}, lockmw.WithWait(m.o.wait), unlockRetry)
 	if !locked {
-		skip.Locked(ctx, m.c, l, skip.Reason(err), err)
+		skip.Locked(ctx, m.c, l, lockmw.SkipReasonOf(err), err)
 		return m.notLocked(ctx, job, l.Name(), err)
 	}
 	return m.result(ctx, job, l.Name(), err)

@@ -74,7 +74,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 	h, err := take(ctx, m, l.opt.lockTimeout, l.opt.minHold)
 	if err != nil {
 		err = classify(key, err)
-		skip.Locked(ctx, l.c, m, skip.Reason(err), err)
+		skip.Locked(ctx, l.c, m, lockmw.SkipReasonOf(err), err)
 		return nil, err
 	}
 	log := l.opt.logger

@@ -25,7 +25,7 @@ func (c *Core) Acquire(ctx context.Context, name, group string) (*Hold, *Refusal
 	l := c.locker(name, group)
 	hctx, err := l.TryLock(ctx, c.s.Wait, c.s.Lease)
 	if err != nil {
-		skip.Locked(ctx, c.c, l, skip.Reason(err), err)
+		skip.Locked(ctx, c.c, l, lockmw.SkipReasonOf(err), err)
 		return nil, c.refuse(ctx, l, err)
 	}
 	return &Hold{ctx: hctx, l: l}, nil

@@ -1,4 +1,4 @@
-package skip_test
+package lockmw_test
 
 import (
 	"context"
@@ -8,11 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/go-rlock/rlock/internal/skip"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
-func TestReason(t *testing.T) {
+func TestSkipReasonOf(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
 		want lockmw.SkipReason
@@ -29,7 +28,7 @@ func TestReason(t *testing.T) {
 		{errors.New("redis: connection refused"), lockmw.SkipFailed},
 	} {
 		t.Run(tc.err.Error()+" is "+tc.want.String(), func(t *testing.T) {
-			assert.Equal(t, tc.want, skip.Reason(tc.err))
+			assert.Equal(t, tc.want, lockmw.SkipReasonOf(tc.err))
 		})
 	}
 }
