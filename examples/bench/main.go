@@ -289,6 +289,18 @@
 // names the ground ("loopback", or "through faultproxy, 500µs each way")
 // with a PING p50 timed on it before the first scenario.
 //
+// # Chart
+//
+// -svg FILE (parallel and parallel-semaphore) writes the run's side-by-side
+// as an SVG chart besides the report: a title naming the ground, the
+// machine and its load, then two panels, acquisitions/s and redis-server
+// CPU per acquisition, with a row per lock (rlock, every peer, both
+// floors): a bar at the median round, a whisker from the lowest round to
+// the highest. "make charts" writes one per ground into docs/charts.
+// -dry-run parses and checks the flags, prints the plan (the ground, the
+// locks, each line of the report in order) and exits without starting or
+// dialing a server.
+//
 // -cluster N (parallel and parallel-semaphore only, not with -addr) starts
 // a Redis Cluster of N masters without replicas on loopback
 // (internal/redistest's LaunchCluster, the slots split evenly) instead of
