@@ -97,3 +97,15 @@ func TestLinksResolve(t *testing.T) {
 		t.Fatal("no links found")
 	}
 }
+
+// docs/performance.md is a reference, not a lab notebook (issue 48): at
+// most 300 lines; the story of the figures goes to performance-history.md.
+func TestPerformancePageIsAReference(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "docs", "performance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 300 {
+		t.Errorf("docs/performance.md has %d lines, want at most 300: move the history to docs/performance-history.md", n)
+	}
+}
