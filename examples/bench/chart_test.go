@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-rlock/rlock/internal/redistest"
 )
 
 // parallelLine is a parallel scenario's line of lock with the given rounds.
@@ -147,5 +149,29 @@ func TestNiceCeil(t *testing.T) {
 		if got := niceCeil(c.in); got != c.want {
 			t.Errorf("niceCeil(%v) = %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// A run of the parallel scenario with -svg writes its chart: a bar per
+// lock it ran (rlock, rlock-nobatch and both floors) in each panel.
+func TestParallelRunWritesItsChart(t *testing.T) {
+	t.Parallel()
+	cfg := tinyParallel(redistest.Start(t).Addr(), parallelScenario, 2)
+	cfg.svg = filepath.Join(t.TempDir(), "parallel.svg")
+	rep := runJSON(t, cfg)
+	f, err := os.Open(cfg.svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	bars := map[int]int{}
+	for _, e := range readSVG(t, f) {
+		if e.class == "bar" {
+			bars[e.panel]++
+		}
+	}
+	want := len(chartSeriesOf(rep.Results))
+	if want != 4 || bars[1] != want || bars[2] != want {
+		t.Fatalf("bars per panel %v, want %d in panels 1 and 2 (rlock, rlock-nobatch, setnx, setnx-autopipeline)", bars, want)
 	}
 }
