@@ -1,4 +1,4 @@
-# Targets: test (default), lint, demo, stress, bench, soak, fuzz.
+# Targets: test (default), lint, demo, stress, bench, soak, fuzz, charts.
 # Only Go (see go.mod), git and make are needed; "make test" installs
 # redis-server when it is missing (Debian/Ubuntu, via apt-get), and
 # PostgreSQL for rivermw's tests.
@@ -17,7 +17,7 @@ ADAPTER_DEPS := go-co-op/gocron|hibiken/asynq|go\.opentelemetry\.io|golang\.org/
 RELEASED_MODULES := httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw rivermw grpcmw connectmw lockmw/rueidisrlock lockmw/valkeyrlock # also listed in MODULES, literally
 MODULES := . httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw rivermw grpcmw connectmw lockmw/rueidisrlock lockmw/valkeyrlock examples/bench examples/routers examples/grpc
 
-.PHONY: test lint demo stress bench soak fuzz release-bump
+.PHONY: test lint demo stress bench soak fuzz charts release-bump
 
 test:
 	./.ci/install-redis.sh
@@ -66,6 +66,19 @@ soak: SOAK ?= 20m
 soak:
 	./.ci/install-redis.sh
 	$(GO) test -count=1 -v -timeout 0 -parallel 3 -run 'Crash' ./internal/reliability -soak=$(SOAK) -faults
+
+# charts runs the load tool's parallel scenario (every lock, both floors) on
+# each ground, one node on loopback, through 500us each way, a 3-master
+# cluster, and writes each side-by-side as an SVG chart into docs/charts
+# (docs/performance.md shows them): several minutes a ground, not part of
+# test. CHART_FLAGS adds flags to each run (e.g. -rounds 3 -duration 2s).
+CHART_FLAGS ?=
+charts:
+	./.ci/install-redis.sh
+	mkdir -p docs/charts
+	$(GO) run -C examples/bench . -scenario parallel $(CHART_FLAGS) -svg ../../docs/charts/parallel-loopback.svg
+	$(GO) run -C examples/bench . -scenario parallel -latency 500us $(CHART_FLAGS) -svg ../../docs/charts/parallel-500us.svg
+	$(GO) run -C examples/bench . -scenario parallel -cluster 3 $(CHART_FLAGS) -svg ../../docs/charts/parallel-cluster3.svg
 
 fuzz: FUZZTIME ?= 30s
 fuzz:

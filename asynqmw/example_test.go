@@ -219,3 +219,25 @@ func ExampleWithOnSkip() {
 	// skipped email:send: duplicate true, busy false
 	// skipped report:build: duplicate false, busy true
 }
+
+// The settings that settle a burst of duplicates quickly: a duplicate waits
+// up to 2s for the holder in rlock's queue instead of going to asynq's retry
+// set (with WithWait(0), the default, it comes back only when asynq's
+// forwarder next runs: every DelayedTaskCheckInterval, 5s by default,
+// whatever RetryDelayFunc says), then finds the dedup mark and is skipped.
+// The retries that remain come back within a second.
+func ExampleWithWait_burst() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+	locks := lockmw.New(rdb)
+	defer locks.Close()
+
+	mux := asynq.NewServeMux()
+	mux.Use(asynqmw.New(locks, asynqmw.WithWait(2*time.Second), asynqmw.WithDedupWindow(time.Minute)))
+	server := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		DelayedTaskCheckInterval: time.Second, // busy retries back within a second, not 5s
+		IsFailure:                func(err error) bool { return !asynqmw.IsBusy(err) },
+		RetryDelayFunc:           asynqmw.RetryDelay(time.Second, nil),
+	})
+	_ = server // server.Run(mux)
+}

@@ -1,6 +1,7 @@
 package httpmw_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -104,4 +105,65 @@ func ExampleWithPermits() {
 	mux := http.NewServeMux()
 	// Each tenant's semaphore is "http:limit:POST /tenants/{tenant}/exports#tenant=<tenant>".
 	mux.Handle("POST /tenants/{tenant}/exports", exports.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { /* ... */ })))
+}
+
+// Under WithReadWrite the default key is the route's template without the
+// method, so GET /orders/{id} ("http:rw:/orders/{id}#id=7") and an action
+// route, POST /orders/{id}/pay ("http:rw:/orders/{id}/pay#id=7"), never
+// meet. A WithKey naming the resource joins them: both take the read-write
+// lock "http:rw:/orders/{id}#id=7", the GET its read side, the POST its
+// write side. While another instance writes order 7, both are refused.
+func ExampleWithReadWrite_actions() {
+	srv, err := redistest.Launch(redistest.Config{}) // a real redis-server for the example
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	locks := lockmw.New(srv.Client())
+	defer locks.Close()
+
+	order := httpmw.New(locks, httpmw.WithReadWrite(), httpmw.WithPathValues("id"), httpmw.WithWait(0),
+		httpmw.WithKey(func(*http.Request) string { return "http:/orders/{id}" }))
+	mux := http.NewServeMux()
+	mux.Handle("GET /orders/{id}", order.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "order", r.PathValue("id"))
+	})))
+	mux.Handle("POST /orders/{id}/pay", order.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "order", r.PathValue("id"), "paid")
+	})))
+	s := httptest.NewServer(mux)
+	defer s.Close()
+
+	other := lockmw.New(srv.NewClient()) // another instance, writing order 7
+	defer other.Close()
+	hold, err := other.RWMutex("http:rw:/orders/{id}#id=7").TryLock(context.Background(), 0, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("GET /orders/7:", send(s.URL, "GET", "/orders/7"))
+	fmt.Println("POST /orders/7/pay:", send(s.URL, "POST", "/orders/7/pay"))
+	fmt.Println("GET /orders/8:", send(s.URL, "GET", "/orders/8"))
+	_ = other.RWMutex("http:rw:/orders/{id}#id=7").Unlock(hold)
+	fmt.Println("POST /orders/7/pay:", send(s.URL, "POST", "/orders/7/pay"))
+	// Output:
+	// GET /orders/7: 409 Conflict
+	// POST /orders/7/pay: 409 Conflict
+	// GET /orders/8: 200 OK
+	// POST /orders/7/pay: 200 OK
+}
+
+// send makes one request and returns the answer's status.
+func send(base, method, path string) string {
+	req, err := http.NewRequest(method, base+path, nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	return resp.Status
 }

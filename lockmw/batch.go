@@ -96,11 +96,11 @@ type lane struct {
 // alone, that call took a round trip of its own beside every pipeline, and
 // the callers answered together split into ever smaller groups: on a
 // remote server fewer locks a second, on loopback more of Redis's CPU per
-// lock, docs/performance.md.) It is two: the server answers one pipeline
+// lock, docs/performance-history.md.) It is two: the server answers one pipeline
 // while the client sends or reads the other, and a queued call waits for
 // half a round trip on a remote server instead of a whole one (at 500 µs
 // each way about 1.1 × rueidislock's locks a second instead of 0.9 ×,
-// docs/performance.md). Two round trips of one Client may reach Redis in
+// docs/performance-history.md). Two round trips of one Client may reach Redis in
 // either order; none of the hot path's calls depends on another's order
 // but through its caller, which waits for the first before it sends the
 // second (a chore that must follow a call, an undo, waits until it

@@ -11,7 +11,7 @@ import (
 // The short releases (fastrelease.lua) queued in one pipeline go out as one
 // run of the script over all their locks. Redis charges a script for its
 // run and for each call inside (about 1.7 µs a call beside the command's own
-// cost, docs/performance.md): one run, with one EXISTS of the queues, one
+// cost, docs/performance-history.md): one run, with one EXISTS of the queues, one
 // PUBSUB NUMSUB, one DEL and one latch SET for all its locks, leaves per lock
 // its HGET, and the pipeline carries one command instead of many. The run
 // takes the place of the first of them in the pipeline: no release runs

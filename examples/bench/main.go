@@ -245,6 +245,8 @@
 //	                  many-waiters, mixed, trace, semaphore, rwmutex, parallel or parallel-semaphore (default all)
 //	-lock l           all (default), both (rlock,poll), or NAME[,NAME] of the locks above
 //	-json             print one JSON document instead of text lines
+//	-dry-run          parse and check the flags, print the plan (ground, locks, each line in order), start and dial nothing
+//	-svg file         parallel, parallel-semaphore: also write the side-by-side as an SVG chart (see Chart)
 //	-n, -runs         uncontended: pairs per run (2000), alternating runs (5)
 //	-block            uncontended: pairs per turn within a run (100)
 //	-workers, -hold, -think, -duration
@@ -286,6 +288,18 @@
 // rueidislock's own connections, the Redisson workers of mixed). The header
 // names the ground ("loopback", or "through faultproxy, 500µs each way")
 // with a PING p50 timed on it before the first scenario.
+//
+// # Chart
+//
+// -svg FILE (parallel and parallel-semaphore) writes the run's side-by-side
+// as an SVG chart besides the report: a title naming the ground, the
+// machine and its load, then two panels, acquisitions/s and redis-server
+// CPU per acquisition, with a row per lock (rlock, every peer, both
+// floors): a bar at the median round, a whisker from the lowest round to
+// the highest. "make charts" writes one per ground into docs/charts.
+// -dry-run parses and checks the flags, prints the plan (the ground, the
+// locks, each line of the report in order) and exits without starting or
+// dialing a server.
 //
 // -cluster N (parallel and parallel-semaphore only, not with -addr) starts
 // a Redis Cluster of N masters without replicas on loopback
@@ -333,6 +347,14 @@ func main() {
 		<-ctx.Done()
 		stop() // a second Ctrl-C kills at once
 	}()
+
+	if cfg.dryRun {
+		if err := printPlan(os.Stdout, cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	if prof.cpu != "" {
 		f, err := os.Create(prof.cpu)
@@ -431,6 +453,9 @@ type config struct {
 	latency time.Duration // one-way delay each direction through a faultproxy; 0: none
 	cluster int           // parallel scenarios: masters of a Redis Cluster the tool starts; 0: one server
 
+	dryRun bool   // -dry-run: print the plan, start and dial nothing
+	svg    string // -svg: write the parallel scenarios' side-by-side to this file as an SVG chart
+
 	goroutines int           // parallel: goroutines sharing one client, each on a name of its own
 	parRounds  int           // parallel: rounds, the locks taking turns in each
 	settle     time.Duration // parallel: the longest wait after a run for its keys to expire
@@ -497,6 +522,8 @@ func parseFlags(args []string, stderr io.Writer) (config, profiles, error) {
 	fs.DurationVar(&cfg.latency, "latency", 0, "put a faultproxy between every client and the server that delays each direction by this much (e.g. 500us: a round trip 1ms longer); 0: none")
 	fs.IntVar(&cfg.cluster, "cluster", 0, "parallel and parallel-semaphore: start a Redis Cluster of this many masters (no replicas) instead of one redis-server, every lock on a cluster client of its own, the server CPU summed over the nodes; 0: one server")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON document instead of text lines")
+	fs.BoolVar(&cfg.dryRun, "dry-run", false, "parse and check the flags, print what would run, and exit without starting or dialing a server")
+	fs.StringVar(&cfg.svg, "svg", "", "parallel and parallel-semaphore: also write the side-by-side as an SVG chart to this file (acquisitions/s and redis-server CPU per acquisition, per lock, the rounds' median and spread)")
 	fs.IntVar(&cfg.n, "n", cfg.n, "uncontended: lock+unlock pairs (and floor pairs) per run")
 	fs.IntVar(&cfg.runs, "runs", cfg.runs, "uncontended: alternating runs of lock+unlock and of the floor")
 	fs.IntVar(&cfg.block, "block", cfg.block, "uncontended: within a run, lock+unlock and the floor take turns every this many pairs")
@@ -570,6 +597,9 @@ func (c config) validate() error {
 				return fmt.Errorf("-cluster: -scenario %s has no cluster ground (only parallel and parallel-semaphore)", sc)
 			}
 		}
+	}
+	if c.svg != "" && !slices.ContainsFunc(c.scenarios, func(sc string) bool { return slices.Contains(parallelScenarios, sc) }) {
+		return errors.New("-svg: charts the parallel scenarios' rounds: use it with -scenario parallel or parallel-semaphore")
 	}
 	for _, v := range []struct {
 		name string

@@ -118,6 +118,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	} else {
 		fmt.Fprintf(out, "# load average at finish %s\n", rep.Machine.LoadAtFinish)
 	}
+	if cfg.svg != "" {
+		if err := writeChartFile(cfg.svg, rep); err != nil {
+			return err
+		}
+	}
 	return hardMisses(rep.Results)
 }
 

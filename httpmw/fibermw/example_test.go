@@ -111,3 +111,53 @@ func ExampleWithPermits() {
 	// Each tenant's semaphore is "http:limit:POST /tenants/:tenant/exports#tenant=<tenant>".
 	app.Post("/tenants/:tenant/exports", exports, func(c fiber.Ctx) error { return nil })
 }
+
+// Under WithReadWrite the default key is the route's template without the
+// method, so GET /orders/:id ("http:rw:/orders/:id#id=7") and an action
+// route, POST /orders/:id/pay ("http:rw:/orders/:id/pay#id=7"), never meet.
+// A WithKey naming the resource joins them: both take the read-write lock
+// "http:rw:/orders/:id#id=7", the GET its read side, the POST its write
+// side. While another instance writes order 7, both are refused.
+func ExampleWithReadWrite_actions() {
+	srv, err := redistest.Launch(redistest.Config{}) // a real redis-server for the example
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	locks := lockmw.New(srv.Client())
+	defer locks.Close()
+
+	order := fibermw.New(locks, fibermw.WithReadWrite(), fibermw.WithParams("id"), fibermw.WithWait(0),
+		fibermw.WithKey(func(fiber.Ctx) string { return "http:/orders/:id" }))
+	app := fiber.New()
+	app.Use(recover.New())
+	app.Get("/orders/:id", order, func(c fiber.Ctx) error { return c.SendString("order " + c.Params("id")) })
+	app.Post("/orders/:id/pay", order, func(c fiber.Ctx) error { return c.SendString("order " + c.Params("id") + " paid") })
+	send := func(method, path string) string {
+		resp, err := app.Test(httptest.NewRequest(method, path, nil), fiber.TestConfig{Timeout: 0})
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		return resp.Status
+	}
+
+	other := lockmw.New(srv.NewClient()) // another instance, writing order 7
+	defer other.Close()
+	hold, err := other.RWMutex("http:rw:/orders/:id#id=7").TryLock(context.Background(), 0, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("GET /orders/7:", send("GET", "/orders/7"))
+	fmt.Println("POST /orders/7/pay:", send("POST", "/orders/7/pay"))
+	fmt.Println("GET /orders/8:", send("GET", "/orders/8"))
+	_ = other.RWMutex("http:rw:/orders/:id#id=7").Unlock(hold)
+	fmt.Println("POST /orders/7/pay:", send("POST", "/orders/7/pay"))
+	// Output:
+	// GET /orders/7: 409 Conflict
+	// POST /orders/7/pay: 409 Conflict
+	// GET /orders/8: 200 OK
+	// POST /orders/7/pay: 200 OK
+}

@@ -1,6 +1,7 @@
 package chi_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -103,4 +104,58 @@ func Example_route() {
 		})
 	})
 	_ = http.ListenAndServe(":8080", r)
+}
+
+// Under WithReadWrite the default key is the route's template without the
+// method, so GET /orders/{id} ("http:rw:/orders/{id}#id=7") and an action
+// route, POST /orders/{id}/pay ("http:rw:/orders/{id}/pay#id=7"), never
+// meet. A WithKey naming the resource joins them: both take the read-write
+// lock "http:rw:/orders/{id}#id=7", the GET its read side, the POST its
+// write side, which the handlers print.
+func Example_readWriteActions() {
+	srv, err := redistest.Launch(redistest.Config{}) // a real redis-server for the example
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	locks := lockmw.New(srv.Client())
+	defer locks.Close()
+
+	order := httpmw.New(locks, httpmw.WithReadWrite(), httpmw.WithPathValues("id"), httpmw.WithWait(0),
+		httpmw.WithKey(func(*http.Request) string { return "http:/orders/{id}" }))
+	r := chi.NewRouter()
+	r.With(order.Wrap).Get("/orders/{id}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, order.Key(r)) })
+	r.With(order.Wrap).Post("/orders/{id}/pay", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, order.Key(r)) })
+	s := httptest.NewServer(r)
+	defer s.Close()
+
+	send := func(method, path string) string {
+		req, _ := http.NewRequest(method, s.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.Status + ", " + strings.TrimSpace(string(body))
+	}
+	fmt.Println("GET /orders/7:", send("GET", "/orders/7"))
+	fmt.Println("POST /orders/7/pay:", send("POST", "/orders/7/pay"))
+
+	other := lockmw.New(srv.NewClient()) // another instance, writing order 7
+	defer other.Close()
+	hold, err := other.RWMutex("http:rw:/orders/{id}#id=7").TryLock(context.Background(), 0, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("GET /orders/7 beside a write:", send("GET", "/orders/7"))
+	fmt.Println("POST /orders/7/pay beside a write:", send("POST", "/orders/7/pay"))
+	_ = other.RWMutex("http:rw:/orders/{id}#id=7").Unlock(hold)
+	// Output:
+	// GET /orders/7: 200 OK, http:rw:/orders/{id}#id=7
+	// POST /orders/7/pay: 200 OK, http:rw:/orders/{id}#id=7
+	// GET /orders/7 beside a write: 409 Conflict, busy: another request holds this resource; retry later
+	// POST /orders/7/pay beside a write: 409 Conflict, busy: another request holds this resource; retry later
 }
