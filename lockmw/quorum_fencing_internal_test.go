@@ -104,12 +104,12 @@ func TestQuorumFenceRounds(t *testing.T) {
 	}
 
 	set(100, 90, 80)
-	tok, err := q.fence(ctx, m, "f", 100)
+	tok, err := q.fence(ctx, m, "f", 100, time.Now().Add(time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, int64(101), tok, "one round: every counter at most what the acquisition saw")
 
 	set(500, 600, 80) // two masters moved past 200: a majority must be raised above them
-	tok, err = q.fence(ctx, m, "f", 200)
+	tok, err = q.fence(ctx, m, "f", 200, time.Now().Add(time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, int64(601), tok, "a second round from the largest counter met")
 	testsupport.Eventually(t, 30*time.Second, "the token on every master", func() bool {

@@ -41,9 +41,18 @@ func (q *quorumStore) tryAcquire(ctx context.Context, m *Mutex, a attempt) (acqu
 		if !m.fenced {
 			return acquireReply{won: true}, nil
 		}
-		token, err := q.fence(ctx, m, a.field, t.token)
-		if err == nil {
+		// The fencing round counts in the validity time too: nothing renews
+		// the keys until Lock returns, so a round that waited for a master
+		// that does not answer (another answered a counter above, so every
+		// other must ack) past it would return a hold whose keys expired.
+		deadline := start.Add(a.ttl - a.ttl/100 - 2*time.Millisecond)
+		token, err := q.fence(ctx, m, a.field, t.token, deadline)
+		if err == nil && time.Now().Before(deadline) {
 			return acquireReply{won: true, token: token}, nil
+		}
+		if err == nil {
+			err = errors.Join(ErrNotAcquired,
+				fmt.Errorf("lockmw: acquire %q: %w (its fencing round ended %v into a TTL of %v)", m.name, errTooSlow, time.Since(start).Round(time.Millisecond), a.ttl))
 		}
 		q.undoAttempt(m, a, try, t, false)
 		return acquireReply{}, err
@@ -285,13 +294,17 @@ const maxFenceRounds = 8
 // the token seen+1 is above T. (The acquire script's own increment, in the
 // first round trip, may have run before that write, on a master slow to
 // answer: it proves nothing alone.)
-func (q *quorumStore) fence(ctx context.Context, m *Mutex, field string, seen int64) (int64, error) {
+//
+// The rounds end at until, the acquisition's validity time: a master that
+// has not answered by then is a straggler, and a round short of a majority
+// then fails the fence.
+func (q *quorumStore) fence(ctx context.Context, m *Mutex, field string, seen int64, until time.Time) (int64, error) {
 	for range maxFenceRounds {
 		var acks, above int
 		var top int64
 		var errs []error
 		round := seen // a straggler of this round sends this round's
-		ask(ctx, q, func(ctx context.Context, mb *member) (int64, error) {
+		askSome(ctx, q, q.members, until, func(ctx context.Context, mb *member) (int64, error) {
 			return mb.run(ctx, scripts.Fence, m.akeys, round, field, q.c.tokenTTLArg).Int64()
 		}, func(a answer[int64], pending int) bool {
 			switch {
@@ -308,8 +321,12 @@ func (q *quorumStore) fence(ctx context.Context, m *Mutex, field string, seen in
 		if acks >= q.need {
 			return seen + 1, nil
 		}
-		if above == 0 {
-			return 0, fmt.Errorf("lockmw: acquire %q: fencing token reached %d of %d masters: %w", m.name, acks, len(q.members), errors.Join(errs...))
+		if above == 0 || !time.Now().Before(until) {
+			if n := len(q.members) - acks - above - len(errs); n > 0 {
+				errs = append(errs, fmt.Errorf("%w (%d)", errNotAnswered, n))
+			}
+			return 0, errors.Join(ErrNotAcquired,
+				fmt.Errorf("lockmw: acquire %q: fencing token reached %d of %d masters within the validity time: %w", m.name, acks, len(q.members), errors.Join(errs...)))
 		}
 		seen = top
 	}
