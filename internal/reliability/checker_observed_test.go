@@ -17,6 +17,7 @@ type fakeObserved struct {
 	drops  map[string][]time.Time  // by name
 	stalls []stall                 // the sampler's
 	seen   map[string][]seenHolder // by name
+	faults []faultWindow           // the servers' and proxies'
 }
 
 func (f fakeObserved) dropsOn(name string, from, to time.Time) int {
@@ -40,6 +41,10 @@ func (f fakeObserved) stalledIn(from, to time.Time) time.Duration {
 }
 
 func (f fakeObserved) holders(name string) []seenHolder { return f.seen[name] }
+
+func (f fakeObserved) faultedIn(from, to time.Time) time.Duration {
+	return faultedInWindows(f.faults, from, to)
+}
 
 // helloClients are Hello records of pids whose client IDs are "c<pid>".
 func helloClients(pids ...int) []reliability.Record {

@@ -101,7 +101,7 @@ func contendMulti(ctx context.Context, c *lockmw.Client, names []string, lg *rel
 				lg.Write(reliability.Record{Kind: reliability.Lost, Name: m.Name(), Token: toks[k], Time: time.Now(), Note: context.Cause(hctx).Error()})
 			}
 			if err := ml.Unlock(hctx); !errors.Is(err, lockmw.ErrLockLost) {
-				lg.Write(reliability.Record{Kind: reliability.Fail, Name: ml.Name(), Time: time.Now(), Note: fmt.Sprintf("unlock after loss: %v, want ErrLockLost", err)})
+				lg.Write(reliability.Record{Kind: reliability.Fail, Name: ml.Name(), Time: time.Now(), Note: fmt.Sprintf("%s%v, want ErrLockLost", reliability.UnlockAfterLossNote, err)})
 			}
 			continue
 		}
