@@ -108,6 +108,24 @@ func TestCrashMutualExclusion(t *testing.T) {
 	assert.Greater(t, rep.Acquisitions, 50)
 }
 
+// soakNamesPer is how many names a soak runs on for each name of its
+// scenario's short run: its acquisitions spread over more names, with
+// contention left on each (16 goroutines and the driver's waiters on at
+// most 8 names).
+const soakNamesPer = 2
+
+// soakNames returns names and soakNamesPer-1 more of each ("crash-a",
+// "crash-a-2", ...).
+func soakNames(names []string) []string {
+	out := slices.Clone(names)
+	for i := 2; i <= soakNamesPer; i++ {
+		for _, n := range names {
+			out = append(out, fmt.Sprintf("%s-%d", n, i))
+		}
+	}
+	return out
+}
+
 // observed is what the driver saw of the run besides the records: the
 // replies the fault proxy lost and the sampler's stalls.
 func (d *driver) observed() observed { return driverObserved{d} }
@@ -273,6 +291,9 @@ type proc struct {
 // newDriver returns the driver of a run on srvs: one Redis, or the masters
 // of a quorum (crashquorum_test.go).
 func newDriver(t *testing.T, bin string, srvs []*redistest.Server, until time.Time, wl workload) *driver {
+	if *soak > 0 {
+		wl.names = soakNames(wl.names)
+	}
 	d := &driver{t: t, bin: bin, dir: t.TempDir(), until: until, wl: wl, faults: make(map[faultKind]int), srvs: srvs}
 	addrs := make([]string, len(srvs))
 	for i, srv := range srvs {
