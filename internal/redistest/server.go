@@ -516,6 +516,11 @@ func (s *Server) startLocked(timeout time.Duration) error {
 
 	addr := s.addrLocked()
 	if err := waitReady(addr, done, timeout); err != nil {
+		// What the process was doing (R, S, D: waiting for the disk, T:
+		// stopped), for a start that hangs.
+		if st := procState(s.pid); st != "" {
+			err = fmt.Errorf("%w (pid %d in state %s)", err, s.pid, st)
+		}
 		_ = s.stopLocked()
 		out := s.logSince(logStart)
 		if strings.Contains(out, "Address already in use") {
