@@ -156,12 +156,10 @@ func (d *driver) logFaults(prefix string, unlockTimeouts, faultFails int) {
 	if d.net.base {
 		base = fmt.Sprintf("%v each way, one lock command's reply in %d lost, besides the drawn faults", faultLatency, faultDropOneIn)
 	}
-	var spanned time.Duration
-	for _, w := range d.windows {
-		spanned += w.to.Sub(w.from)
-	}
-	d.t.Logf("%s: through the fault proxies (%s): %d commands, %d replies thrown away (%d of lock commands recorded as lost), %d Unlocks timed out on a lost reply; %d faults of a server or a proxy, %v with their grace of %v each, %d calls failed in them (not violations)",
-		prefix, base, st.Commands, st.Dropped, d.net.count(), unlockTimeouts, len(d.windows), spanned.Round(time.Millisecond), faultGrace, faultFails)
+	covered := faultedInWindows(unionWindows(d.windows), d.started, d.until)
+	d.t.Logf("%s: through the fault proxies (%s): %d commands, %d replies thrown away (%d of lock commands recorded as lost), %d Unlocks timed out on a lost reply; %d faults of a server or a proxy, which with their grace of %v cover %v of the run (%.0f%%: liveness judged against bounds they extend there), %d calls failed in them (not violations)",
+		prefix, base, st.Commands, st.Dropped, d.net.count(), unlockTimeouts, len(d.windows), faultGrace, covered.Round(time.Millisecond),
+		100*covered.Seconds()/d.until.Sub(d.started).Seconds(), faultFails)
 }
 
 // logTotal logs the run's acquisitions on one line of its own, which the

@@ -112,6 +112,20 @@ func (d *driver) schedule() []faultKind {
 	return faultSchedule
 }
 
+// unionWindows returns ws (in time order) with the overlapping windows
+// joined.
+func unionWindows(ws []faultWindow) []faultWindow {
+	var out []faultWindow
+	for _, w := range ws {
+		if n := len(out); n > 0 && !w.from.After(out[n-1].to) {
+			out[n-1].to = later(out[n-1].to, w.to)
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
 // draw returns a duration in [lo, hi] from the schedule's source.
 func (d *driver) draw(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(d.rng.Int64N(int64(hi-lo)+1))
