@@ -236,11 +236,13 @@ func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *r
 
 // judgeGone reports every renewal of h that found the hold gone before its
 // key could have expired (h.expiryBefore its send) and before h's End
-// record (after it, the release may have run first): lockmw lost the hold
-// early. Call it before assemble cuts h.end.
+// record (after it, the release may have run first) or its Lost record
+// (after it, the Unlock of a multi-lock whose other member was lost
+// released this one): lockmw lost the hold early. Call it before assemble
+// cuts h.end.
 func (r *run) judgeGone(h *hold, timeout time.Duration) {
 	for _, g := range h.goneAt {
-		if x := h.expiryBefore(g.sent, timeout); g.replied.Before(x) && (!h.hasEnd || g.replied.Before(h.end)) {
+		if x := h.expiryBefore(g.sent, timeout); g.replied.Before(x) && (!h.hasEnd || g.replied.Before(h.end)) && (!h.isLost() || g.replied.Before(h.lost)) {
 			r.violate("%q: pid %d token %d: a renewal found the hold gone %v before its key could have expired", h.name, h.pid, h.token, x.Sub(g.replied))
 		}
 	}
