@@ -61,7 +61,7 @@ bench:
 # the fault proxies, with faults drawn per run (kill holder, kill waiter,
 # pause a holder past its TTL, pause Redis, restart Redis with persistence,
 # proxy latency, drop and blackhole; the seed is printed, -seed N replays
-# it; the multi-lock draws kills of holders and latency only): 30m gives over
+# it; the multi-lock draws kills of holders only): 30m gives over
 # 100,000 acquisitions in all (78 a second over the five in 60 s runs of
 # each, on this 2-core machine under two test suites: 22m is the least; see
 # docs/reliability.md). It takes about twice SOAK (-parallel 3).
