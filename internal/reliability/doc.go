@@ -15,10 +15,11 @@
 //     count holds won by requests in flight when their process was killed;
 //     every client reaches each redis-server through a fault proxy of its
 //     own (netfaults_test.go), and each run draws its faults from a printed
-//     seed (faults_test.go): kills of holders and waiters, paused holders,
-//     Redis paused or restarted with its append-only file, the proxy's
-//     latency, lost replies and black hole; with -faults (make soak) the
-//     proxies add latency and lost replies all along;
+//     seed (faults_test.go): kills of holders and waiters and paused
+//     holders, and in a soak (make soak) Redis paused or restarted with its
+//     append-only file and the proxy's latency, lost replies and black
+//     hole besides; with -faults the proxies add latency and lost replies
+//     all along;
 //   - pause_test.go: a holder process frozen with SIGSTOP past its watchdog
 //     timeout loses the lock, learns it when it wakes, and its fenced write
 //     is rejected by [GuardedWrite];
