@@ -141,7 +141,7 @@ func (o driverObserved) stalledIn(from, to time.Time) time.Duration {
 }
 
 func (o driverObserved) faultedIn(from, to time.Time) time.Duration {
-	return faultedInWindows(o.d.windows, from, to)
+	return faultedInWindows(unionWindows(o.d.windows), from, to) // overlapping faults count once
 }
 
 func (o driverObserved) holders(name string) []seenHolder {
