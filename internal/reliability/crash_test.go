@@ -69,7 +69,7 @@ func TestCrashMutualExclusion(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srv := redistest.Start(t, persistence...)
+	srv := redistest.Start(t, persistence()...)
 	d := newDriver(t, workerBinary(t), []*redistest.Server{srv}, time.Now().Add(dur), mutexWorkload)
 	recs := d.run()
 	rep := check(recs, d.kills, crashWatchdog, d.until, d.observed())

@@ -68,7 +68,7 @@ func TestCrashMultiLock(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srv := redistest.Start(t, persistence...)
+	srv := redistest.Start(t, persistence()...)
 	d := newDriver(t, workerBinary(t), []*redistest.Server{srv}, time.Now().Add(dur), multiWorkload)
 	recs := d.run()
 	rep := check(recs, d.kills, crashWatchdog, d.until, d.observed())

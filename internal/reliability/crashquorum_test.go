@@ -37,7 +37,7 @@ func TestCrashQuorum(t *testing.T) {
 	}
 	srvs := make([]*redistest.Server, 3)
 	for i := range srvs {
-		srvs[i] = redistest.Start(t, persistence...)
+		srvs[i] = redistest.Start(t, persistence()...)
 	}
 	d := newDriver(t, workerBinary(t), srvs, time.Now().Add(dur), mutexWorkload)
 	recs := sentAtCall(d.run())

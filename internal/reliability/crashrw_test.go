@@ -38,7 +38,7 @@ func TestCrashRWMutex(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srv := redistest.Start(t, persistence...)
+	srv := redistest.Start(t, persistence()...)
 	d := newDriver(t, workerBinary(t), []*redistest.Server{srv}, time.Now().Add(dur), rwWorkload)
 	recs := d.run()
 	rep := checkRW(recs, d.kills, crashWatchdog, d.until, d.observed())

@@ -39,7 +39,7 @@ func TestCrashSemaphore(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srv := redistest.Start(t, persistence...)
+	srv := redistest.Start(t, persistence()...)
 	d := newDriver(t, workerBinary(t), []*redistest.Server{srv}, time.Now().Add(dur), semWorkload)
 	recs := d.run()
 	rep := checkSem(recs, d.kills, crashSemPermits, crashWatchdog, d.until, d.observed())

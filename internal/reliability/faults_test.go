@@ -97,9 +97,16 @@ var faultScheduleShort = []faultKind{killHolder, killHolder, killWaiter, pauseHo
 // they cover (faultedIn).
 const faultGrace = 3*time.Second + crashWatchdog
 
-// persistence is the redis.conf of a crash scenario's servers: a restart
-// (restartRedis) brings back every write they acknowledged.
-var persistence = []string{"appendonly yes", "appendfsync always"}
+// persistence is the redis.conf of a crash scenario's servers when it may
+// draw restartRedis (a soak): a restart brings back every write they
+// acknowledged. A short run, which never restarts them, runs without (an
+// fsync per write is no part of what it judges).
+func persistence() []string {
+	if *soak == 0 && !*faults {
+		return nil
+	}
+	return []string{"appendonly yes", "appendfsync always"}
+}
 
 // faultWindow is a fault of a server or a proxy, from when it was struck
 // to when it ended plus faultGrace.
