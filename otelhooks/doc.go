@@ -92,7 +92,7 @@
 //	lock.hold.duration  histogram       s           lock.name, lock.kind, lock.permits, lock.mode
 //	lock.renewals       counter         {renewal}   lock.name, lock.kind, lock.permits, lock.mode, lock.outcome
 //	lock.lost           counter         {lock}      lock.name, lock.kind, lock.permits, lock.mode
-//	lock.skips          counter         {skip}      lock.skip.reason, lock.adapter, lock.name, lock.kind, lock.permits, lock.mode
+//	lock.skips          counter         {skip}      reason, lock.adapter, lock.name, lock.kind, lock.permits, lock.mode
 //	lock.hold.active    up-down counter {hold}      lock.kind
 //	lock.wait.active    up-down counter {waiter}    lock.kind
 //	lock.renew.active   up-down counter {hold}      lock.kind
@@ -108,14 +108,14 @@
 //
 // lock.skips counts the work an adapter did not run (a request, an RPC, a
 // task, a job's run), which it reports with [lockmw.Client.ReportSkip]:
-// lock.skip.reason "busy" (the lock stayed busy for the whole wait),
+// reason "busy" (the lock stayed busy for the whole wait),
 // "duplicate" (asynqmw: the lock was held and the task found done already,
 // which no lock event shows), "refused" (the lock could not be applied: no
 // key, an invalid name) or "error" (Redis failed, the Client was closed).
-// Both lock.skip.reason and lock.adapter are closed sets, and the lock's
+// Both reason and lock.adapter are closed sets, and the lock's
 // attributes follow the name policy below, so the series stay bounded; a
 // skip that names no lock (a misplaced mounting, a key function's error)
-// has lock.skip.reason and lock.adapter alone. Each skip also adds a
+// has reason and lock.adapter alone. Each skip also adds a
 // lock.skip event ([SkipEventName]) to the caller's span when it records,
 // with the full lock name.
 //

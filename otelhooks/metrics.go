@@ -15,7 +15,7 @@ const (
 	HoldDurationMetric = "lock.hold.duration" // histogram, s: ended holds, by lock.name, lock.kind, lock.permits
 	RenewalsMetric     = "lock.renewals"      // counter: renewals of one lock, by lock.name, lock.kind, lock.permits, lock.outcome
 	LostMetric         = "lock.lost"          // counter: holds lost, by lock.name, lock.kind, lock.permits
-	SkipsMetric        = "lock.skips"         // counter: work an adapter skipped, by lock.skip.reason, lock.adapter, lock.name, lock.kind, lock.permits
+	SkipsMetric        = "lock.skips"         // counter: work an adapter skipped, by reason, lock.adapter, lock.name, lock.kind, lock.permits
 
 	// The gauges of a Client (up-down counters), by lock.kind alone.
 	ActiveHoldsMetric    = "lock.hold.active"  // holds open

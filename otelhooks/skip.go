@@ -15,11 +15,11 @@ import (
 const SkipEventName = "lock.skip"
 
 // skip counts a skip an adapter reported (lockmw.Client.ReportSkip) in
-// lock.skips, by lock.skip.reason and lock.adapter, two closed sets, and
+// lock.skips, by reason and lock.adapter, two closed sets, and
 // for a skip that names its lock, by the lock's bounded metric attributes
 // (lock.kind, lock.permits, lock.name under the name policy: its group).
 // A skip that names no lock (a request refused before it had a key) has
-// lock.skip.reason and lock.adapter alone. It also adds a lock.skip event
+// reason and lock.adapter alone. It also adds a lock.skip event
 // to the caller's span, with the full lock name.
 func (t *telemetry) skip(ctx context.Context, e lockmw.SkipEvent) {
 	reason := LockSkipReasonKey.String(e.Reason.String())

@@ -24,7 +24,7 @@ var (
 )
 
 // Skips of many locks, for every reason (and one out of range) and every
-// adapter, are counted under closed sets of lock.skip.reason and
+// adapter, are counted under closed sets of reason and
 // lock.adapter and under the locks' groups, never their names.
 func TestTheSkipMetricsAttributesAreBounded(t *testing.T) {
 	t.Parallel()
@@ -51,7 +51,7 @@ func TestTheSkipMetricsAttributesAreBounded(t *testing.T) {
 	require.Len(t, sets, len(adapters)*(len(skipReasons)+1))
 	for _, set := range sets {
 		reason, ok := set.Value(otelhooks.LockSkipReasonKey)
-		require.True(t, ok, "a data point without lock.skip.reason: %v", set)
+		require.True(t, ok, "a data point without reason: %v", set)
 		assert.Contains(t, skipReasons, reason.AsString())
 		adapter, ok := set.Value(otelhooks.LockAdapterKey)
 		require.True(t, ok, "a data point without lock.adapter: %v", set)
