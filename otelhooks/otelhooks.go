@@ -42,7 +42,7 @@ const (
 	LockLostCountKey    = attribute.Key("lock.lost_count")    // int: locks a renewal script found gone
 	LockFailedCountKey  = attribute.Key("lock.failed_count")  // int: locks whose renewal failed (script error)
 	LockAdapterKey      = attribute.Key("lock.adapter")       // string: the adapter that took the lock (lockmw.LockInfo.Adapter: http, grpc, connect, asynq, river, gocron); absent when none
-	LockSkipReasonKey   = attribute.Key("reason")   // string: why an adapter skipped the work (lockmw.SkipReason: busy, duplicate, refused, error)
+	LockSkipReasonKey   = attribute.Key("reason")             // string: why an adapter skipped the work (lockmw.SkipReason: busy, duplicate, refused, error)
 )
 
 // Version returns the version of the rlock module this package was built
