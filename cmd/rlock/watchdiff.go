@@ -57,7 +57,7 @@ type tracker struct {
 	kind     string            // the last state's kind
 	lastMS   int64             // the last state's server time
 	meta     map[string]string // the believed holders' metadata, as last seen
-	told     map[string]bool   // holders a hand-off message named, not yet seen by a poll
+	told     map[string]int    // holders a hand-off message named, not yet seen by a poll: the observation it came at
 	since    map[string]int64  // when (server ms) watch saw a holder begin
 	deferred []deferred        // hand-offs a poll saw, waiting for their messages
 	patience int               // how many polls a deferred hand-off waits
@@ -68,7 +68,7 @@ type tracker struct {
 func newTracker(name string, exact bool) *tracker {
 	return &tracker{
 		name: name, exact: exact, holders: map[string]int64{}, queue: map[string]waiter{},
-		began: marks{}, ended: marks{}, meta: map[string]string{}, told: map[string]bool{},
+		began: marks{}, ended: marks{}, meta: map[string]string{}, told: map[string]int{},
 		since: map[string]int64{}, patience: 1, now: time.Now,
 	}
 }
@@ -133,10 +133,14 @@ func (t *tracker) initial(s *state) []event {
 	return evs
 }
 
-// gone returns the believed holders that s no longer has, sorted.
+// gone returns the believed holders that s no longer has, sorted; a holder
+// a hand-off message named since s was read (settle kept it told) is not.
 func (t *tracker) gone(s *state) []string {
 	var out []string
 	for f := range t.holders {
+		if _, told := t.told[f]; told {
+			continue
+		}
 		if !slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == f }) {
 			out = append(out, f)
 		}
@@ -259,6 +263,11 @@ func (t *tracker) remember(s *state) {
 	t.holders, t.meta = map[string]int64{}, map[string]string{}
 	for _, h := range s.holders {
 		t.holders[h.Field], t.meta[h.Field] = h.ExpiresMS, h.Meta
+	}
+	for f := range t.told { // named by a message s predates: still a holder
+		if _, ok := t.holders[f]; !ok {
+			t.holders[f] = -1
+		}
 	}
 	t.kind, t.lastMS = s.kind, s.nowMS
 	t.queue = map[string]waiter{}

@@ -181,3 +181,17 @@ func TestTrackerWaitsForTheMessageOfAHandOffAPollSawFirst(t *testing.T) {
 	assert.False(t, evs[0].GapExact)
 	assert.Empty(t, tr.handoff("c:1", "0", "b:1", 1050), "a message after it was told adds nothing")
 }
+
+// A poll read before a hand-off's script ran, whose reply comes after the
+// message, still shows the giver and the waiter queued: the new holder the
+// message named is not gone (a stress run at load 8 printed "released" of
+// the new reader before its hand-off line), and the next poll tells nothing
+// twice.
+func TestTrackerAStateOlderThanAHandOffMessageEndsNobody(t *testing.T) {
+	tr := newTracker("n", true)
+	tr.observe(rwState(1000, []string{"b:1:write"}, "a:2"))
+	assert.Equal(t, []string{"handed_over b:1:write>a:2"}, kinds(tr.handoff("a:2", "0", "b:1", 0)))
+	assert.Empty(t, kinds(tr.observe(rwState(1050, []string{"b:1:write"}, "a:2"))), "the older state ends nobody")
+	assert.Empty(t, kinds(tr.observe(rwState(1100, []string{"a:2"}))), "the next poll sees the new reader: nothing twice")
+	assert.Equal(t, []string{"released >a:2"}, kinds(tr.observe(rwState(1200, nil))))
+}

@@ -26,7 +26,7 @@ func (t *tracker) handoff(to, token, prev string, atMS int64) []event {
 	if _, ok := t.holders[to]; !ok {
 		t.holders[to] = -1 // its expiry is read by the next poll
 	}
-	t.told[to] = true
+	t.told[to] = t.gen
 	e := t.ev("handed_over", to)
 	var gap int64
 	e.From, e.GapMS, e.GapExact = prev, &gap, true
@@ -121,12 +121,20 @@ func (t *tracker) fromField(owner string) string {
 // a read-write lock's message names the owner, without the writer's
 // ":write", so that one it could not tell from the queue is the writer's
 // field when s has that and not the owner's.
+//
+// A state that has neither (its poll was read before the hand-off's script
+// ran, and its reply came after the message) keeps the holder told, for one
+// more state: it is not gone (predates), whatever s says.
 func (t *tracker) settle(s *state) {
-	for f := range t.told {
-		delete(t.told, f)
+	for f, gen := range t.told {
 		w := f + writeSuffix
-		if s.kind != kindRWLock || slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == f }) ||
-			!slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == w }) {
+		hasF := slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == f })
+		hasW := slices.ContainsFunc(s.holders, func(h holder) bool { return h.Field == w })
+		if !hasF && !hasW && gen == t.gen {
+			continue // s predates the message
+		}
+		delete(t.told, f)
+		if s.kind != kindRWLock || hasF || !hasW {
 			continue
 		}
 		t.holders[w], t.since[w] = t.holders[f], t.since[f]
