@@ -85,7 +85,7 @@ var (
 	Leave       = backend.NewScript(libLua + leaveLua)
 	ForceUnlock = backend.NewScript(libLua + forceUnlockLua)
 	Renew       = backend.NewScript(renewLua)
-	SetMeta     = backend.NewScript(setMetaLua)
+	SetMeta     = backend.NewScript(libLua + setMetaLua)
 	Unreenter   = backend.NewScript(unreenterLua)
 	Claim       = backend.NewScript(claimLua)
 	Touch       = backend.NewScript(touchLua)

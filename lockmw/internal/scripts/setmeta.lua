@@ -8,7 +8,7 @@
 -- ARGV[3i] the metadata. A mutex keeps it in its hash ("rlock:meta"); the
 -- others in the metadata hash under the field, which lives as long as the
 -- hold (renewals extend it, the release takes the field out).
-local now = nil
+local now = nil -- read once, for the first permit
 for i = 1, #KEYS / 2 do
   local key, mk = KEYS[2 * i - 1], KEYS[2 * i]
   local kind, field, meta = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
@@ -22,10 +22,7 @@ for i = 1, #KEYS / 2 do
   else
     local score = redis.call('zscore', key, field)
     if score then
-      if not now then
-        local t = redis.call('time')
-        now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-      end
+      now = now or rlock_now()
       ttl = math.floor(tonumber(score) - now)
     end
   end
