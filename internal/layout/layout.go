@@ -6,7 +6,10 @@
 // See lockmw/internal/scripts/lib.lua for what each key holds.
 package layout
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Hash fields rlock writes beside the holders' "<clientID>:<ownerID>" fields.
 const (
@@ -156,3 +159,15 @@ func SuffixName(name, suffix string) string {
 	}
 	return "{" + name + "}:" + suffix
 }
+
+// QuorumPermit is the name of permit i (from 0) of the semaphore name on a
+// quorum Client (lockmw.NewQuorum): a quorum mutex of its own,
+// "{name}:rlock_permit:<i>" (the name as is when it has a brace).
+func QuorumPermit(name string, i int) string {
+	return SuffixName(name, "rlock_permit:"+strconv.Itoa(i))
+}
+
+// QuorumPermits is the name whose mutex keys a quorum semaphore's waiters
+// use, "{name}:rlock_permits": its unlock channel, on which every permit's
+// release publishes, and its latch keys.
+func QuorumPermits(name string) string { return SuffixName(name, "rlock_permits") }
