@@ -46,6 +46,8 @@ type workload struct {
 	names []string // -names
 	args  []string // the mode's own flags
 	sem   bool     // the names are semaphores
+	// permits, for semaphores, is how many each has.
+	permits int
 	// killsOnly: every fault the schedule draws is a kill of a holder
 	// (the checker cannot judge yet what the others do to this kind).
 	killsOnly bool
@@ -332,7 +334,7 @@ func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *dr
 // holder killed and replaced every 0.3 to 1 s; it returns the records of
 // every process.
 func (d *driver) run() []reliability.Record {
-	d.smp = startSampler(d.smpRDB, d.smpRest, d.wl.names, d.wl.sem)
+	d.smp = startSampler(d.smpRDB, d.smpRest, d.wl.names, d.wl.sem, d.wl.permits)
 	d.started = time.Now()
 	d.cpuStart, _ = cpuWaited()
 	for range crashProcs {

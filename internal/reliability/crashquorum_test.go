@@ -92,3 +92,60 @@ func sentAtCall(recs []reliability.Record) []reliability.Record {
 	}
 	return recs
 }
+
+// TestCrashQuorumSemaphore is the semaphore scenario (crashsem_test.go) on
+// a quorum of three masters: each permit a quorum mutex of its own
+// (lockmw/quorumsem.go). Worker processes take permits of two semaphores of
+// two permits while the driver SIGKILLs holders and starts replacements;
+// the semaphore checker proves from every process's log that no more than
+// two holds of a name were live at once (a killed hold lasting until its
+// permit's key could first have expired, taken from the Lock call as on a
+// quorum: sentAtCall), and that a name a kill left full was acquired again
+// within the watchdog timeout plus one renewal interval.
+func TestCrashQuorumSemaphore(t *testing.T) {
+	t.Parallel()
+	dur := crashSemShort
+	if *soak > 0 {
+		dur = *soak
+	}
+	srvs := make([]*redistest.Server, 3)
+	addrs := make([]string, 3)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t)
+		addrs[i] = srvs[i].Addr()
+	}
+	wl := semWorkload
+	wl.mode, wl.names = "crash-sem", []string{"crashqsem-a", "crashqsem-b"}
+	d := newDriver(t, workerBinary(t), strings.Join(addrs, ","), time.Now().Add(dur), wl)
+	recs := sentAtCall(d.run())
+	rep := checkSem(recs, d.kills, crashSemPermits, crashWatchdog, d.until, d.observed())
+	t.Logf("crash-quorum-sem: %v run on %d masters, %d processes (%d at a time, %d goroutines each, plus the driver), %d names of %d permits, watchdog %v",
+		dur.Round(time.Second), len(srvs), rep.Processes-1, crashProcs, crashGoroutines, len(d.wl.names), crashSemPermits, crashWatchdog)
+	t.Logf("crash-quorum-sem: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (every permit taken at the kill; %d across a stall), worst recovery %v (bound %v), %d lost holds, %d holds acquired in flight by a killed process, most holds at once %v, %d violations",
+		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
+		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.Phantoms, rep.MostHeld, len(rep.Violations))
+	d.logSlowest("crash-quorum-sem", rep.run, rep.recovered)
+	checkLinearizable(t, "crash-quorum-sem", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.SemaphoreKind, Permits: crashSemPermits}, today: rep.Violations})
+	for i, v := range rep.Violations {
+		if i == 20 {
+			t.Errorf("... and %d more", len(rep.Violations)-i)
+			break
+		}
+		t.Errorf("violation: %s", v)
+	}
+	// The run must have exercised what it proves: the permits' scripts on
+	// every master, every name full at some instant, holders killed,
+	// recoveries, renewals.
+	for i, srv := range srvs {
+		calls, err := srv.CommandCalls(context.Background())
+		require.NoError(t, err)
+		assert.Positive(t, calls["evalsha"], "no script ran on master %d", i)
+	}
+	for _, name := range d.wl.names {
+		assert.Equal(t, crashSemPermits, rep.MostHeld[name], "the most holds of %q at once", name)
+	}
+	assert.Positive(t, rep.KillsHolding, "no holder was killed")
+	assert.Positive(t, rep.Recoveries, "no recovery was measured")
+	assert.Positive(t, rep.Renewals, "no permit was renewed")
+	assert.Greater(t, rep.Acquisitions, 50)
+}
