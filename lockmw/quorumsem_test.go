@@ -179,3 +179,27 @@ func TestQuorumSemaphorePausedMasters(t *testing.T) {
 	assert.ErrorIs(t, context.Cause(h), lockmw.ErrLockLost)
 	assert.ErrorIs(t, s.Unlock(h), lockmw.ErrLockLost)
 }
+
+// A multi-lock over quorum members works member-wise: a quorum mutex and a
+// quorum semaphore's permit, taken together and released together.
+func TestQuorumMultiLockOfMutexAndSemaphore(t *testing.T) {
+	t.Parallel()
+	_, rdbs, _ := defaultQuorum(t, nil)
+	ctx := testsupport.Ctx(t)
+	a, b := newQuorum(t, rdbs), newQuorum(t, rdbs)
+	ml := a.MultiLock(a.Mutex("q-ml-m"), a.Semaphore("q-ml-s", 1))
+	require.NoError(t, ml.Err())
+	h, err := ml.Lock(ctx)
+	require.NoError(t, err)
+	_, err = b.Mutex("q-ml-m").TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "the mutex member is held")
+	_, err = b.Semaphore("q-ml-s", 1).TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "the semaphore member's one permit is held")
+	require.NoError(t, ml.Unlock(h))
+	hm, err := b.Mutex("q-ml-m").TryLock(ctx, 0, 0)
+	require.NoError(t, err, "the mutex member was released")
+	require.NoError(t, b.Mutex("q-ml-m").Unlock(hm))
+	hs, err := b.Semaphore("q-ml-s", 1).TryLock(ctx, 0, 0)
+	require.NoError(t, err, "the permit was released")
+	require.NoError(t, b.Semaphore("q-ml-s", 1).Unlock(hs))
+}
