@@ -25,6 +25,9 @@ type Mutex struct {
 
 	keyArgs []any // akeys, boxed once for the acquire and release command lines
 	rollArg any   // k.handoff (the roll-call channel), boxed once for the release command lines
+	// gate, for a side of a quorum RWMutex, is the keys of its acquisition's
+	// gate (quorumacquire.lua, quorumrw.go); nil for a mutex.
+	gate []string
 }
 
 // Mutex returns the lock called name, with [WithFencing] and [WithGroup] as

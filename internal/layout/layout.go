@@ -171,3 +171,17 @@ func QuorumPermit(name string, i int) string {
 // use, "{name}:rlock_permits": its unlock channel, on which every permit's
 // release publishes, and its latch keys.
 func QuorumPermits(name string) string { return SuffixName(name, "rlock_permits") }
+
+// QuorumReaders is the set, "{name}:rlock_readers", of the reader locks of
+// the read-write lock name on a quorum Client: each reader a quorum mutex of
+// its own, QuorumReader(name, field).
+func QuorumReaders(name string) string { return SuffixName(name, "rlock_readers") }
+
+// QuorumReader is the lock of the reader whose owner field is field, of the
+// read-write lock name on a quorum Client: "{name}:rlock_reader:<field>".
+func QuorumReader(name, field string) string { return SuffixName(name, "rlock_reader:"+field) }
+
+// QuorumRW is the name whose mutex keys both sides of the read-write lock
+// name on a quorum Client wait with, "{name}:rlock_rw": its unlock channel,
+// on which every reader's and the writer's release publishes.
+func QuorumRW(name string) string { return SuffixName(name, "rlock_rw") }
