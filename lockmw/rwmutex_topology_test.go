@@ -2,8 +2,8 @@ package lockmw_test
 
 import (
 	"context"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
