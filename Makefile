@@ -57,7 +57,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # soak runs every crash scenario (mutex, semaphore, read-write, multi-lock on
-# a single node, and a quorum) for SOAK each, through the fault proxy, with
+# a single node; mutex, semaphore and read-write on a quorum) for SOAK each, through the fault proxy, with
 # faults drawn per run (kill holder, kill waiter, pause a holder past its
 # TTL; the seed is printed, -seed N replays it): 20m gives over 100,000
 # acquisitions in all (about 100 a second over the five on this 2-core
