@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -135,13 +136,23 @@ func (b *lockBase) levelToRelease(ctx context.Context) (*level, error) {
 		lvl.released = true
 		lvl.cancelLevel(ErrLockLost)
 		lvl.mu.Unlock()
-		return nil, ErrLockLost
+		return nil, lvl.h.lostErr()
 	}
 	if lvl.reqID == "" {
 		lvl.latch = b.c.latchKey(b.k.latchBase)
 		lvl.reqID, lvl.latchArg = lvl.latch[len(b.k.latchBase):], argOf(&lvl.latch)
 	}
 	return lvl, nil
+}
+
+// lostErr is the error of an Unlock that finds its hold lost: the loss's
+// cause, which names the lock (a multi-lock's Unlock tells which member), or
+// ErrLockLost naming it while the loss is still being reported.
+func (h *hold) lostErr() error {
+	if cause := context.Cause(&h.ctx); errors.Is(cause, ErrLockLost) {
+		return cause
+	}
+	return fmt.Errorf("%w: %s %q was lost before Unlock", ErrLockLost, h.lk.kind, h.lk.info().Name)
 }
 
 // expireIn is UnlockAt's at in ms from now, rounded up; 0 when it has passed
