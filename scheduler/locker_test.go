@@ -86,7 +86,10 @@ func assertBusy(t *testing.T, errs []error) int {
 
 // Instance b ticks 150ms after instance a. A fast job released at once lets b
 // run the tick a has just run (gocron#841); with a minimum hold longer than
-// the offset b skips it.
+// the offset b skips it. A tick is judged against when its runs began, not
+// the offset: a run of a tick that began a minimum hold or more after the
+// tick's first (an instance's tick that late, on a loaded machine) found
+// the lock rightly free, and is logged, not counted.
 func TestLockerMinHoldMakesALaterInstanceSkip(t *testing.T) {
 	t.Parallel()
 	const every, offset = 600 * time.Millisecond, 150 * time.Millisecond
@@ -116,9 +119,14 @@ func TestLockerMinHoldMakesALaterInstanceSkip(t *testing.T) {
 			ins[1].stop()
 
 			ticks, lockErrs := log.snapshot()
-			twice := 0
-			for _, insts := range ticks {
-				if len(insts) > 1 {
+			twice, late := 0, 0
+			for tick, gaps := range log.gaps() {
+				for _, gap := range gaps {
+					if tc.minHold > 0 && gap >= tc.minHold {
+						late++
+						t.Logf("tick %d ran again %v after its first run, past the minimum hold: %v", tick, gap, ticks)
+						continue
+					}
 					twice++
 				}
 			}
@@ -126,8 +134,8 @@ func TestLockerMinHoldMakesALaterInstanceSkip(t *testing.T) {
 				assert.Positive(t, twice, "without a minimum hold b runs ticks a already ran: %v", ticks)
 				return
 			}
-			assert.Zero(t, twice, "ticks that ran twice: %v", ticks)
-			assert.Zero(t, log.byInstance()["b"], "b, ticking later, never gets the lock: %v", ticks)
+			assert.Zero(t, twice, "ticks that ran twice within the minimum hold: %v", ticks)
+			assert.Less(t, late, len(ticks), "some tick ran once: %v", ticks)
 			assert.Positive(t, assertBusy(t, lockErrs), "b skipped")
 		})
 	}

@@ -59,12 +59,13 @@ type runLog struct {
 
 	mu       sync.Mutex
 	ticks    map[int64][]string
+	at       map[int64][]time.Time // when each run of ticks began
 	total    int
 	lockErrs []error
 }
 
 func newRunLog(every time.Duration) *runLog {
-	return &runLog{every: every, ticks: map[int64][]string{}}
+	return &runLog{every: every, ticks: map[int64][]string{}, at: map[int64][]time.Time{}}
 }
 
 // startJobs adds the job name to every instance, scheduled every log.every
@@ -94,10 +95,12 @@ func startJobs(t testing.TB, log *runLog, name string, ins []*instance, offsets 
 
 // record notes a run by inst now, in the tick nearest to now.
 func (r *runLog) record(inst string) {
-	tick := int64(math.Round(float64(time.Since(r.t0)) / float64(r.every)))
+	now := time.Now()
+	tick := int64(math.Round(float64(now.Sub(r.t0)) / float64(r.every)))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ticks[tick] = append(r.ticks[tick], inst)
+	r.at[tick] = append(r.at[tick], now)
 	r.total++
 }
 
@@ -116,6 +119,20 @@ func (r *runLog) snapshot() (map[int64][]string, []error) {
 		ticks[k] = append([]string(nil), v...)
 	}
 	return ticks, append([]error(nil), r.lockErrs...)
+}
+
+// gaps returns, per tick run more than once, the time from each run's
+// start to the next one's.
+func (r *runLog) gaps() map[int64][]time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[int64][]time.Duration{}
+	for tick, ats := range r.at {
+		for i := 1; i < len(ats); i++ {
+			out[tick] = append(out[tick], ats[i].Sub(ats[i-1]))
+		}
+	}
+	return out
 }
 
 func (r *runLog) count() int {
