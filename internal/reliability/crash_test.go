@@ -613,8 +613,11 @@ func (d *driver) finish() {
 	d.smp.close()
 	require.NoError(t, d.log.Err())
 	if *crashLogs != "" {
-		dst := filepath.Join(*crashLogs, t.Name())
-		require.NoError(t, os.MkdirAll(dst, 0o755))
+		// One folder per run: -count=N keeps every run's logs.
+		require.NoError(t, os.MkdirAll(filepath.Join(*crashLogs, filepath.Dir(t.Name())), 0o755))
+		dst, err := os.MkdirTemp(filepath.Join(*crashLogs, filepath.Dir(t.Name())), filepath.Base(t.Name())+"-")
+		require.NoError(t, err)
+		t.Logf("crash logs copied into %s", dst)
 		require.NoError(t, os.CopyFS(dst, os.DirFS(d.dir)))
 	}
 }
