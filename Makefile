@@ -57,14 +57,15 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # soak runs every crash scenario (mutex, semaphore, read-write, multi-lock on
-# a single node, and a quorum) for SOAK each, on twice their names, through
-# the fault proxies, with faults drawn per run (kill holder, kill waiter,
-# pause a holder past its TTL, pause Redis, restart Redis with persistence,
-# proxy latency, drop and blackhole; the seed is printed, -seed N replays
-# it; the multi-lock draws kills of holders only): 30m gives over
-# 100,000 acquisitions in all (78 a second over the five in 60 s runs of
-# each, on this 2-core machine under two test suites: 22m is the least; see
-# docs/reliability.md). It takes about twice SOAK (-parallel 3).
+# a single node; mutex, semaphore and read-write on a quorum) for SOAK each,
+# on twice their names, through the fault proxies, with faults drawn per run
+# (kill holder, kill waiter, pause a holder past its TTL, pause Redis,
+# restart Redis with persistence, proxy latency, drop and blackhole; the seed
+# is printed, -seed N replays it; the multi-lock draws kills of holders
+# only): 30m gives over 100,000 acquisitions in all (78 a second over the
+# five in 60 s runs of each, on this 2-core machine under two test suites:
+# 22m is the least; see docs/reliability.md). It takes about twice SOAK
+# (-parallel 3).
 soak: SOAK ?= 30m
 soak:
 	./.ci/install-redis.sh

@@ -84,16 +84,12 @@ const bookkeepingTimeout = lockmw.DefaultReleaseTimeout
 // type, not per payload or key; spans keep the full name.
 //
 // New panics if c is nil, an option is nil or an option's value is invalid
-// (see [Option]), or with a limit above 1 on a quorum c (see [WithPermits]).
+// (see [Option]).
 func New(c *lockmw.Client, opts ...Option) asynq.MiddlewareFunc {
 	if c == nil {
 		panic("asynqmw: New(nil): a lockmw.Client is required")
 	}
 	mw := &middleware{c: c, o: newOptions(opts)}
-	// Only a quorum Client refuses every semaphore: ask one, without Redis.
-	if mw.o.permits > 1 && errors.Is(c.Semaphore("asynqmw", mw.o.permits).Err(), errors.ErrUnsupported) {
-		panic(fmt.Sprintf("asynqmw: WithPermits(%d): a quorum lockmw.Client has no semaphores", mw.o.permits))
-	}
 	return func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 			return mw.process(ctx, t, next)

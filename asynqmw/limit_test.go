@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-rlock/rlock/asynqmw"
 	"github.com/go-rlock/rlock/internal/layout"
+	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
@@ -270,4 +272,59 @@ func TestLimitNames(t *testing.T) {
 			return run(ctx, asynqmw.New(e.c, asynqmw.WithPermits(2)), task, func(context.Context, *asynq.Task) error { return nil })
 		}))
 	})
+}
+
+// WithPermits on a quorum lockmw.Client (three masters, go-redis default
+// options), as on one Redis: five tasks with one key on a server of five
+// workers, a limit of two. While two run, both permits are taken (Available
+// is 0: a third could run only on a permit), the others wait, and each end
+// lets another in; never more than two ran at once, and all five ran.
+func TestServerLimitOnAQuorum(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t) // the tasks' queue
+	rdbs := make([]redis.UniversalClient, 3)
+	for i := range rdbs {
+		rdbs[i] = redistest.Start(t).NewClient()
+	}
+	quorum := lockmw.NewQuorum(rdbs)
+	t.Cleanup(func() { _ = quorum.Close() })
+
+	const tasks, limit = 5, 2
+	var tr testsupport.Peak
+	in := make(chan struct{}, tasks)
+	release := make(chan struct{})
+	handler := asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		tr.Enter()
+		defer tr.Leave()
+		in <- struct{}{}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(waitLimit):
+			return errors.New("never released")
+		}
+	})
+	results := make(chan result, 100)
+	startServer(t, e.rdb, tasks, record(results)(asynqmw.New(quorum, asynqmw.WithPermits(limit), asynqmw.WithWait(waitLimit))(handler)))
+	task := asynq.NewTask("export:run", []byte(`{"tenant":"acme"}`))
+	for range tasks {
+		enqueue(t, e.rdb, task)
+	}
+	sem := quorum.Semaphore(limitName(task), limit)
+	testsupport.Recv(t, in, waitLimit, "a handler's start")
+	for range tasks - 1 {
+		testsupport.Recv(t, in, waitLimit, "another handler's start")
+		free, err := sem.Available(t.Context())
+		require.NoError(t, err)
+		require.Zero(t, free, "both permits taken while two tasks run")
+		release <- struct{}{} // one ends: one waiter takes its permit
+	}
+	release <- struct{}{}
+	for range tasks {
+		r := testsupport.Recv(t, results, waitLimit, "a task's result")
+		require.NoError(t, r.err)
+	}
+	require.Equal(t, limit, tr.Max(), "tasks running at once")
 }

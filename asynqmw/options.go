@@ -159,9 +159,10 @@ func WithKeyPrefix(prefix string) Option {
 // that uses the key and kept until the key has been idle for a day
 // (lockmw.Client.Semaphore: the first setting wins), so a changed n applies
 // to a key in use only after that; a new [WithKeyPrefix] applies it at once.
+// On a quorum lockmw.Client (lockmw.NewQuorum) each permit is a quorum mutex
+// and no count is kept: every worker's n is its own (lockmw.Semaphore).
 //
-// n < 1 panics in New, and so does n > 1 with [WithDedupWindow], or on a
-// quorum lockmw.Client (lockmw.NewQuorum), which has no semaphores.
+// n < 1 panics in New, and so does n > 1 with [WithDedupWindow].
 func WithPermits(n int) Option {
 	return func(o *options) { o.permits = n }
 }

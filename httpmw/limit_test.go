@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -270,4 +271,44 @@ func TestLimitNames(t *testing.T) {
 // elapsed of the answer: their remaining TTL, at most the watchdog timeout.
 func watchdogTTL(elapsed time.Duration) (lo, hi int) {
 	return int(math.Ceil((lockmw.DefaultWatchdogTimeout - elapsed).Seconds())), int(lockmw.DefaultWatchdogTimeout / time.Second)
+}
+
+// WithPermits on a quorum lockmw.Client (three masters, go-redis default
+// options): two requests run at once, a third without a wait is answered
+// busy (409, with the earliest permit's Retry-After) and never runs, and the
+// permits come back.
+func TestLimitOnAQuorum(t *testing.T) {
+	t.Parallel()
+	rdbs := make([]redis.UniversalClient, 3)
+	for i := range rdbs {
+		rdbs[i] = redistest.Start(t).NewClient()
+	}
+	locks := lockmw.NewQuorum(rdbs)
+	t.Cleanup(func() { _ = locks.Close() })
+	const limit = 2
+	g := newGate(limit + 1)
+	defer g.open()
+	mux := http.NewServeMux()
+	mux.Handle("GET /reports", httpmw.New(locks, httpmw.WithPermits(limit), httpmw.WithWait(0)).Wrap(g))
+	s := routertest.Serve(t, mux)
+
+	var held []<-chan routertest.Reply
+	for range limit {
+		held = append(held, routertest.SendAsync(t.Context(), s, "GET", "/reports"))
+	}
+	testsupport.Eventually(t, routertest.Patience, "two requests inside", func() bool { return g.enteredNow() == limit })
+	r := routertest.Send(testsupport.CtxFor(t, routertest.Patience), s, "GET", "/reports") // bounded: were it let in, it would block in the gate
+	require.NoError(t, r.Err)
+	assert.Equal(t, http.StatusConflict, r.Status, r.Body)
+	got, err := strconv.Atoi(r.Header.Get("Retry-After"))
+	require.NoError(t, err, "Retry-After %q", r.Header.Get("Retry-After"))
+	assert.True(t, 1 <= got && got <= 30, "Retry-After %d, want the watchdog's TTL", got)
+	assert.Equal(t, limit, g.enteredNow(), "the third request ran")
+
+	g.open()
+	for _, ch := range held {
+		assert.Equal(t, http.StatusOK, testsupport.Recv(t, ch, routertest.Patience, "reply").Status)
+	}
+	assert.Equal(t, http.StatusOK, routertest.Send(t.Context(), s, "GET", "/reports").Status, "after the permits came back")
+	assert.EqualValues(t, limit, g.c.max.Load(), "most handlers inside at once")
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/internal/testsupport/routertest"
+	"github.com/go-rlock/rlock/lockmw"
 )
 
 func TestReadWriteKey(t *testing.T) {
@@ -134,4 +136,45 @@ func TestReadWriteWithPermitsPanics(t *testing.T) {
 		httpmw.New(c, httpmw.WithReadWrite(), httpmw.WithPermits(3))
 	})
 	assert.NotPanics(t, func() { httpmw.New(c, httpmw.WithReadWrite(), httpmw.WithPermits(1)) })
+}
+
+// WithReadWrite on a quorum lockmw.Client (three masters, go-redis default
+// options): two reads share, a write beside a read is busy (409), and a
+// write held by another quorum Client keeps reads out.
+func TestReadWriteOnAQuorum(t *testing.T) {
+	t.Parallel()
+	rdbs := make([]redis.UniversalClient, 3)
+	for i := range rdbs {
+		rdbs[i] = redistest.Start(t).NewClient()
+	}
+	locks, other := lockmw.NewQuorum(rdbs), lockmw.NewQuorum(rdbs)
+	t.Cleanup(func() { _ = locks.Close(); _ = other.Close() })
+	m := httpmw.New(locks, httpmw.WithReadWrite(), httpmw.WithWait(0))
+	g := newGate(4)
+	defer g.open()
+	mux := http.NewServeMux()
+	mux.Handle("GET /docs/{id}", m.Wrap(g))
+	mux.Handle("POST /docs/{id}", m.Wrap(g))
+	s := routertest.Serve(t, mux)
+
+	reads := []<-chan routertest.Reply{routertest.SendAsync(t.Context(), s, "GET", "/docs/1"), routertest.SendAsync(t.Context(), s, "GET", "/docs/2")}
+	testsupport.Recv(t, g.entered, routertest.Patience, "a read inside")
+	testsupport.Recv(t, g.entered, routertest.Patience, "a second read inside, beside the first")
+	r := routertest.Send(t.Context(), s, "POST", "/docs/1")
+	require.NoError(t, r.Err)
+	assert.Equal(t, http.StatusConflict, r.Status, "a write ran beside the reads: %s", r.Body)
+	g.open()
+	for _, ch := range reads {
+		r = testsupport.Recv(t, ch, routertest.Patience, "a read's reply")
+		assert.Equal(t, http.StatusOK, r.Status, r.Body)
+	}
+
+	rw := other.RWMutex("http:rw:/docs/{id}")
+	hold, err := rw.TryLock(t.Context(), 0, 0)
+	require.NoError(t, err)
+	r = routertest.Send(t.Context(), s, "GET", "/docs/1")
+	assert.Equal(t, http.StatusConflict, r.Status, "a read ran beside a write: %s", r.Body)
+	require.NoError(t, rw.Unlock(hold))
+	r = routertest.Send(t.Context(), s, "GET", "/docs/1")
+	assert.Equal(t, http.StatusOK, r.Status, r.Body)
 }

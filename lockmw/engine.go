@@ -160,7 +160,7 @@ func (e engine) acquire(ctx context.Context, wait, lease time.Duration, ev *Acqu
 			return ctx, end
 		}
 	}
-	t := turn{token: r.token, base: sent}
+	t := turn{token: r.token, base: sent, lk: r.lk}
 	if !r.won {
 		if e.hot != nil && err == nil { // busy; a failed attempt tells nothing
 			c.contention.seen(e.hot)

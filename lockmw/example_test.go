@@ -108,7 +108,7 @@ func ExampleMutex_ForceUnlock() {
 	fmt.Println("unlock:", m.Unlock(hold))
 	// Output:
 	// lost: true
-	// unlock: lockmw: lock lost
+	// unlock: lockmw: lock lost: renewal found "lost-example" gone or someone else's
 }
 
 func ExampleHooks() {

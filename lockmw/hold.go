@@ -2,6 +2,7 @@ package lockmw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -106,10 +107,11 @@ func topLevel(ctx context.Context) *level {
 }
 
 // findLevel returns the innermost level of b's lock (same Client, name and
-// kind) that ctx carries, or nil.
+// kind) that ctx carries, or nil; for a quorum semaphore, the innermost of
+// any of its permits.
 func (b *lockBase) findLevel(ctx context.Context) *level {
 	for l := topLevel(ctx); l != nil; l = l.parent {
-		if l.h.lk.same(b) {
+		if lk := l.h.lk; lk.same(b) || lk.of != nil && lk.of.same(b) {
 			return l
 		}
 	}
@@ -134,13 +136,23 @@ func (b *lockBase) levelToRelease(ctx context.Context) (*level, error) {
 		lvl.released = true
 		lvl.cancelLevel(ErrLockLost)
 		lvl.mu.Unlock()
-		return nil, ErrLockLost
+		return nil, lvl.h.lostErr()
 	}
 	if lvl.reqID == "" {
 		lvl.latch = b.c.latchKey(b.k.latchBase)
 		lvl.reqID, lvl.latchArg = lvl.latch[len(b.k.latchBase):], argOf(&lvl.latch)
 	}
 	return lvl, nil
+}
+
+// lostErr is the error of an Unlock that finds its hold lost: the loss's
+// cause, which names the lock (a multi-lock's Unlock tells which member), or
+// ErrLockLost naming it while the loss is still being reported.
+func (h *hold) lostErr() error {
+	if cause := context.Cause(&h.ctx); errors.Is(cause, ErrLockLost) {
+		return cause
+	}
+	return fmt.Errorf("%w: %s %q was lost before Unlock", ErrLockLost, h.lk.kind, h.lk.info().Name)
 }
 
 // expireIn is UnlockAt's at in ms from now, rounded up; 0 when it has passed
@@ -283,8 +295,12 @@ func (b *lockBase) newHold() *hold {
 // startHold creates the hold of a new acquisition a, won with t (waited
 // says after a wait). A non-zero t.claimBy says the hold was handed over and
 // not claimed yet: it is lost then unless the renewer's claim succeeds
-// first.
+// first. A non-nil t.lk is the lock the hold is of (a quorum semaphore's
+// permit) instead of b.
 func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration, t turn, waited bool) context.Context {
+	if t.lk != nil {
+		b = t.lk
+	}
 	c := b.c
 	h := a.h
 	if h == nil {
@@ -312,7 +328,7 @@ func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration
 		h.watch(t)
 	}
 	if f := c.opts.hooks.Metadata; f != nil {
-		if s := f(h.hookCtx, b.name); s != "" && len(s) <= MaxMetadataLen {
+		if s := f(h.hookCtx, b.info().Name); s != "" && len(s) <= MaxMetadataLen {
 			c.renewer.setMeta(h, s)
 		}
 	}

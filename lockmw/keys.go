@@ -30,6 +30,7 @@ type keys struct {
 	sem       bool   // the keys of a semaphore
 	timeouts  string // a read-write lock's readers' timeout keys' prefix; "" otherwise
 	meta      string // a semaphore's or read-write lock's holders' metadata (hash); "" for a mutex
+	wakeAll   bool   // a quorum read-write lock's waiters' (quorumrw.go): an unlock message wakes every waiter
 }
 
 // newKeys returns the keys of the lock name in the namespace ns

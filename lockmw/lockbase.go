@@ -59,6 +59,9 @@ type lockBase struct {
 	// writer, its write side (a writer takes the read side).
 	suffix string
 	writer *lockBase
+	// A quorum semaphore's permit (a quorum mutex, quorumsem.go): the
+	// semaphore it is one of, which the hooks' events and Unlock name.
+	of *lockBase
 }
 
 // reentrant reports whether a caller's own hold in its context is
@@ -67,6 +70,9 @@ func (b *lockBase) reentrant() bool { return b.kind != kindSemaphore }
 
 // info is the lock as the hooks' events name it.
 func (b *lockBase) info() LockInfo {
+	if b.of != nil {
+		return b.of.info()
+	}
 	return LockInfo{Name: b.name, Group: b.group, Kind: b.kind.String(), Permits: b.permits, Mode: b.kind.mode(), Adapter: b.adapter}
 }
 

@@ -212,6 +212,8 @@ func TestMultiLockMemberLost(t *testing.T) {
 
 	err = ml.Unlock(hold)
 	assert.ErrorIs(t, err, lockmw.ErrLockLost, "Unlock reports the loss")
+	assert.Contains(t, err.Error(), `"lost-b"`, "and names the member lost")
+	assert.NotContains(t, err.Error(), `"lost-a"`, "not the member released")
 	assertFree(t, ctx, a, b)
 }
 

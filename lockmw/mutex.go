@@ -25,6 +25,9 @@ type Mutex struct {
 
 	keyArgs []any // akeys, boxed once for the acquire and release command lines
 	rollArg any   // k.handoff (the roll-call channel), boxed once for the release command lines
+	// gate, for a side of a quorum RWMutex, is the keys of its acquisition's
+	// gate (quorumacquire.lua, quorumrw.go); nil for a mutex.
+	gate []string
 }
 
 // Mutex returns the lock called name, with [WithFencing] and [WithGroup] as
@@ -32,7 +35,12 @@ type Mutex struct {
 // ErrInvalidName) gives a Mutex whose every call returns that error, and a
 // nil option is skipped.
 func (c *Client) Mutex(name string, opts ...LockOption) *Mutex {
-	o := newLockOptions(opts)
+	return c.newMutex(name, newLockOptions(opts), "")
+}
+
+// newMutex is Mutex with its options read; a non-empty channel replaces the
+// unlock channel (a quorum semaphore's permits share their semaphore's).
+func (c *Client) newMutex(name string, o lockOptions, channel string) *Mutex {
 	m := &Mutex{lockBase: lockBase{c: c, name: name, kind: kindMutex, group: o.group, adapter: o.adapter}, fenced: o.fencing}
 	m.e = engine{&m.lockBase, m}
 	if err := validateName(name, c.ns, c.cluster, newKeys); err != nil {
@@ -40,6 +48,9 @@ func (c *Client) Mutex(name string, opts ...LockOption) *Mutex {
 		return m
 	}
 	m.k = newKeys(c.ns, name)
+	if channel != "" {
+		m.k.channel = channel
+	}
 	m.renewKey = m.k.lock
 	m.akeys = []string{m.k.lock, m.k.channel, m.k.queue, m.k.waiters, m.k.token}
 	m.keyArgs = []any{m.akeys[0], m.akeys[1], m.akeys[2], m.akeys[3], m.akeys[4]}

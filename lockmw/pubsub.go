@@ -500,7 +500,7 @@ func (h *hub) dispatch(channel, payload string) {
 	// else (Redisson's read-unlock "1", a read-write lock's write release)
 	// wakes all. Either follows a reservation that was used.
 	ns.reserved.unlocked()
-	if payload != "0" {
+	if payload != "0" || ns.k.wakeAll {
 		for _, w := range ns.waiters {
 			wakeUp(w)
 		}

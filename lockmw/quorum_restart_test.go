@@ -23,10 +23,33 @@ import (
 // believes it holds, so there is never a second owner. The first holder
 // finds its majority gone and loses the lock; the other then takes it. The
 // restarted master never gets the first holder's field back: renewals only
-// extend what is there.
+// extend what is there. The same for every kind on a quorum: a semaphore's
+// only permit, and a read hold against a writer.
 func TestQuorumRestartedMasterIsLeftOut(t *testing.T) {
 	t.Parallel()
-	const name = "q-restart"
+	for _, tc := range []struct {
+		name  string
+		first func(c *lockmw.Client, name string) lockmw.Locker
+		other func(c *lockmw.Client, name string) lockmw.Locker
+	}{
+		{"mutex",
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.Mutex(name) },
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.Mutex(name) }},
+		{"semaphore",
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.Semaphore(name, 1) },
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.Semaphore(name, 1) }},
+		{"read-write",
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.RWMutex(name).RLocker() },
+			func(c *lockmw.Client, name string) lockmw.Locker { return c.RWMutex(name) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			restartedMasterLeftOut(t, "q-restart-"+tc.name, tc.first, tc.other)
+		})
+	}
+}
+
+func restartedMasterLeftOut(t *testing.T, name string, firstLock, otherLock func(c *lockmw.Client, name string) lockmw.Locker) {
 	const watchdog = 2 * time.Second
 	srvs := make([]*redistest.Server, 3)
 	direct := make([]redis.UniversalClient, 3)
@@ -43,38 +66,48 @@ func TestQuorumRestartedMasterIsLeftOut(t *testing.T) {
 	other := newQuorum(t, direct, lockmw.WithWatchdogTimeout(watchdog))
 	// other learns B's run ID: with A paused, its Lock and Unlock need B.
 	require.NoError(t, srvs[0].Pause())
-	warm := other.Mutex("q-restart-warm")
+	warm := other.Mutex(name + "-warm")
 	require.NoError(t, warm.Unlock(locktest.MustLock(t, warm, ctx)))
 	require.NoError(t, srvs[0].Resume())
 	require.NoError(t, proxy.Close()) // C unreachable for first
 
-	h1 := locktest.MustLock(t, first.Mutex(name), ctx)
-	require.True(t, keyOn(t, srvs[0], name) && keyOn(t, srvs[1], name), "held on A and B")
-	require.False(t, keyOn(t, srvs[2], name), "not on C")
-	require.NoError(t, srvs[1].Kill())
-	require.NoError(t, srvs[1].Restart())
-
-	firstOnB := func() bool {
-		fields, err := srvs[1].Client().HKeys(ctx, name).Result()
+	fl, ol := firstLock(first, name), otherLock(other, name)
+	h1, err := fl.Lock(ctx)
+	require.NoError(t, err)
+	// firstOn reports whether first's field is in any of srv's hashes: the
+	// lock's, a permit's or a reader's.
+	firstOn := func(srv *redistest.Server) bool {
+		keys, err := srv.Client().Keys(ctx, "*").Result()
 		require.NoError(t, err)
-		for _, f := range fields {
-			if strings.HasPrefix(f, first.ID()+":") {
-				return true
+		for _, k := range keys {
+			fields, err := srv.Client().HKeys(ctx, k).Result()
+			if err != nil { // not a hash
+				continue
+			}
+			for _, f := range fields {
+				if strings.HasPrefix(f, first.ID()+":") {
+					return true
+				}
 			}
 		}
 		return false
 	}
+	require.True(t, firstOn(srvs[0]) && firstOn(srvs[1]), "held on A and B")
+	require.False(t, firstOn(srvs[2]), "not on C")
+	require.NoError(t, srvs[1].Kill())
+	require.NoError(t, srvs[1].Restart())
+
 	tries := 0
 	for h1.Err() == nil {
-		h2, err := other.Mutex(name).TryLock(ctx, 0, 0)
+		h2, err := ol.TryLock(ctx, 0, 0)
 		if err == nil {
 			held := h1.Err() == nil
-			_ = other.Mutex(name).Unlock(h2)
+			_ = ol.Unlock(h2)
 			require.False(t, held, "a second owner: taken while the first holder still holds (try %d)", tries)
 			break
 		}
 		require.ErrorIs(t, err, lockmw.ErrNotAcquired)
-		assert.False(t, firstOnB(), "the restarted master got the first holder's field back")
+		assert.False(t, firstOn(srvs[1]), "the restarted master got the first holder's field back")
 		tries++
 		timer := time.NewTimer(50 * time.Millisecond) // the pace of the tries
 		select {
@@ -86,9 +119,10 @@ func TestQuorumRestartedMasterIsLeftOut(t *testing.T) {
 	assert.ErrorIs(t, context.Cause(h1), lockmw.ErrLockLost, "the first holder's majority is gone")
 	t.Logf("%d tries refused while the first holder held", tries)
 	assert.Positive(t, tries)
-	assert.ErrorIs(t, first.Mutex(name).Unlock(h1), lockmw.ErrLockLost)
+	assert.ErrorIs(t, fl.Unlock(h1), lockmw.ErrLockLost)
 
-	h2 := locktest.MustLock(t, other.Mutex(name), ctx)
-	assert.False(t, firstOnB(), "the restarted master got the first holder's field back")
-	require.NoError(t, other.Mutex(name).Unlock(h2))
+	h2, err := ol.Lock(ctx)
+	require.NoError(t, err)
+	assert.False(t, firstOn(srvs[1]), "the restarted master got the first holder's field back")
+	require.NoError(t, ol.Unlock(h2))
 }

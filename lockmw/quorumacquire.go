@@ -118,7 +118,7 @@ var (
 func (q *quorumStore) acquireCall(m *Mutex, a attempt, try int64) scripts.Call {
 	c := q.c
 	return scripts.Call{
-		Keys: append(m.akeys[:len(m.akeys):len(m.akeys)], m.k.latchBase+q.endReqID(a.field)),
+		Keys: append(append(m.akeys[:len(m.akeys):len(m.akeys)], m.k.latchBase+q.endReqID(a.field)), m.gate...),
 		Args: []any{c.ttlArg(a.ttl), a.field, argFalse, c.graceArg, flag(m.fenced), argFalse, c.claimArg(a.ttl), c.tokenTTLArg, try, 0},
 	}
 }

@@ -181,11 +181,17 @@ func (q *quorumStore) release(ctx context.Context, m *Mutex, rr releaseReq) (int
 // and, on the masters that have not answered one of its acquisitions, raises
 // its end latch. A master that fails is asked again in the background.
 func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool, ttl time.Duration) (int64, bool, error) {
+	return 0, false, q.leaveDirty(ctx, m, field, ttl, q.takeDirty(field))
+}
+
+// leaveDirty is leave with the masters that have not answered one of
+// field's acquisitions, dirty (takeDirty's): a quorum semaphore leaves each
+// of its permits with the one record of its field (quorumsem.go).
+func (q *quorumStore) leaveDirty(ctx context.Context, m *Mutex, field string, ttl time.Duration, dirty []bool) error {
 	if ttl == 0 {
 		ttl = q.c.opts.watchdog
 	}
 	latch := q.latchFor(ttl)
-	dirty := q.takeDirty(field)
 	call := func(i int) scripts.Call {
 		var guard time.Duration
 		if dirty != nil && dirty[i] {
@@ -193,13 +199,12 @@ func (q *quorumStore) leave(ctx context.Context, m *Mutex, field string, _ bool,
 		}
 		return q.endCall(m, field, endAll, guard, true)
 	}
-	err := q.everywhere(ctx, func(ctx context.Context, mb *member) error {
+	return q.everywhere(ctx, func(ctx context.Context, mb *member) error {
 		end := call(mb.i)
 		return mb.run(ctx, scripts.QuorumEnd, end.Keys, end.Args...).Err()
 	}, func(mb *member) {
 		mb.later(redo{s: scripts.QuorumEnd, call: call(mb.i), until: time.Now().Add(latch)})
 	})
-	return 0, false, err
 }
 
 // forceUnlock runs forceunlock.lua on every master: true when any that

@@ -2,9 +2,12 @@ package lockmw
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
+
+	"github.com/go-rlock/rlock/internal/layout"
 )
 
 // ErrUpgrade reports Lock or TryLock of an RWMutex through a context that
@@ -47,6 +50,16 @@ func (upgradeError) Is(target error) bool { return target == ErrInvalidArgument 
 // write side fencing tokens (Token). It is cheap to create; RWMutexes of one
 // Client and name are interchangeable. A name is one kind of lock: a
 // Mutex, a Semaphore or an RWMutex.
+//
+// On a quorum Client (NewQuorum) each side holds on majorities of the
+// masters, and each master decides between the sides atomically: the write
+// side is the quorum mutex of the name, each read hold a quorum mutex of its
+// own that the writer's acquisition finds registered there
+// (docs/topologies.md). Readers share and a writer excludes, as on one
+// Redis; waiters are woken by any release (a quorum has no queue, no
+// hand-off and no preference between the sides), and a writer cannot take
+// the read side: RLock with its write hold context returns
+// errors.ErrUnsupported.
 type RWMutex struct {
 	r, w *rwSide
 }
@@ -66,8 +79,9 @@ type rwSide struct {
 // RWMutex returns the read-write lock called name, with [WithFencing] (the
 // write side's tokens) and [WithGroup] as its options. It never panics: a
 // name that cannot be used gives an RWMutex whose every call returns
-// ErrInvalidName (Err), and a quorum Client (NewQuorum) one whose calls
-// return errors.ErrUnsupported; a nil option is skipped.
+// ErrInvalidName (Err); a nil option is skipped. On a quorum Client
+// (NewQuorum) its sides hold on majorities of the masters (quorumrw.go,
+// docs/topologies.md).
 func (c *Client) RWMutex(name string, opts ...LockOption) *RWMutex {
 	o := newLockOptions(opts)
 	rw := &RWMutex{
@@ -77,11 +91,19 @@ func (c *Client) RWMutex(name string, opts ...LockOption) *RWMutex {
 	rw.r.peer, rw.w.peer = rw.w, rw.r
 	rw.r.writer = &rw.w.lockBase
 	single, ok := c.store.(*singleStore)
-	var err error
+	err := validateName(name, c.ns, c.cluster, newRWKeys)
 	if !ok {
-		err = fmt.Errorf("lockmw: read-write lock %q on a quorum client: %w", name, errors.ErrUnsupported)
-	} else {
-		err = validateName(name, c.ns, c.cluster, newRWKeys)
+		if err == nil { // the longest of its keys' names: a reader's
+			err = validateName(layout.QuorumReader(name, c.id+":"+strconv.FormatUint(math.MaxUint64, 10)), c.ns, c.cluster, newKeys)
+		}
+		for _, s := range []*rwSide{rw.r, rw.w} {
+			s.err = err
+			s.e = engine{&s.lockBase, s}
+		}
+		if err == nil {
+			newQuorumRW(rw, c.store.(*quorumStore), o.fencing)
+		}
+		return rw
 	}
 	for _, s := range []*rwSide{rw.r, rw.w} {
 		s.e = engine{&s.lockBase, s}

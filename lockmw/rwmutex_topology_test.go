@@ -2,7 +2,7 @@ package lockmw_test
 
 import (
 	"context"
-	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,13 +100,16 @@ func TestRWMutexHandedOverHoldsAreClaimed(t *testing.T) {
 	assert.Empty(t, rwHash(t, srv, "rw-claim"))
 }
 
-// A read-write lock needs one Redis: on a quorum Client every call returns
-// errors.ErrUnsupported.
-func TestRWMutexOnQuorum(t *testing.T) {
+// A read-write lock on a quorum Client checks its name as on one Redis,
+// and the name of its longest key, a reader's (MaxNameLen).
+func TestRWMutexOnQuorumBadName(t *testing.T) {
 	t.Parallel()
 	_, rdbs := quorum(t, 3)
-	rw := newQuorum(t, rdbs).RWMutex("rw-quorum")
-	require.ErrorIs(t, rw.Err(), errors.ErrUnsupported)
-	_, err := rw.RLock(t.Context())
-	assert.ErrorIs(t, err, errors.ErrUnsupported)
+	c := newQuorum(t, rdbs)
+	require.NoError(t, c.RWMutex("rw-quorum").Err())
+	require.ErrorIs(t, c.RWMutex("").Err(), lockmw.ErrInvalidName)
+	long := c.RWMutex(strings.Repeat("n", lockmw.MaxNameLen-10))
+	require.ErrorIs(t, long.Err(), lockmw.ErrInvalidName, "a reader's lock name would pass MaxNameLen")
+	_, err := long.RLock(t.Context())
+	assert.ErrorIs(t, err, lockmw.ErrInvalidName)
 }

@@ -2,10 +2,10 @@ package lockmw
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/go-rlock/rlock/internal/layout"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 )
 
@@ -28,12 +28,27 @@ const semIdleTTL = 24 * time.Hour
 // Redisson's trySetPermits): another Client's permits argument for the same
 // name is ignored while the semaphore exists. A name is either a Mutex or a
 // Semaphore: Redis answers WRONGTYPE to the other.
+//
+// On a quorum Client (NewQuorum) each permit is a quorum mutex of its own,
+// "{name}:rlock_permit:<i>" for i below permits, and a holder takes the first
+// free one, trying them one quorum round each from a random one on: a
+// TryLock costs as many rounds as permits it finds busy, and never
+// over-grants (docs/topologies.md). There the permits argument is each
+// Client's, with no count kept in Redis: Clients that give a name different
+// counts share its first permits, so that the name has at most the largest
+// count of holders. A waiter is woken by any permit's release (pub/sub on every master,
+// no queue and no hand-off, as the quorum mutex's); Redisson has no quorum
+// semaphore, and a Redisson RPermitExpirableSemaphore of the name on one of
+// the masters is another lock.
 type Semaphore struct {
 	lockBase
-	e     engine
-	err   error
-	rtt   *rttGauge // the Client's round trips: the window of a reservation (reserve.go)
-	akeys []string  // the acquire script's keys
+	e   engine
+	err error
+	rtt *rttGauge // the Client's round trips: the window of a reservation (reserve.go)
+	// quorum, on a quorum Client, is the semaphore as its permits' quorum
+	// mutexes (quorumsem.go), and the engine's kindOps; nil otherwise.
+	quorum *quorumSem
+	akeys  []string // the acquire script's keys
 	// Boxed once for the command lines of the hot path: akeys (the
 	// release's first five keys too), the hand-off key, permits.
 	keyArgs    []any
@@ -44,8 +59,7 @@ type Semaphore struct {
 // Semaphore returns the semaphore called name with permits permits, with
 // [WithGroup] as its option. A name that cannot be used gives a Semaphore
 // whose every call returns ErrInvalidName, permits < 1 one that returns
-// ErrInvalidArgument, and a quorum Client (NewQuorum) one that returns
-// errors.ErrUnsupported; a nil option is skipped. It panics only on
+// ErrInvalidArgument; a nil option is skipped. It panics only on
 // [WithFencing], configuration that can never be right: permits have no
 // fencing tokens.
 func (c *Client) Semaphore(name string, permits int, opts ...LockOption) *Semaphore {
@@ -57,14 +71,21 @@ func (c *Client) Semaphore(name string, permits int, opts ...LockOption) *Semaph
 	s.e = engine{&s.lockBase, s}
 	single, ok := c.store.(*singleStore)
 	switch {
-	case !ok:
-		s.err = fmt.Errorf("lockmw: semaphore %q on a quorum client: %w", name, errors.ErrUnsupported)
 	case permits < 1:
 		s.err = fmt.Errorf("%w: semaphore %q with %d permits, want at least 1", ErrInvalidArgument, name, permits)
+	case !ok: // the name, then its longest permit's (MaxNameLen)
+		if s.err = validateName(name, c.ns, c.cluster, newKeys); s.err == nil {
+			s.err = validateName(layout.QuorumPermit(name, permits-1), c.ns, c.cluster, newKeys)
+		}
 	default:
 		s.err = validateName(name, c.ns, c.cluster, newSemKeys)
 	}
 	if s.err != nil {
+		return s
+	}
+	if !ok {
+		s.quorum = newQuorumSem(s, c.store.(*quorumStore))
+		s.e = engine{&s.lockBase, s.quorum}
 		return s
 	}
 	s.rtt = &single.rtt
@@ -97,7 +118,7 @@ func (s *Semaphore) Lock(ctx context.Context) (context.Context, error) {
 // *BusyError (matching ErrNotAcquired; its TTL is the earliest permit's), or
 // ErrNotAcquired joined with the last Redis error when Redis failed until the
 // wait ended (see Mutex.TryLock), ErrClosed, ErrInvalidName,
-// ErrInvalidArgument, errors.ErrUnsupported, or the Redis error.
+// ErrInvalidArgument, or the Redis error.
 func (s *Semaphore) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if s.err != nil {
 		return ctx, s.err
@@ -137,6 +158,10 @@ func (s *Semaphore) release(hold context.Context, expireMS int64) error {
 func (s *Semaphore) Available(ctx context.Context) (int, error) {
 	if s.err != nil {
 		return 0, s.err
+	}
+	if s.quorum != nil {
+		n, err := bounded(s.c, ctx, s.quorum.available, nil)
+		return n, withCtxErr(ctx, err)
 	}
 	run := func(ctx context.Context) (int, error) {
 		n, err := scripts.Eval(ctx, s.c.be, scripts.SemAvailable, s.akeys, s.c.publishCmd(ctx), s.permits, msCeil(semIdleTTL)).Int()

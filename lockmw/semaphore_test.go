@@ -2,7 +2,6 @@ package lockmw_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,7 +105,8 @@ func TestSemaphoreHandOff(t *testing.T) {
 	assert.LessOrEqual(t, attempts.Load(), int64(1), "b's client sent no attempt after the release")
 }
 
-// Bad input: a bad name, fewer than one permit, a quorum client.
+// Bad input: a bad name, fewer than one permit, on one Redis and on a
+// quorum Client.
 func TestSemaphoreBadInput(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -121,7 +121,8 @@ func TestSemaphoreBadInput(t *testing.T) {
 		{c.Semaphore("", 1), lockmw.ErrInvalidName},
 		{c.Semaphore("ok", 0), lockmw.ErrInvalidArgument},
 		{c.Semaphore("ok", -3), lockmw.ErrInvalidArgument},
-		{quorum.Semaphore("ok", 1), errors.ErrUnsupported},
+		{quorum.Semaphore("", 1), lockmw.ErrInvalidName},
+		{quorum.Semaphore("ok", 0), lockmw.ErrInvalidArgument},
 	} {
 		assert.ErrorIs(t, tc.s.Err(), tc.want)
 		_, err := tc.s.Lock(ctx)

@@ -91,6 +91,7 @@ type turn struct {
 	token   int64
 	base    time.Time // the earliest time the lock's TTL may have been set
 	claimBy time.Time // non-zero: handed over, not claimed yet, lost after this
+	lk      *lockBase // the lock won, when not the kind's own (acquireReply.lk)
 }
 
 // waitTurn is one acquisition's wait, queued in Redis, until the lock is
@@ -376,7 +377,7 @@ func (wt *waitTurn) retry(ctx context.Context) (t turn, done bool, err error) {
 	}
 	wt.lastErr, wt.backoff = nil, 0
 	if r.won { // fresh, or claimed a hand-off: the TTL was set by this request
-		return turn{token: r.token, base: s}, true, nil
+		return turn{token: r.token, base: s, lk: r.lk}, true, nil
 	}
 	wt.lastBusy, wt.busy, wt.answered = s, r, true
 	if r.split {

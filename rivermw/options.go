@@ -104,10 +104,11 @@ func WithKey(f func(ctx context.Context, job *rivertype.JobRow) string) Option {
 //
 // The number of permits of a key's semaphore is set by the first attempt
 // that uses the key and kept until the key has been idle for a day
-// (lockmw.Client.Semaphore: the first setting wins).
+// (lockmw.Client.Semaphore: the first setting wins). On a quorum
+// lockmw.Client (lockmw.NewQuorum) each permit is a quorum mutex and no
+// count is kept: every worker's n is its own (lockmw.Semaphore).
 //
-// n < 1 panics in New, and so does n > 1 on a quorum lockmw.Client
-// (lockmw.NewQuorum), which has no semaphores.
+// n < 1 panics in New.
 func WithPermits(n int) Option {
 	return func(o *options) { o.permits = n }
 }

@@ -18,8 +18,6 @@ func TestNewPanicsOnBadConfiguration(t *testing.T) {
 	defer rdb.Close()
 	c := lockmw.New(rdb)
 	defer c.Close()
-	quorum := lockmw.NewQuorum([]redis.UniversalClient{rdb})
-	defer quorum.Close()
 	for _, tc := range []struct {
 		name string
 		new  func()
@@ -29,7 +27,6 @@ func TestNewPanicsOnBadConfiguration(t *testing.T) {
 		{"a nil Option", func() { rivermw.New(c, nil) }, "rivermw: New: nil Option"},
 		{"a nil key function", func() { rivermw.New(c, rivermw.WithKey(nil)) }, "rivermw: WithKey(nil): a key function is required"},
 		{"a limit of 0", func() { rivermw.New(c, rivermw.WithPermits(0)) }, "rivermw: WithPermits(0): must be at least 1"},
-		{"a limit above 1 on a quorum client", func() { rivermw.New(quorum, rivermw.WithPermits(2)) }, "rivermw: WithPermits(2): a quorum lockmw.Client has no semaphores"},
 		{"a zero snooze", func() { rivermw.New(c, rivermw.WithSnooze(0)) }, "rivermw: WithSnooze(0s): must be positive"},
 		{"a negative snooze", func() { rivermw.New(c, rivermw.WithSnooze(-time.Second)) }, "rivermw: WithSnooze(-1s): must be positive"},
 		{"a negative wait", func() { rivermw.New(c, rivermw.WithWait(-time.Second)) }, "rivermw: WithWait(-1s): must not be negative"},
@@ -65,4 +62,5 @@ func TestOptionsPanicInNewOnly(t *testing.T) {
 	quorum := lockmw.NewQuorum([]redis.UniversalClient{rdb})
 	defer quorum.Close()
 	require.NotPanics(t, func() { rivermw.New(quorum, rivermw.WithPermits(1)) }, "a limit of 1 on a quorum client")
+	require.NotPanics(t, func() { rivermw.New(quorum, rivermw.WithPermits(3)) }, "a limit above 1 on a quorum client: its permits are quorum mutexes")
 }

@@ -69,16 +69,12 @@ import (
 // not per job; spans keep the full name.
 //
 // New panics if c is nil, an option is nil or an option's value is invalid
-// (see [Option]), or with a limit above 1 on a quorum c (see [WithPermits]).
+// (see [Option]).
 func New(c *lockmw.Client, opts ...Option) rivertype.WorkerMiddleware {
 	if c == nil {
 		panic("rivermw: New(nil): a lockmw.Client is required")
 	}
 	m := &middleware{c: c, o: newOptions(opts)}
-	// Only a quorum Client refuses every semaphore: ask one, without Redis.
-	if m.o.permits > 1 && errors.Is(c.Semaphore("rivermw", m.o.permits).Err(), errors.ErrUnsupported) {
-		panic(fmt.Sprintf("rivermw: WithPermits(%d): a quorum lockmw.Client has no semaphores", m.o.permits))
-	}
 	return m
 }
 

@@ -6,7 +6,10 @@
 // See lockmw/internal/scripts/lib.lua for what each key holds.
 package layout
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Hash fields rlock writes beside the holders' "<clientID>:<ownerID>" fields.
 const (
@@ -156,3 +159,29 @@ func SuffixName(name, suffix string) string {
 	}
 	return "{" + name + "}:" + suffix
 }
+
+// QuorumPermit is the name of permit i (from 0) of the semaphore name on a
+// quorum Client (lockmw.NewQuorum): a quorum mutex of its own,
+// "{name}:rlock_permit:<i>" (the name as is when it has a brace).
+func QuorumPermit(name string, i int) string {
+	return SuffixName(name, "rlock_permit:"+strconv.Itoa(i))
+}
+
+// QuorumPermits is the name whose mutex keys a quorum semaphore's waiters
+// use, "{name}:rlock_permits": its unlock channel, on which every permit's
+// release publishes, and its latch keys.
+func QuorumPermits(name string) string { return SuffixName(name, "rlock_permits") }
+
+// QuorumReaders is the set, "{name}:rlock_readers", of the reader locks of
+// the read-write lock name on a quorum Client: each reader a quorum mutex of
+// its own, QuorumReader(name, field).
+func QuorumReaders(name string) string { return SuffixName(name, "rlock_readers") }
+
+// QuorumReader is the lock of the reader whose owner field is field, of the
+// read-write lock name on a quorum Client: "{name}:rlock_reader:<field>".
+func QuorumReader(name, field string) string { return SuffixName(name, "rlock_reader:"+field) }
+
+// QuorumRW is the name whose mutex keys both sides of the read-write lock
+// name on a quorum Client wait with, "{name}:rlock_rw": its unlock channel,
+// on which every reader's and the writer's release publishes.
+func QuorumRW(name string) string { return SuffixName(name, "rlock_rw") }

@@ -48,6 +48,8 @@ type workload struct {
 	sem   bool     // the names are semaphores
 	// schedule is what the faults are drawn from (nil: faultSchedule).
 	schedule []faultKind
+	// permits, for semaphores, is how many each has.
+	permits int
 	// locker gives the driver's waiters their Locker of a name.
 	locker func(c *lockmw.Client, name string) lockmw.Locker
 }
@@ -377,7 +379,7 @@ func newDriver(t *testing.T, bin string, srvs []*redistest.Server, until time.Ti
 // holder killed and replaced every 0.3 to 1 s; it returns the records of
 // every process.
 func (d *driver) run() []reliability.Record {
-	d.smp = startSampler(d.smpRDB, d.smpRest, d.wl.names, d.wl.sem)
+	d.smp = startSampler(d.smpRDB, d.smpRest, d.wl.names, d.wl.sem, d.wl.permits)
 	d.started = time.Now()
 	d.cpuStart, _ = cpuWaited()
 	for range crashProcs {

@@ -3,12 +3,14 @@
 package reliability_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/reliability"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // crashQuorumShort is the quorum scenario's default length.
@@ -87,4 +89,117 @@ func sentAtCall(recs []reliability.Record) []reliability.Record {
 		}
 	}
 	return recs
+}
+
+// TestCrashQuorumSemaphore is the semaphore scenario (crashsem_test.go) on
+// a quorum of three masters: each permit a quorum mutex of its own
+// (lockmw/quorumsem.go). Worker processes take permits of two semaphores of
+// two permits while the driver SIGKILLs holders and starts replacements;
+// the semaphore checker proves from every process's log that no more than
+// two holds of a name were live at once (a killed hold lasting until its
+// permit's key could first have expired, taken from the Lock call as on a
+// quorum: sentAtCall), and that a name a kill left full was acquired again
+// within the watchdog timeout plus one renewal interval.
+func TestCrashQuorumSemaphore(t *testing.T) {
+	t.Parallel()
+	dur := crashSemShort
+	if *soak > 0 {
+		dur = *soak
+	}
+	srvs := make([]*redistest.Server, 3)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t, persistence()...)
+	}
+	wl := semWorkload
+	wl.mode, wl.names = "crash-sem", []string{"crashqsem-a", "crashqsem-b"}
+	d := newDriver(t, workerBinary(t), srvs, time.Now().Add(dur), wl)
+	recs := sentAtCall(d.run())
+	rep := checkSem(recs, d.kills, crashSemPermits, crashWatchdog, d.until, d.observed())
+	t.Logf("crash-quorum-sem: %v run on %d masters, %d processes (%d at a time, %d goroutines each, plus the driver), %d names of %d permits, watchdog %v",
+		dur.Round(time.Second), len(srvs), rep.Processes-1, crashProcs, crashGoroutines, len(d.wl.names), crashSemPermits, crashWatchdog)
+	t.Logf("crash-quorum-sem: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (every permit taken at the kill; %d across a stall), worst recovery %v (bound %v), %d lost holds, %d holds acquired in flight by a killed process, most holds at once %v, %d violations",
+		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
+		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.Phantoms, rep.MostHeld, len(rep.Violations))
+	d.logFaults("crash-quorum-sem", rep.UnlockTimeouts, rep.FaultFails)
+	d.logTotal("crash-quorum-sem", rep.Acquisitions)
+	d.logSlowest("crash-quorum-sem", rep.run, rep.recovered)
+	checkLinearizable(t, "crash-quorum-sem", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.SemaphoreKind, Permits: crashSemPermits}, today: rep.Violations})
+	for i, v := range rep.Violations {
+		if i == 20 {
+			t.Errorf("... and %d more", len(rep.Violations)-i)
+			break
+		}
+		t.Errorf("violation: %s", v)
+	}
+	// The run must have exercised what it proves: the permits' scripts on
+	// every master, every name full at some instant, holders killed,
+	// recoveries, renewals.
+	for i, srv := range srvs {
+		calls, err := srv.CommandCalls(context.Background())
+		require.NoError(t, err)
+		assert.Positive(t, calls["evalsha"], "no script ran on master %d", i)
+	}
+	for _, name := range d.wl.names {
+		assert.Equal(t, crashSemPermits, rep.MostHeld[name], "the most holds of %q at once", name)
+	}
+	assert.Positive(t, rep.KillsHolding, "no holder was killed")
+	assert.Positive(t, rep.Recoveries, "no recovery was measured")
+	assert.Positive(t, rep.Renewals, "no permit was renewed")
+	assert.Greater(t, rep.Acquisitions, 50)
+}
+
+// TestCrashQuorumRWMutex is the read-write scenario (crashrw_test.go) on a
+// quorum of three masters: the write side a quorum mutex, each read hold
+// one of its own, a gate on each master between them
+// (lockmw/quorumrw.go). Worker processes take the fenced RWMutex of three
+// names, the read side four times in five, while the driver SIGKILLs
+// holders and starts replacements; the read-write checker proves from every
+// process's log that no write hold overlapped any other hold of its name
+// (a killed hold lasting until its keys could first have expired, taken
+// from the Lock call as on a quorum: sentAtCall), that the write holds'
+// fencing tokens increased, and that a name a killed writer held was
+// acquired again within the watchdog timeout plus one renewal interval.
+func TestCrashQuorumRWMutex(t *testing.T) {
+	t.Parallel()
+	dur := crashRWShort
+	if *soak > 0 {
+		dur = *soak
+	}
+	srvs := make([]*redistest.Server, 3)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t, persistence()...)
+	}
+	wl := rwWorkload
+	wl.names = []string{"crashqrw-a", "crashqrw-b", "crashqrw-c"}
+	d := newDriver(t, workerBinary(t), srvs, time.Now().Add(dur), wl)
+	recs := sentAtCall(d.run())
+	rep := checkRW(recs, d.kills, crashWatchdog, d.until, d.observed())
+	reads, writes, killedReads, killedWrites := rwCounts(rep.run)
+	t.Logf("crash-quorum-rw: %v run on %d masters, %d processes (%d at a time, %d goroutines each, plus the driver), %d names, watchdog %v",
+		dur.Round(time.Second), len(srvs), rep.Processes-1, crashProcs, crashGoroutines, len(d.wl.names), crashWatchdog)
+	t.Logf("crash-quorum-rw: %d acquisitions (%d reads, %d writes), %d reads began beside another read, %d renewals, %d kills (%d of holders; %d read and %d write holds killed), %d recoveries (%d across a stall), worst recovery %v (bound %v, judged after killed writers only), %d lost holds (%d noticed late), %d holds acquired in flight by a killed process, %d violations",
+		rep.Acquisitions, reads, writes, rep.SharedOverlaps, rep.Renewals, rep.Kills, rep.KillsHolding, killedReads, killedWrites,
+		rep.Recoveries, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond), recoveryBound(crashWatchdog, 0, 0),
+		rep.Lost, rep.LateNotices, rep.Phantoms, len(rep.Violations))
+	d.logFaults("crash-quorum-rw", rep.UnlockTimeouts, rep.FaultFails)
+	d.logTotal("crash-quorum-rw", rep.Acquisitions)
+	d.logSlowest("crash-quorum-rw", rep.run, rep.recovered)
+	checkLinearizable(t, "crash-quorum-rw", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.RWMutexKind}, shared: isRead, today: rep.Violations})
+	for i, v := range rep.Violations {
+		if i == 20 {
+			t.Errorf("... and %d more", len(rep.Violations)-i)
+			break
+		}
+		t.Errorf("violation: %s", v)
+	}
+	for i, srv := range srvs {
+		calls, err := srv.CommandCalls(context.Background())
+		require.NoError(t, err)
+		assert.Positive(t, calls["evalsha"], "no script ran on master %d", i)
+	}
+	assert.Positive(t, rep.SharedOverlaps, "no two reads were held together")
+	assert.Positive(t, writes, "no write hold")
+	assert.Positive(t, rep.KillsHolding, "no holder was killed")
+	assert.Positive(t, rep.Renewals, "no lock was renewed")
+	assert.Greater(t, rep.Acquisitions, 50)
 }

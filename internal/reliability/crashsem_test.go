@@ -19,11 +19,12 @@ const (
 )
 
 var semWorkload = workload{
-	mode:   "crash-sem",
-	names:  []string{"crashsem-a", "crashsem-b"},
-	args:   []string{"-permits", strconv.Itoa(crashSemPermits)},
-	sem:    true,
-	locker: func(c *lockmw.Client, name string) lockmw.Locker { return c.Semaphore(name, crashSemPermits) },
+	mode:    "crash-sem",
+	names:   []string{"crashsem-a", "crashsem-b"},
+	args:    []string{"-permits", strconv.Itoa(crashSemPermits)},
+	sem:     true,
+	permits: crashSemPermits,
+	locker:  func(c *lockmw.Client, name string) lockmw.Locker { return c.Semaphore(name, crashSemPermits) },
 }
 
 // TestCrashSemaphore is scenario 1 for semaphores: worker processes take

@@ -48,6 +48,9 @@ type sampler struct {
 	others []*redis.Client // a quorum's other masters: only who holds there is read
 	names  []string
 	sem    bool // semaphores: the holders are the permits taken
+	// qsem, for semaphores on a quorum, is their permits: each a quorum
+	// mutex (layout.QuorumPermit), whose holders are read as a mutex's.
+	qsem int
 
 	mu      sync.Mutex
 	changes map[string][]lockState // by name, in time order
@@ -58,10 +61,14 @@ type sampler struct {
 }
 
 // startSampler samples names on rdb every stateEvery until stopped; on a
-// quorum, the holders of the names on its other masters too.
-func startSampler(rdb *redis.Client, others []*redis.Client, names []string, sem bool) *sampler {
+// quorum, the holders of the names on its other masters too (semaphores
+// there: of permits permits).
+func startSampler(rdb *redis.Client, others []*redis.Client, names []string, sem bool, permits int) *sampler {
 	s := &sampler{rdb: rdb, others: others, names: names, sem: sem, changes: make(map[string][]lockState),
 		stop: make(chan struct{}), done: make(chan struct{})}
+	if sem && len(others) > 0 {
+		s.qsem = permits
+	}
 	go s.run()
 	return s
 }
@@ -103,9 +110,19 @@ func (s *sampler) sample() {
 	holders := make([]redis.Cmder, len(s.names))
 	pttls := make([]*redis.DurationCmd, len(s.names))
 	queues := make([]*redis.StringSliceCmd, len(s.names))
+	permits := make([][]*redis.StringSliceCmd, len(s.names)) // a quorum semaphore's, with pttls
+	ppttls := make([][]*redis.DurationCmd, len(s.names))
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		now = p.Time(ctx)
 		for i, name := range s.names {
+			if s.qsem > 0 {
+				for j := range s.qsem {
+					k := layout.QuorumPermit(name, j)
+					permits[i] = append(permits[i], p.HKeys(ctx, k))
+					ppttls[i] = append(ppttls[i], p.PTTL(ctx, k))
+				}
+				continue
+			}
 			if s.sem {
 				k := layout.Semaphore(name)
 				holders[i] = p.ZRangeWithScores(ctx, k.Permits, 0, -1)
@@ -132,7 +149,20 @@ func (s *sampler) sample() {
 	}
 	s.last = at
 	for i, name := range s.names {
-		st := lockState{at: at, queue: queues[i].Val()}
+		st := lockState{}
+		if queues[i] != nil {
+			st.queue = queues[i].Val()
+		}
+		st.at = at
+		for j, c := range permits[i] { // a quorum semaphore's permits: each a mutex's hash
+			for _, f := range c.Val() {
+				if !strings.HasPrefix(f, layout.OwnPrefix) {
+					st.holders = append(st.holders, f)
+					st.ttls = append(st.ttls, ppttls[i][j].Val())
+					st.masters = append(st.masters, 1+elsewhere[name][f])
+				}
+			}
+		}
 		switch c := holders[i].(type) {
 		case *redis.ZSliceCmd: // a semaphore's permits: the score is the expiry, server ms
 			for _, z := range c.Val() {
@@ -177,24 +207,39 @@ func (s *sampler) record(name string, st lockState) {
 // masters the field holds the name (read while the first master is, not
 // atomically with it).
 func (s *sampler) sampleOthers(ctx context.Context) map[string]map[string]int {
-	if len(s.others) == 0 || s.sem {
+	if len(s.others) == 0 || s.sem && s.qsem == 0 {
 		return nil
+	}
+	// The hashes of a name: its mutex's, or a quorum semaphore's permits'.
+	keys := func(name string) []string {
+		if s.qsem == 0 {
+			return []string{layout.Mutex(name).Lock}
+		}
+		var ks []string
+		for j := range s.qsem {
+			ks = append(ks, layout.QuorumPermit(name, j))
+		}
+		return ks
 	}
 	out := make(map[string]map[string]int)
 	for _, rdb := range s.others {
-		cmds := make([]*redis.StringSliceCmd, len(s.names))
+		cmds := make([][]*redis.StringSliceCmd, len(s.names))
 		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, name := range s.names {
-				cmds[i] = p.HKeys(ctx, layout.Mutex(name).Lock)
+				for _, k := range keys(name) {
+					cmds[i] = append(cmds[i], p.HKeys(ctx, k))
+				}
 			}
 			return nil
 		})
 		for i, name := range s.names {
-			for _, f := range cmds[i].Val() {
-				if out[name] == nil {
-					out[name] = make(map[string]int)
+			for _, c := range cmds[i] {
+				for _, f := range c.Val() {
+					if out[name] == nil {
+						out[name] = make(map[string]int)
+					}
+					out[name][f]++
 				}
-				out[name][f]++
 			}
 		}
 	}

@@ -21,7 +21,8 @@
 -- field is read only until its time, and the table expires by then when
 -- nothing else keeps it.
 --
--- KEYS[1..5] acquire.lua's, KEYS[6] the field's end latch
+-- KEYS[1..5] acquire.lua's, KEYS[6] the field's end latch, KEYS[7..8] a
+-- read-write lock side's gate (below; absent for a mutex)
 -- ARGV acquire.lua's, then the attempt number, then the mark's time in ms (0:
 -- none), taken off the end before acquire.lua reads them
 --
@@ -46,7 +47,50 @@ if mark then
     return {run, {0, tonumber(muntil) - now, marked, '', rlock_now_us()}, now - tonumber(msince), 1}
   end
 end
+-- The gate of a quorum read-write lock's sides (lockmw/quorumrw.go): with
+-- KEYS[7] alone, a writer's, KEYS[7] is the readers' set, whose live members
+-- (reader locks whose key exists) refuse it; with KEYS[8] too, a reader's,
+-- KEYS[7] is the writer's lock, whose existence refuses it, and KEYS[8] the
+-- set it joins. Either prunes the set of readers whose key is gone. A
+-- refusal is busy, held by the writer's field, or by "rlock:readers", the
+-- same on every master, so that the attempt waits as for one holder.
+local function gate_holder(key)
+  for _, f in ipairs(redis.call('hkeys', key)) do
+    if string.sub(f, 1, 6) ~= 'rlock:' then return f end
+  end
+  return ''
+end
+local function gate_age(key)
+  local since = redis.call('hget', key, 'rlock:since')
+  if since then return rlock_now() - tonumber(since) end
+  return -1
+end
+local function gate_prune(set)
+  local live = nil
+  for _, k in ipairs(redis.call('smembers', set)) do
+    local p = redis.call('pttl', k)
+    if p == -2 then
+      redis.call('srem', set, k)
+    elseif live == nil or p < live then
+      live = p
+    end
+  end
+  return live
+end
+if KEYS[8] then
+  local p = redis.call('pttl', KEYS[7])
+  if p ~= -2 then
+    return {run, {0, p, gate_holder(KEYS[7]), '', rlock_now_us()}, gate_age(KEYS[7])}
+  end
+  gate_prune(KEYS[8])
+elseif KEYS[7] then
+  local live = gate_prune(KEYS[7])
+  if live then
+    return {run, {0, live, 'rlock:readers', '', rlock_now_us()}, -1}
+  end
+end
 local r = rlock_acquire()
+if r[1] == 1 and KEYS[8] then redis.call('sadd', KEYS[8], KEYS[1]) end -- no TTL: pruned, never expired under a live reader
 -- Only into a lock that holds the field: a TTL shorter than the script has
 -- run deletes the key at once (PEXPIRE of a time already past), and a field
 -- written then would make a lock that never expires.

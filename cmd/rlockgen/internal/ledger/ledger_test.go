@@ -426,3 +426,38 @@ func TestAMinimumHoldKeepsTheLockAfterTheCallReturns(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, locked, "the lock was released when the call returned")
 }
+
+// permits= on a quorum lockmw.Client (three masters, go-redis default
+// options): two exports of a tenant run at once, a third waits until one
+// ends; while two run, both permits are taken.
+func TestPermitsOnAQuorum(t *testing.T) {
+	rdbs := make([]redis.UniversalClient, 3)
+	for i := range rdbs {
+		rdbs[i] = redistest.Start(t).NewClient()
+	}
+	c := lockmw.NewQuorum(rdbs)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := testsupport.Ctx(t)
+	entered := make(chan string, 3)
+	release := make(chan struct{})
+	l := NewLockedLedger(c, &fake{body: func(context.Context, string, string) error {
+		entered <- "in"
+		<-release
+		return nil
+	}})
+	done := make(chan error, 3)
+	for range 3 {
+		go func() { done <- l.Export(ctx, &Export{Tenant: "t1"}) }()
+	}
+	testsupport.Recv(t, entered, long, "the first export")
+	testsupport.Recv(t, entered, long, "the second export")
+	free, err := c.Semaphore("ledger:export#t1", 2).Available(ctx)
+	require.NoError(t, err)
+	require.Zero(t, free, "both permits taken: a third export cannot run")
+	release <- struct{}{}
+	testsupport.Recv(t, entered, long, "the third export, once a permit was free")
+	close(release)
+	for range 3 {
+		require.NoError(t, testsupport.Recv(t, done, long, "an export"))
+	}
+}
