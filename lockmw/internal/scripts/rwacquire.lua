@@ -36,8 +36,9 @@ for i = 1, #all, 2 do
     if holder == '' or rw_writer(f) then holder = f end
   end
 end
-if mine then
-  rw_renew(KEYS[1], hf, ARGV[1])
+-- A reader's field whose level key expired (rw_renew) holds nothing: the
+-- attempt goes on as a new one, which grants it a fresh level.
+if mine and rw_renew(KEYS[1], hf, ARGV[1]) then
   return won(rw_token(hf, ARGV[5], KEYS[5]))
 end
 

@@ -15,7 +15,10 @@ if not n then
   return {0}
 end
 if ARGV[3] == '1' then
-  rw_renew(KEYS[1], hf, ARGV[4])
+  if not rw_renew(KEYS[1], hf, ARGV[4]) then -- a reader handed over too long ago: nothing to keep
+    rw_release(hf, tonumber(n), ARGV[2], ARGV[5], rlockReserveWindow)
+    return {2}
+  end
   return {1, rw_token(hf, ARGV[6], KEYS[5])}
 end
 rw_release(hf, tonumber(n), ARGV[2], ARGV[5], rlockReserveWindow)

@@ -47,13 +47,18 @@ end
 
 -- rw_renew gives the hold of hf ttl ms more (a renewal, a claim): a reader's
 -- every level key and the hash, a writer's hash, and the holds' metadata
--- hash (setmeta.lua). False when hf holds nothing.
+-- hash (setmeta.lua). False when hf holds nothing: no field, or a reader
+-- whose level key has expired. Such a reader's field may outlive it in a
+-- hash other readers keep (a hold handed over and not claimed within its
+-- window, a crashed reader); it holds nothing, as Redisson's unlock walk
+-- counts it (rw_longest), and PEXPIRE of its missing key would renew
+-- nothing while saying the hold lives.
 local function rw_renew(hash, hf, ttl)
   local n = redis.call('hget', hash, hf)
   if not n then return false end
   if not rw_writer(hf) then
     for i = 1, tonumber(n) do
-      redis.call('pexpire', rw_tkey(hash, hf, i), ttl)
+      if redis.call('pexpire', rw_tkey(hash, hf, i), ttl) == 0 then return false end
     end
   end
   rw_extend(hash, ttl)
