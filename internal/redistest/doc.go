@@ -38,7 +38,9 @@
 // process, so no zombies are left behind either.
 //
 // Fault injection: [Server.Stop] and [Server.Restart] (process down / back
-// with data gone), [Server.Kill] (SIGKILL: a crash, no shutdown, no last
+// with data gone), [Server.StartAgain] (back with what it persisted: with
+// "appendonly yes" and "appendfsync always", every write it acknowledged,
+// after a Stop or a Kill), [Server.Kill] (SIGKILL: a crash, no shutdown, no last
 // replication), [Server.Pause] and [Server.Resume] (SIGSTOP/SIGCONT: the
 // server accepts TCP connections, which the kernel queues, but answers
 // nothing, which is what a GC pause, a VM freeze or a network partition

@@ -208,6 +208,41 @@ func TestKill(t *testing.T) {
 	assertGone(t, pid)
 }
 
+// StartAgain after a Kill brings back what an fsync-always append-only
+// file holds (every acknowledged write, its absolute expiry kept); without
+// persistence, nothing.
+func TestStartAgainKeepsPersistedData(t *testing.T) {
+	t.Parallel()
+	ctx := testsupport.CtxFor(t, 30*time.Second)
+	s := redistest.Start(t, "appendonly yes", "appendfsync always")
+	c := s.Client()
+	require.NoError(t, c.Set(ctx, "kept", "v", 0).Err())
+	require.NoError(t, c.Set(ctx, "expiring", "v", time.Hour).Err())
+	require.NoError(t, c.Set(ctx, "expired", "v", 300*time.Millisecond).Err())
+	require.NoError(t, s.StartAgain(), "StartAgain of a running server does nothing")
+	addr, pid := s.Addr(), s.Pid()
+
+	require.NoError(t, s.Kill())
+	assertGone(t, pid)
+	time.Sleep(400 * time.Millisecond) // down past the short key's TTL: expiry is absolute
+	require.NoError(t, s.StartAgain())
+	assert.Equal(t, addr, s.Addr(), "same port")
+	assert.NotEqual(t, pid, s.Pid(), "new process")
+	got, err := c.Get(ctx, "kept").Result()
+	require.NoError(t, err)
+	assert.Equal(t, "v", got, "an acknowledged write survives the crash")
+	ttl, err := c.PTTL(ctx, "expiring").Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 59*time.Minute, "the TTL survives")
+	require.ErrorIs(t, c.Get(ctx, "expired").Err(), redis.Nil, "a TTL that passed while down has passed")
+
+	plain := redistest.Start(t)
+	require.NoError(t, plain.Client().Set(ctx, "k", "v", 0).Err())
+	require.NoError(t, plain.Stop())
+	require.NoError(t, plain.StartAgain())
+	require.ErrorIs(t, plain.Client().Get(ctx, "k").Err(), redis.Nil, "nothing persisted")
+}
+
 // A redis-server killed by someone else (here by its pid, as the OOM killer
 // or a signal to a reused pid would) has its end in the log tail a failed
 // test prints; one that redistest kills or stops has none.

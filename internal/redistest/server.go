@@ -303,7 +303,8 @@ func (s *Server) Kill() error {
 }
 
 // Restart stops the server if it is running and starts it again on the same
-// port, with an empty data set (nothing is persisted). A cluster node keeps
+// port, with an empty data set (what a test's configuration persisted is
+// removed first; [Server.StartAgain] keeps it). A cluster node keeps
 // its nodes.conf, so it comes back with the same node ID and rejoins the
 // cluster. If the port is briefly unavailable, Restart retries until a
 // deadline.
@@ -320,6 +321,35 @@ func (s *Server) Restart() error {
 	// the data is gone even if a test enabled persistence.
 	_ = os.Remove(filepath.Join(s.dir, "dump.rdb"))
 	_ = os.RemoveAll(filepath.Join(s.dir, "appendonlydir"))
+	return s.startAgainLocked()
+}
+
+// StartAgain starts a stopped or killed server again on the same port, in
+// the same directory, with the data it persisted: none by default (save "",
+// appendonly no), and with "appendonly yes" and "appendfsync always" every
+// write it acknowledged, also after [Server.Kill] (a crash: the server
+// fsyncs the append-only file before it replies). Expiry times are absolute
+// in the persisted data, so a key whose TTL passed while the server was down
+// is gone when it is back. Its script cache is empty (EVALSHA answers
+// NOSCRIPT until the script is loaded again). StartAgain returns once the
+// server answers PING, which it does only after it has loaded its data; it
+// retries while the port is briefly taken by someone else, until a deadline.
+// StartAgain of a running server does nothing.
+func (s *Server) StartAgain() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("redistest: StartAgain of a closed server")
+	}
+	if s.runningLocked() {
+		return nil
+	}
+	return s.startAgainLocked()
+}
+
+// startAgainLocked starts the server on its port, retrying while the port is
+// taken, until restartTimeout.
+func (s *Server) startAgainLocked() error {
 	deadline := time.Now().Add(restartTimeout)
 	for {
 		err := s.startLocked(readyTimeout)
@@ -488,6 +518,11 @@ func (s *Server) startLocked(timeout time.Duration) error {
 
 	addr := s.addrLocked()
 	if err := waitReady(addr, done, timeout); err != nil {
+		// What the process was doing (R, S, D: waiting for the disk, T:
+		// stopped), for a start that hangs.
+		if st := procState(s.pid); st != "" {
+			err = fmt.Errorf("%w (pid %d in state %s)", err, s.pid, st)
+		}
 		_ = s.stopLocked()
 		out := s.logSince(logStart)
 		if strings.Contains(out, "Address already in use") {

@@ -2,6 +2,7 @@ package reliability_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ type fakeObserved struct {
 	drops  map[string][]time.Time  // by name
 	stalls []stall                 // the sampler's
 	seen   map[string][]seenHolder // by name
+	faults []faultWindow           // the servers' and proxies'
 }
 
 func (f fakeObserved) dropsOn(name string, from, to time.Time) int {
@@ -40,6 +42,10 @@ func (f fakeObserved) stalledIn(from, to time.Time) time.Duration {
 }
 
 func (f fakeObserved) holders(name string) []seenHolder { return f.seen[name] }
+
+func (f fakeObserved) faultedIn(from, to time.Time) time.Duration {
+	return faultedInWindows(f.faults, from, to)
+}
 
 // helloClients are Hello records of pids whose client IDs are "c<pid>".
 func helloClients(pids ...int) []reliability.Record {
@@ -216,6 +222,50 @@ func TestCheckerJudgesAgainstWhatWasObserved(t *testing.T) {
 			want: "lock lost",
 		},
 		{
+			name: "a failed Lock within a fault of a server or a proxy is no violation",
+			recs: []reliability.Record{lockFailed(1, "a", 1500, "dial tcp: connection refused")},
+			obs:  fakeObserved{faults: []faultWindow{{at(1000), at(5000)}}},
+		},
+		{
+			name: "outside one it is",
+			recs: []reliability.Record{lockFailed(1, "a", 6000, "dial tcp: connection refused")},
+			obs:  fakeObserved{faults: []faultWindow{{at(1000), at(5000)}}},
+			want: "connection refused",
+		},
+		{
+			name: "an Unlock that timed out within one keeps Unlock's contract",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 10), unlockFailed(1, "a", 1, 511, errors.New("i/o timeout"))},
+			obs:  fakeObserved{faults: []faultWindow{{at(300), at(5000)}}},
+		},
+		{
+			// With appendfsync always a restarted server kept the key.
+			name: "an Unlock that found a hold lost before its key could expire is a violation within one too",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(E, 1, "a", 1, 205),
+				unlockFailed(1, "a", 1, 206, fmt.Errorf("lockmw: lock lost: %q was gone at unlock", "a"))},
+			obs:  fakeObserved{faults: []faultWindow{{at(100), at(5000)}}},
+			want: "lock lost",
+		},
+		{
+			name: "so is an Unlock after a loss that did not say so",
+			recs: []reliability.Record{start(1, "a", 1, 0), rec(reliability.Lost, 1, "a", 1, 900),
+				{Kind: F, Pid: 1, Name: "a", Token: 1, Time: at(901), Note: reliability.UnlockAfterLossNote + "<nil>, want ErrLockLost"}},
+			obs:  fakeObserved{faults: []faultWindow{{at(100), at(5000)}}},
+			want: "want ErrLockLost",
+		},
+		{
+			name:  "a recovery across a fault of a server or a proxy gets its length",
+			recs:  []reliability.Record{start(1, "a", 1, 0), start(2, "a", 2, 3000), rec(E, 2, "a", 2, 3010)},
+			kills: []kill{{pid: 1, at: at(100)}},
+			obs:   fakeObserved{faults: []faultWindow{{at(500), at(2500)}}},
+		},
+		{
+			name:  "but no more",
+			recs:  []reliability.Record{start(1, "a", 1, 0), start(2, "a", 2, 3000), rec(E, 2, "a", 2, 3010)},
+			kills: []kill{{pid: 1, at: at(100)}},
+			obs:   fakeObserved{faults: []faultWindow{{at(500), at(1000)}}},
+			want:  "acquired again only",
+		},
+		{
 			name: "nor does a pause excuse a hold whose key was still renewed",
 			recs: []reliability.Record{start(1, "a", 1, 0), rec(R, 1, "a", 1, 330), paused(1, 400, 500), rec(E, 1, "a", 1, 1200),
 				start(2, "a", 2, 1100), rec(E, 2, "a", 2, 1110)},
@@ -235,6 +285,11 @@ func TestCheckerJudgesAgainstWhatWasObserved(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockFailed is the Fail record of a Lock that returned an error.
+func lockFailed(pid int, name string, ms int, err string) reliability.Record {
+	return reliability.Record{Kind: reliability.Fail, Pid: pid, Name: name, Time: at(ms), Note: "lock: " + err}
 }
 
 // startField is a Start record with the hold's field in its Note.

@@ -71,6 +71,7 @@ type crashReport struct {
 	OutlivedHolds  int             // holds that ended past their key's earliest expiry, paused or lost at Unlock (see assemble)
 	Phantoms       int             // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
 	UnlockTimeouts int             // Unlocks that timed out while a reply on their name was lost
+	FaultFails     int             // failed calls within a fault of a server or a proxy (see judgeFails)
 	MinSlack       time.Duration   // next acquisition - earliest expiry of a killed hold
 	SharedOverlaps int             // shared holds that began while another shared hold of the name lasted
 	Handoffs       []time.Duration // end of a released hold -> start of the next, when it was waiting then (Lock called before the release), sorted
@@ -88,6 +89,7 @@ type recoveryStats struct {
 	Recoveries    int
 	LostReplies   int // of them, with a reply on the name lost between the kill and the recovery
 	Stalled       int // of them, with a stall of the driver or Redis between the kill and the recovery
+	Faulted       int // of them, with a fault of a server or a proxy between the kill and the recovery
 	WorstRecovery time.Duration
 	recovered     []recovery // every recovery measured, slowest first
 }
@@ -102,13 +104,17 @@ func (s *recoveryStats) measure(k kill, h, next *hold, timeout time.Duration, ob
 	if stalled > 0 {
 		s.Stalled++
 	}
+	faulted := faultedIn(obs, k.at, next.start)
+	if faulted > 0 {
+		s.Faulted++
+	}
 	if dropped > 0 {
 		s.LostReplies++
 	}
 	s.Recoveries++
 	s.WorstRecovery = max(s.WorstRecovery, rec)
 	s.recovered = append(s.recovered, recovery{name: h.name, kill: k, killed: h, next: next, took: rec})
-	bound := recoveryBound(timeout, dropped, stalled)
+	bound := recoveryBound(timeout, dropped, stalled+faulted)
 	return bound, rec <= bound
 }
 
@@ -142,6 +148,7 @@ type run struct {
 	fails        []reliability.Record
 	pauses       map[int][]pause // by pid, in time order
 	outlived     int             // holds cut at their key's earliest expiry (see assemble)
+	faultFails   int             // failed calls excused by a fault of a server or a proxy (judgeFails)
 	violations   []string
 }
 
@@ -229,11 +236,13 @@ func assemble(recs []reliability.Record, kills []kill, timeout time.Duration) *r
 
 // judgeGone reports every renewal of h that found the hold gone before its
 // key could have expired (h.expiryBefore its send) and before h's End
-// record (after it, the release may have run first): lockmw lost the hold
-// early. Call it before assemble cuts h.end.
+// record (after it, the release may have run first) or its Lost record
+// (after it, the Unlock of a multi-lock whose other member was lost
+// released this one): lockmw lost the hold early. Call it before assemble
+// cuts h.end.
 func (r *run) judgeGone(h *hold, timeout time.Duration) {
 	for _, g := range h.goneAt {
-		if x := h.expiryBefore(g.sent, timeout); g.replied.Before(x) && (!h.hasEnd || g.replied.Before(h.end)) {
+		if x := h.expiryBefore(g.sent, timeout); g.replied.Before(x) && (!h.hasEnd || g.replied.Before(h.end)) && (!h.isLost() || g.replied.Before(h.lost)) {
 			r.violate("%q: pid %d token %d: a renewal found the hold gone %v before its key could have expired", h.name, h.pid, h.token, x.Sub(g.replied))
 		}
 	}
@@ -440,6 +449,10 @@ type observed interface {
 	stalledIn(from, to time.Time) time.Duration
 	// holders is every field seen holding a name, and when first seen.
 	holders(name string) []seenHolder
+	// faultedIn is how much of [from, to] the faults the driver struck a
+	// server or a proxy with (a pause or a restart of Redis, latency, lost
+	// replies or a black hole) cover, each with its grace (faultGrace).
+	faultedIn(from, to time.Time) time.Duration
 }
 
 // recoveryBound is how long after a kill a name the victim held must be
@@ -449,7 +462,9 @@ type observed interface {
 // reply on the name lost in between may cost one more timeout (the client
 // that won the name did not hear it; the key it got expires unrenewed), and
 // a stall of the driver, whose waiter is always there, or of redis-server
-// costs its length: the bound is judged against what the run observed.
+// costs its length, and so does a fault of a server or a proxy with its
+// grace (stalled counts both): the bound is judged against what the run
+// observed.
 func recoveryBound(timeout time.Duration, lost int, stalled time.Duration) time.Duration {
 	return timeout + timeout/3 + time.Duration(lost)*timeout + stalled
 }
@@ -470,13 +485,22 @@ func isUnlockLost(f reliability.Record) bool {
 // have expired (h.expiry; a hold that ended past it is cut there, see
 // assemble): lockmw told the truth, and a critical section that ended
 // before stays whole. ErrLockLost from an Unlock that returned before the
-// key could expire is a violation. It returns how many Unlocks timed out.
+// key could expire is a violation. Within a fault of a server or a proxy
+// (faultedIn, with its grace) a failed Lock and a failed Unlock are no
+// violation either (Redis did not answer, or answered what the client never
+// heard; counted in r.faultFails), but for an Unlock that returned
+// ErrLockLost before the key could expire (with appendfsync always a
+// restarted server kept the key: lost early is lost early) and an Unlock
+// after a loss that did not return ErrLockLost (that needs no server). It
+// returns how many Unlocks timed out.
 func (r *run) judgeFails(obs observed, timeout time.Duration) int {
 	timedOut := 0
 	for _, f := range r.fails {
 		h := r.holds[holdKey{f.Pid, f.Name, f.Token}]
 		unlock := h != nil && h.hasEnd && strings.HasPrefix(f.Note, reliability.UnlockFailedNote)
 		switch {
+		case faultedIn(obs, f.Time.Add(-time.Millisecond), f.Time) > 0 && !isUnlockLost(f) && !strings.HasPrefix(f.Note, reliability.UnlockAfterLossNote):
+			r.faultFails++
 		case unlock && strings.HasSuffix(f.Note, context.DeadlineExceeded.Error()) &&
 			(dropsOn(obs, f.Name, h.end, f.Time) > 0 || stalledIn(obs, h.end, f.Time) > 0 || r.pausedIn(f.Pid, h.end, f.Time)):
 			timedOut++
@@ -508,7 +532,7 @@ func checkShared(recs []reliability.Record, kills []kill, timeout time.Duration,
 	excused := r.judgeFails(obs, timeout)
 	rep := crashReport{
 		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
-		Kills: len(kills), UnlockTimeouts: excused, OutlivedHolds: r.outlived, Phantoms: phantoms, Violations: r.violations, run: r,
+		Kills: len(kills), UnlockTimeouts: excused, FaultFails: r.faultFails, OutlivedHolds: r.outlived, Phantoms: phantoms, Violations: r.violations, run: r,
 	}
 	violate := func(format string, a ...any) {
 		rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))
@@ -628,7 +652,7 @@ func (r *run) recoveries(rep *crashReport, kills []kill, timeout time.Duration, 
 				if shared(h) {
 					continue
 				}
-				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), stalledIn(obs, k.at, end))+2*time.Second {
+				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), stalledIn(obs, k.at, end)+faultedIn(obs, k.at, end))+2*time.Second {
 					violate("%q: held by pid %d when it was killed at %s, never acquired again", h.name, h.pid, k.at.Format("15:04:05.000"))
 				}
 				continue
@@ -643,6 +667,14 @@ func (r *run) recoveries(rep *crashReport, kills []kill, timeout time.Duration, 
 // slowestFirst sorts recoveries by how long they took, slowest first.
 func slowestFirst(rs []recovery) {
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].took > rs[j].took })
+}
+
+// faultedIn is obs.faultedIn, 0 when obs is nil.
+func faultedIn(obs observed, from, to time.Time) time.Duration {
+	if obs == nil {
+		return 0
+	}
+	return obs.faultedIn(from, to)
 }
 
 // dropsOn is obs.dropsOn, 0 when obs is nil.

@@ -46,11 +46,10 @@ type workload struct {
 	names []string // -names
 	args  []string // the mode's own flags
 	sem   bool     // the names are semaphores
+	// schedule is what the faults are drawn from (nil: faultSchedule).
+	schedule []faultKind
 	// permits, for semaphores, is how many each has.
 	permits int
-	// killsOnly: every fault the schedule draws is a kill of a holder
-	// (the checker cannot judge yet what the others do to this kind).
-	killsOnly bool
 	// locker gives the driver's waiters their Locker of a name.
 	locker func(c *lockmw.Client, name string) lockmw.Locker
 }
@@ -72,8 +71,8 @@ func TestCrashMutualExclusion(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srv := redistest.Start(t)
-	d := newDriver(t, workerBinary(t), srv.Addr(), time.Now().Add(dur), mutexWorkload)
+	srv := redistest.Start(t, persistence()...)
+	d := newDriver(t, workerBinary(t), []*redistest.Server{srv}, time.Now().Add(dur), mutexWorkload)
 	recs := d.run()
 	rep := check(recs, d.kills, crashWatchdog, d.until, d.observed())
 	t.Logf("crash: %v run, %d processes (%d at a time, %d goroutines each, plus the driver), %d names, watchdog %v",
@@ -81,7 +80,8 @@ func TestCrashMutualExclusion(t *testing.T) {
 	t.Logf("crash: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (%d after a lost reply, %d across a stall), worst recovery %v (bound %v), min slack after a killed hold's expiry %v, %d lost holds (%d noticed late), %d holds outlived their key's earliest expiry (paused, or lost at Unlock), %d holds acquired in flight by a killed process, %d violations",
 		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.LostReplies, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
 		recoveryBound(crashWatchdog, 0, 0), rep.MinSlack.Round(100*time.Microsecond), rep.Lost, rep.LateNotices, rep.OutlivedHolds, rep.Phantoms, len(rep.Violations))
-	d.logFaults("crash", rep.UnlockTimeouts)
+	d.logFaults("crash", rep.UnlockTimeouts, rep.FaultFails)
+	d.logTotal("crash", rep.Acquisitions)
 	if n := len(rep.Handoffs); n > 0 {
 		t.Logf("crash: release -> next acquisition of the name by a waiter (Lock called before the release): median %v, p99 %v, max %v",
 			rep.Handoffs[n/2].Round(10*time.Microsecond), rep.Handoffs[n*99/100].Round(10*time.Microsecond), rep.Handoffs[n-1].Round(10*time.Microsecond))
@@ -99,8 +99,7 @@ func TestCrashMutualExclusion(t *testing.T) {
 	}
 	// The run must have exercised what it proves, the fast acquisition of
 	// the unfenced goroutines (RESTORE) and the acquire script included.
-	calls, err := srv.CommandCalls(context.Background())
-	require.NoError(t, err)
+	calls := d.commandCalls(0)
 	restores, scripts := calls["restore"], calls["evalsha"]
 	t.Logf("crash: redis-server ran %d RESTOREs and %d EVALSHAs", restores, scripts)
 	assert.Positive(t, restores, "no lock was taken with RESTORE")
@@ -109,6 +108,24 @@ func TestCrashMutualExclusion(t *testing.T) {
 	assert.Positive(t, rep.Recoveries, "no recovery was measured")
 	assert.Positive(t, rep.Renewals, "no lock was renewed")
 	assert.Greater(t, rep.Acquisitions, 50)
+}
+
+// soakNamesPer is how many names a soak runs on for each name of its
+// scenario's short run: its acquisitions spread over more names, with
+// contention left on each (16 goroutines and the driver's waiters on at
+// most 8 names).
+const soakNamesPer = 2
+
+// soakNames returns names and soakNamesPer-1 more of each ("crash-a",
+// "crash-a-2", ...).
+func soakNames(names []string) []string {
+	out := slices.Clone(names)
+	for i := 2; i <= soakNamesPer; i++ {
+		for _, n := range names {
+			out = append(out, fmt.Sprintf("%s-%d", n, i))
+		}
+	}
+	return out
 }
 
 // observed is what the driver saw of the run besides the records: the
@@ -125,18 +142,33 @@ func (o driverObserved) stalledIn(from, to time.Time) time.Duration {
 	return o.d.smp.stalledIn(from, to)
 }
 
+func (o driverObserved) faultedIn(from, to time.Time) time.Duration {
+	return faultedInWindows(unionWindows(o.d.windows), from, to) // overlapping faults count once
+}
+
 func (o driverObserved) holders(name string) []seenHolder {
 	return o.d.smp.holders(name)
 }
 
-// logFaults logs what the fault proxy did, with -faults.
-func (d *driver) logFaults(prefix string, unlockTimeouts int) {
-	if d.net == nil {
-		return
+// logFaults logs what the fault proxies did, the windows of the servers'
+// and proxies' faults, and the calls that failed in them.
+func (d *driver) logFaults(prefix string, unlockTimeouts, faultFails int) {
+	st := d.net.stats()
+	base := "no latency, no lost replies but the drawn faults'"
+	if d.net.base {
+		base = fmt.Sprintf("%v each way, one lock command's reply in %d lost, besides the drawn faults", faultLatency, faultDropOneIn)
 	}
-	st := d.net.p.Stats()
-	d.t.Logf("%s: through the fault proxy (%v each way): %d commands, %d replies lost (one lock command's in %d), %d Unlocks timed out on a lost reply",
-		prefix, faultLatency, st.Commands, d.net.count(), faultDropOneIn, unlockTimeouts)
+	covered := faultedInWindows(unionWindows(d.windows), d.started, d.until)
+	d.t.Logf("%s: through the fault proxies (%s): %d commands, %d replies thrown away (%d of lock commands recorded as lost), %d Unlocks timed out on a lost reply; %d faults of a server or a proxy, which with their grace of %v cover %v of the run (%.0f%%: liveness judged against bounds they extend there), %d calls failed in them (not violations)",
+		prefix, base, st.Commands, st.Dropped, d.net.count(), unlockTimeouts, len(d.windows), faultGrace, covered.Round(time.Millisecond),
+		100*covered.Seconds()/d.until.Sub(d.started).Seconds(), faultFails)
+}
+
+// logTotal logs the run's acquisitions on one line of its own, which the
+// soak's figures are read from.
+func (d *driver) logTotal(prefix string, acquisitions int) {
+	took := time.Since(d.started)
+	d.t.Logf("%s: total: %d acquisitions on %d names in %v, %.1f a second", prefix, acquisitions, len(d.wl.names), took.Round(time.Second), float64(acquisitions)/took.Seconds())
 }
 
 // slowestShown is how many of the slowest recoveries a crash test explains.
@@ -224,9 +256,17 @@ type driver struct {
 	logFile *os.File
 	waiters sync.WaitGroup
 
-	// net, with -faults, is the fault proxy every client but the
-	// sampler's reaches Redis through.
+	// srvs are the run's redis-servers (a quorum's masters), which the
+	// driver pauses and restarts; calls, per server, what it ran before
+	// its restarts (keepCalls).
+	srvs  []*redistest.Server
+	calls []map[string]int
+	// net is the fault proxies every client but the sampler's reaches
+	// the servers through, one before each.
 	net *netFaults
+	// windows are the faults of the servers and proxies struck, each
+	// with its grace (faultGrace).
+	windows []faultWindow
 	// smp samples what Redis holds for the names, to explain slow
 	// recoveries, on a client of its own that reaches Redis directly.
 	smp      *sampler
@@ -248,25 +288,30 @@ type proc struct {
 	hello  bool              // its log has its Hello record: it runs
 }
 
-// newDriver returns the driver of a run on addr: one Redis, or the masters
-// of a quorum, comma-separated (crashquorum_test.go).
-func newDriver(t *testing.T, bin, addr string, until time.Time, wl workload) *driver {
-	d := &driver{t: t, bin: bin, addr: addr, dir: t.TempDir(), until: until, wl: wl, faults: make(map[faultKind]int)}
+// newDriver returns the driver of a run on srvs: one Redis, or the masters
+// of a quorum (crashquorum_test.go).
+func newDriver(t *testing.T, bin string, srvs []*redistest.Server, until time.Time, wl workload) *driver {
+	if *soak > 0 {
+		wl.names = soakNames(wl.names)
+	}
+	d := &driver{t: t, bin: bin, dir: t.TempDir(), until: until, wl: wl, faults: make(map[faultKind]int), srvs: srvs}
+	addrs := make([]string, len(srvs))
+	for i, srv := range srvs {
+		addrs[i] = srv.Addr()
+		d.calls = append(d.calls, make(map[string]int))
+	}
 	d.seed = *seed
 	if d.seed == 0 {
 		d.seed = rand.Uint64()
 	}
 	d.rng = rand.New(rand.NewPCG(d.seed, scheduleStream(t.Name())))
 	t.Logf("%s: faults drawn with seed %d (go test -run '^%s$' -seed %d replays their schedule, not the processes' interleaving)", t.Name(), d.seed, t.Name(), d.seed)
-	addrs := strings.Split(addr, ",")
 	d.smpRDB = redis.NewClient(&redis.Options{Addr: addrs[0], ContextTimeoutEnabled: true})
 	for _, a := range addrs[1:] {
 		d.smpRest = append(d.smpRest, redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true}))
 	}
-	if *faults && len(addrs) == 1 {
-		d.net = startFaults(t, addr, wl.names)
-		d.addr = d.net.p.Addr()
-	}
+	d.net = startFaults(t, addrs, wl.names, *faults)
+	d.addr = d.net.addr()
 	path := filepath.Join(d.dir, "driver.log")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	require.NoError(t, err)
@@ -345,17 +390,28 @@ func (d *driver) run() []reliability.Record {
 	killUntil := d.until.Add(-3 * time.Second)
 	for time.Now().Before(killUntil) {
 		time.Sleep(300*time.Millisecond + time.Duration(d.rng.Int64N(int64(700*time.Millisecond)))) // the schedule
-		d.strike(faultSchedule[d.rng.IntN(len(faultSchedule))])
+		sched := d.schedule()
+		d.strike(sched[d.rng.IntN(len(sched))])
 	}
 	if !d.killFullUnlessStruck(d.fullAt(), time.Second) {
 		d.t.Logf("%s: no kill struck a holder of a full name (for a semaphore, every permit taken)", d.t.Name())
 	}
 	d.finish()
 	var kinds []string
-	for _, k := range []faultKind{killHolder, killWaiter, pauseHolder} {
-		kinds = append(kinds, fmt.Sprintf("%s %d", k, d.faults[k]))
+	for _, k := range allFaults {
+		if slices.Contains(d.schedule(), k) {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, d.faults[k]))
+		}
 	}
 	d.t.Logf("%s: faults struck (seed %d): %s", d.t.Name(), d.seed, strings.Join(kinds, ", "))
+	// A soak covers every fault kind its workload draws: at its length
+	// (5 minutes or more) a kind never struck is a broken schedule, not
+	// bad luck.
+	if *soak >= 5*time.Minute {
+		for _, k := range d.schedule() {
+			assert.Positive(d.t, d.faults[k], "the soak never struck %q", k)
+		}
+	}
 
 	// A long run starts more processes than the kernel has pids: the
 	// checker names each process by its log's number (the driver's is
@@ -559,8 +615,11 @@ func (d *driver) finish() {
 	d.smp.close()
 	require.NoError(t, d.log.Err())
 	if *crashLogs != "" {
-		dst := filepath.Join(*crashLogs, t.Name())
-		require.NoError(t, os.MkdirAll(dst, 0o755))
+		// One folder per run: -count=N keeps every run's logs.
+		require.NoError(t, os.MkdirAll(filepath.Join(*crashLogs, filepath.Dir(t.Name())), 0o755))
+		dst, err := os.MkdirTemp(filepath.Join(*crashLogs, filepath.Dir(t.Name())), filepath.Base(t.Name())+"-")
+		require.NoError(t, err)
+		t.Logf("crash logs copied into %s", dst)
 		require.NoError(t, os.CopyFS(dst, os.DirFS(d.dir)))
 	}
 }

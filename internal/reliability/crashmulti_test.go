@@ -19,11 +19,17 @@ var multiWorkload = workload{
 	mode:   "crash-multi",
 	names:  crashNames,
 	locker: func(c *lockmw.Client, name string) lockmw.Locker { return c.Mutex(name, lockmw.WithFencing()) },
-	// With waiters killed or holders paused, multi-lock Unlocks failed
-	// with ErrLockLost, logged as "multi: unlock: ...", which the checker
-	// does not judge yet (judgeFails knows a single lock's Unlock only):
-	// this scenario draws kills of holders only, until it does.
-	killsOnly: true,
+	// Kills of holders only. With waiters killed or holders paused, with
+	// Redis paused, restarted or black-holed, and with latency alone (a
+	// short run under -race), the checkers cannot judge yet what a
+	// multi-lock does: its Unlock returned a bare ErrLockLost that names no
+	// member before the members' keys could expire, once after its release
+	// had run (a renewal found the member gone), and its Lock returned
+	// holds already lost, a member's key having expired while another
+	// member was acquired, their tokens out of order (a 60 s soak with
+	// every fault, seed 5590707266051689149, docs/reliability.md): until
+	// they can, this scenario draws none of those.
+	schedule: []faultKind{killHolder},
 }
 
 // judgedViolations returns the checker's violations but recoveries over the
@@ -62,8 +68,8 @@ func TestCrashMultiLock(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srv := redistest.Start(t)
-	d := newDriver(t, workerBinary(t), srv.Addr(), time.Now().Add(dur), multiWorkload)
+	srv := redistest.Start(t, persistence()...)
+	d := newDriver(t, workerBinary(t), []*redistest.Server{srv}, time.Now().Add(dur), multiWorkload)
 	recs := d.run()
 	rep := check(recs, d.kills, crashWatchdog, d.until, d.observed())
 	t.Logf("crash-multi: %v run, %d processes (%d at a time, %d goroutines each, plus the driver), multi-locks of 2 of %d names, watchdog %v",
@@ -71,7 +77,8 @@ func TestCrashMultiLock(t *testing.T) {
 	t.Logf("crash-multi: %d member acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (%d after a lost reply, %d across a stall), worst recovery %v (bound %v), %d lost holds, %d holds outlived their key's earliest expiry, %d holds acquired in flight by a killed process, %d violations",
 		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.LostReplies, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
 		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.OutlivedHolds, rep.Phantoms, len(rep.Violations))
-	d.logFaults("crash-multi", rep.UnlockTimeouts)
+	d.logFaults("crash-multi", rep.UnlockTimeouts, rep.FaultFails)
+	d.logTotal("crash-multi", rep.Acquisitions)
 	d.logSlowest("crash-multi", rep.run, rep.recovered)
 	violations := judgedViolations(t, rep.Violations)
 	checkLinearizable(t, "crash-multi", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.MutexKind}, today: violations})

@@ -4,7 +4,6 @@ package reliability_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,8 +28,9 @@ const crashQuorumShort = 20 * time.Second
 // killed hold's key expires, its waiters retry at once and split the
 // masters; the contender that ranks first completes. The sampler reads
 // every master, so that a partial win of a killed contender is not taken
-// for a hold (addPhantoms). With -faults the masters are reached directly:
-// the fault proxy stands before one Redis.
+// for a hold (addPhantoms). The faults of a server or a proxy strike one
+// master at a time (a pause, a restart, latency, lost replies, a black
+// hole): the other two are a majority.
 func TestCrashQuorum(t *testing.T) {
 	t.Parallel()
 	dur := crashQuorumShort
@@ -38,12 +38,10 @@ func TestCrashQuorum(t *testing.T) {
 		dur = *soak
 	}
 	srvs := make([]*redistest.Server, 3)
-	addrs := make([]string, 3)
 	for i := range srvs {
-		srvs[i] = redistest.Start(t)
-		addrs[i] = srvs[i].Addr()
+		srvs[i] = redistest.Start(t, persistence()...)
 	}
-	d := newDriver(t, workerBinary(t), strings.Join(addrs, ","), time.Now().Add(dur), mutexWorkload)
+	d := newDriver(t, workerBinary(t), srvs, time.Now().Add(dur), mutexWorkload)
 	recs := sentAtCall(d.run())
 	rep := check(recs, d.kills, crashWatchdog, d.until, d.observed())
 	t.Logf("crash-quorum: %v run on %d masters, %d processes (%d at a time, %d goroutines each, plus the driver), %d names, watchdog %v",
@@ -55,6 +53,8 @@ func TestCrashQuorum(t *testing.T) {
 		t.Logf("crash-quorum: release -> next acquisition of the name by a waiter: median %v, p99 %v, max %v",
 			rep.Handoffs[n/2].Round(10*time.Microsecond), rep.Handoffs[n*99/100].Round(10*time.Microsecond), rep.Handoffs[n-1].Round(10*time.Microsecond))
 	}
+	d.logFaults("crash-quorum", rep.UnlockTimeouts, rep.FaultFails)
+	d.logTotal("crash-quorum", rep.Acquisitions)
 	d.logSlowest("crash-quorum", rep.run, rep.recovered)
 	checkLinearizable(t, "crash-quorum", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.MutexKind}, today: rep.Violations})
 	for i, v := range rep.Violations {
@@ -66,10 +66,8 @@ func TestCrashQuorum(t *testing.T) {
 	}
 	// The run must have exercised what it proves: the quorum's scripts on
 	// every master, holders killed, recoveries, renewals.
-	for i, srv := range srvs {
-		calls, err := srv.CommandCalls(context.Background())
-		require.NoError(t, err)
-		assert.Positive(t, calls["evalsha"], "no script ran on master %d", i)
+	for i := range srvs {
+		assert.Positive(t, d.commandCalls(i)["evalsha"], "no script ran on master %d", i)
 	}
 	assert.Positive(t, rep.KillsHolding, "no holder was killed")
 	assert.Positive(t, rep.Recoveries, "no recovery was measured")
@@ -109,14 +107,12 @@ func TestCrashQuorumSemaphore(t *testing.T) {
 		dur = *soak
 	}
 	srvs := make([]*redistest.Server, 3)
-	addrs := make([]string, 3)
 	for i := range srvs {
-		srvs[i] = redistest.Start(t)
-		addrs[i] = srvs[i].Addr()
+		srvs[i] = redistest.Start(t, persistence()...)
 	}
 	wl := semWorkload
 	wl.mode, wl.names = "crash-sem", []string{"crashqsem-a", "crashqsem-b"}
-	d := newDriver(t, workerBinary(t), strings.Join(addrs, ","), time.Now().Add(dur), wl)
+	d := newDriver(t, workerBinary(t), srvs, time.Now().Add(dur), wl)
 	recs := sentAtCall(d.run())
 	rep := checkSem(recs, d.kills, crashSemPermits, crashWatchdog, d.until, d.observed())
 	t.Logf("crash-quorum-sem: %v run on %d masters, %d processes (%d at a time, %d goroutines each, plus the driver), %d names of %d permits, watchdog %v",
@@ -124,6 +120,8 @@ func TestCrashQuorumSemaphore(t *testing.T) {
 	t.Logf("crash-quorum-sem: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (every permit taken at the kill; %d across a stall), worst recovery %v (bound %v), %d lost holds, %d holds acquired in flight by a killed process, most holds at once %v, %d violations",
 		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
 		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.Phantoms, rep.MostHeld, len(rep.Violations))
+	d.logFaults("crash-quorum-sem", rep.UnlockTimeouts, rep.FaultFails)
+	d.logTotal("crash-quorum-sem", rep.Acquisitions)
 	d.logSlowest("crash-quorum-sem", rep.run, rep.recovered)
 	checkLinearizable(t, "crash-quorum-sem", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.SemaphoreKind, Permits: crashSemPermits}, today: rep.Violations})
 	for i, v := range rep.Violations {
@@ -168,14 +166,12 @@ func TestCrashQuorumRWMutex(t *testing.T) {
 		dur = *soak
 	}
 	srvs := make([]*redistest.Server, 3)
-	addrs := make([]string, 3)
 	for i := range srvs {
-		srvs[i] = redistest.Start(t)
-		addrs[i] = srvs[i].Addr()
+		srvs[i] = redistest.Start(t, persistence()...)
 	}
 	wl := rwWorkload
 	wl.names = []string{"crashqrw-a", "crashqrw-b", "crashqrw-c"}
-	d := newDriver(t, workerBinary(t), strings.Join(addrs, ","), time.Now().Add(dur), wl)
+	d := newDriver(t, workerBinary(t), srvs, time.Now().Add(dur), wl)
 	recs := sentAtCall(d.run())
 	rep := checkRW(recs, d.kills, crashWatchdog, d.until, d.observed())
 	reads, writes, killedReads, killedWrites := rwCounts(rep.run)
@@ -185,6 +181,8 @@ func TestCrashQuorumRWMutex(t *testing.T) {
 		rep.Acquisitions, reads, writes, rep.SharedOverlaps, rep.Renewals, rep.Kills, rep.KillsHolding, killedReads, killedWrites,
 		rep.Recoveries, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond), recoveryBound(crashWatchdog, 0, 0),
 		rep.Lost, rep.LateNotices, rep.Phantoms, len(rep.Violations))
+	d.logFaults("crash-quorum-rw", rep.UnlockTimeouts, rep.FaultFails)
+	d.logTotal("crash-quorum-rw", rep.Acquisitions)
 	d.logSlowest("crash-quorum-rw", rep.run, rep.recovered)
 	checkLinearizable(t, "crash-quorum-rw", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.RWMutexKind}, shared: isRead, today: rep.Violations})
 	for i, v := range rep.Violations {

@@ -38,8 +38,8 @@ func TestCrashRWMutex(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srv := redistest.Start(t)
-	d := newDriver(t, workerBinary(t), srv.Addr(), time.Now().Add(dur), rwWorkload)
+	srv := redistest.Start(t, persistence()...)
+	d := newDriver(t, workerBinary(t), []*redistest.Server{srv}, time.Now().Add(dur), rwWorkload)
 	recs := d.run()
 	rep := checkRW(recs, d.kills, crashWatchdog, d.until, d.observed())
 	reads, writes, killedReads, killedWrites := rwCounts(rep.run)
@@ -49,7 +49,8 @@ func TestCrashRWMutex(t *testing.T) {
 		rep.Acquisitions, reads, writes, rep.SharedOverlaps, rep.Renewals, rep.Kills, rep.KillsHolding, killedReads, killedWrites,
 		rep.Recoveries, rep.LostReplies, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond), recoveryBound(crashWatchdog, 0, 0),
 		rep.Lost, rep.LateNotices, rep.OutlivedHolds, rep.Phantoms, len(rep.Violations))
-	d.logFaults("crash-rw", rep.UnlockTimeouts)
+	d.logFaults("crash-rw", rep.UnlockTimeouts, rep.FaultFails)
+	d.logTotal("crash-rw", rep.Acquisitions)
 	d.logSlowest("crash-rw", rep.run, rep.recovered)
 	checkLinearizable(t, "crash-rw", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.RWMutexKind}, shared: isRead, today: rep.Violations})
 	for i, v := range rep.Violations {

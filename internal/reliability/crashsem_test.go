@@ -40,8 +40,8 @@ func TestCrashSemaphore(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srv := redistest.Start(t)
-	d := newDriver(t, workerBinary(t), srv.Addr(), time.Now().Add(dur), semWorkload)
+	srv := redistest.Start(t, persistence()...)
+	d := newDriver(t, workerBinary(t), []*redistest.Server{srv}, time.Now().Add(dur), semWorkload)
 	recs := d.run()
 	rep := checkSem(recs, d.kills, crashSemPermits, crashWatchdog, d.until, d.observed())
 	t.Logf("crash-sem: %v run, %d processes (%d at a time, %d goroutines each, plus the driver), %d names of %d permits, watchdog %v",
@@ -49,7 +49,8 @@ func TestCrashSemaphore(t *testing.T) {
 	t.Logf("crash-sem: %d acquisitions, %d renewals, %d kills (%d of holders), %d recoveries (every permit taken at the kill; %d after a lost reply, %d across a stall), worst recovery %v (bound %v), %d lost holds, %d holds outlived their key's earliest expiry (paused, or lost at Unlock), %d holds acquired in flight by a killed process, most holds at once %v, %d violations",
 		rep.Acquisitions, rep.Renewals, rep.Kills, rep.KillsHolding, rep.Recoveries, rep.LostReplies, rep.Stalled, rep.WorstRecovery.Round(time.Millisecond),
 		recoveryBound(crashWatchdog, 0, 0), rep.Lost, rep.OutlivedHolds, rep.Phantoms, rep.MostHeld, len(rep.Violations))
-	d.logFaults("crash-sem", rep.UnlockTimeouts)
+	d.logFaults("crash-sem", rep.UnlockTimeouts, rep.FaultFails)
+	d.logTotal("crash-sem", rep.Acquisitions)
 	d.logSlowest("crash-sem", rep.run, rep.recovered)
 	checkLinearizable(t, "crash-sem", history{run: rep.run, recs: recs, kills: d.kills, timeout: crashWatchdog, spec: reliability.Spec{Kind: reliability.SemaphoreKind, Permits: crashSemPermits}, today: rep.Violations})
 	for i, v := range rep.Violations {

@@ -13,8 +13,13 @@
 //     Redis holds (lockstate_test.go) lets the test explain its slowest
 //     recoveries and where slow hand-offs' time went (causes_test.go), and
 //     count holds won by requests in flight when their process was killed;
-//     with -faults (make soak) every client reaches Redis through a fault
-//     proxy with latency and lost replies (netfaults_test.go);
+//     every client reaches each redis-server through a fault proxy of its
+//     own (netfaults_test.go), and each run draws its faults from a printed
+//     seed (faults_test.go): kills of holders and waiters and paused
+//     holders, and in a soak (make soak) Redis paused or restarted with its
+//     append-only file and the proxy's latency, lost replies and black
+//     hole besides; with -faults the proxies add latency and lost replies
+//     all along;
 //   - pause_test.go: a holder process frozen with SIGSTOP past its watchdog
 //     timeout loses the lock, learns it when it wakes, and its fenced write
 //     is rejected by [GuardedWrite];

@@ -72,8 +72,11 @@ func linearOps(r *run, recs []reliability.Record, timeout time.Duration, shared 
 				if ended && !at.Before(end) {
 					continue // beside the Unlock: it only proves the hold lasted to then
 				}
-				ret := later(at, h.start).Add(time.Nanosecond) // sent before Lock's caller logged the Start
 				gone := rn.Note == reliability.RenewLostNote && !rn.Begin.IsZero()
+				if h.isLost() && (!at.Before(h.lost) || gone && !rn.Begin.Before(h.lost)) {
+					continue // after the loss: a multi-lock's Unlock may have released this member
+				}
+				ret := later(at, h.start).Add(time.Nanosecond) // sent before Lock's caller logged the Start
 				if gone {
 					ret = later(ret, rn.Begin) // its reply was in by then
 				}

@@ -249,8 +249,9 @@ func TestLinearizeEpochs(t *testing.T) {
 
 // A renewal that found its hold gone is a finding when its reply was in
 // before the key could have expired and before the hold's End (after it,
-// the release may have run first): lockmw lost the hold early. Both
-// checkers judge it.
+// the release may have run first) or its Lost record (sent after it, the
+// release of a multi-lock's surviving member may have run first): lockmw
+// lost the hold early. Both checkers judge it.
 func TestLinearizeRenewalFoundGone(t *testing.T) {
 	t.Parallel()
 	const timeout = time.Second
@@ -267,6 +268,10 @@ func TestLinearizeRenewalFoundGone(t *testing.T) {
 		{"before its key could expire", []reliability.Record{start(1, "a", 1, 0), gone(333, 334), rec(reliability.End, 1, "a", 1, 500)}, true},
 		{"once its key could expire", []reliability.Record{start(1, "a", 1, 0), gone(1000, 1001), rec(reliability.Lost, 1, "a", 1, 1002)}, false},
 		{"answered after the End: the release ran first", []reliability.Record{start(1, "a", 1, 0), gone(290, 310), rec(reliability.End, 1, "a", 1, 300)}, false},
+		// A multi-lock lost as its other member's key could expire; its
+		// Unlock released this member, and a renewal sent after found it.
+		{"sent after the hold was lost", []reliability.Record{start(1, "a", 1, 0), rec(reliability.Lost, 1, "a", 1, 100), gone(120, 130)}, false},
+		{"answered before the hold was lost", []reliability.Record{start(1, "a", 1, 0), gone(50, 60), rec(reliability.Lost, 1, "a", 1, 100)}, true},
 		{"renewed, then gone before the renewal's expiry", []reliability.Record{start(1, "a", 1, 0), rec(reliability.Renew, 1, "a", 1, 333), gone(1100, 1101), rec(reliability.End, 1, "a", 1, 1200)}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,14 +11,15 @@ import (
 	"go.uber.org/goleak"
 )
 
-// soak, when set, makes the crash scenarios (TestCrashMutualExclusion,
-// TestCrashSemaphore) run that long instead of their short defaults:
-// go test ./internal/reliability -run Crash -soak=5m -v.
+// soak, when set, makes the crash scenarios (TestCrash*) run that long
+// instead of their short defaults, on twice their names, drawing every
+// fault kind: go test ./internal/reliability -run Crash -soak=5m -v.
 var soak = flag.Duration("soak", 0, "run the crash scenarios this long (default: a short run)")
 
-// faults makes the crash scenarios run through a fault proxy (netFaults):
-// latency each way and lost replies, besides the kills. make soak sets it.
-var faults = flag.Bool("faults", false, "run the crash scenarios through the fault proxy (latency, lost replies)")
+// faults makes the crash scenarios' fault proxies (netFaults) add latency
+// each way and lose replies all along, and the scenarios draw every fault
+// kind (faultSchedule), as -soak does. make soak sets it.
+var faults = flag.Bool("faults", false, "crash scenarios: latency and lost replies all along through the fault proxies, and every fault kind drawn")
 
 // seed, when not 0, replays the crash scenarios' schedule of faults: which
 // fault comes when, and which process it strikes. It replays the schedule,

@@ -5,7 +5,9 @@ package reliability_test
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +25,18 @@ const (
 	faultDropOneIn = 500
 )
 
-// netFaults is the fault proxy between every client of a crash run and
-// redis-server (the driver's sampler aside): latency both ways, and lost
-// replies of lock commands, each recorded with the names it touched.
+// netFaults is the fault proxies between every client of a crash run and
+// its redis-servers (the driver's sampler aside), one before each server:
+// with -faults, latency both ways and lost replies of lock commands all
+// along (the base); the faults the driver draws (faults_test.go) raise the
+// latency, lose replies more often or black-hole one proxy for a while.
+// Every lost reply is recorded with the names it touched.
 type netFaults struct {
-	p *faultproxy.Proxy
+	ps   []*faultproxy.Proxy
+	base bool // -faults
+	// dropOneIn, per proxy: it loses the reply of one lock command in
+	// this many, chosen at random (0: none).
+	dropOneIn []atomic.Int64
 
 	mu    sync.Mutex
 	drops []drop
@@ -40,13 +49,10 @@ type drop struct {
 	names []string // the lock names among its keys
 }
 
-// startFaults starts a fault proxy to addr for names; it is closed at the
-// end of the test.
-func startFaults(t *testing.T, addr string, names []string) *netFaults {
-	p, err := faultproxy.Start(addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
-	f := &netFaults{p: p}
+// startFaults starts a fault proxy to each of addrs for names, with the base
+// faults when base is set; they are closed at the end of the test.
+func startFaults(t *testing.T, addrs []string, names []string, base bool) *netFaults {
+	f := &netFaults{base: base, dropOneIn: make([]atomic.Int64, len(addrs))}
 	// A script's keys name the lock; a semaphore's renewal names its
 	// permits' key.
 	known := make(map[string]string)
@@ -54,25 +60,79 @@ func startFaults(t *testing.T, addr string, names []string) *netFaults {
 		known[n] = n
 		known[layout.Semaphore(n).Permits] = n
 	}
-	p.SetLatency(faultLatency)
-	p.SetRequestLatency(faultLatency)
-	p.SetRule(func(c faultproxy.Command) faultproxy.Action {
-		keys := lockKeys(c)
-		if keys == nil || rand.IntN(faultDropOneIn) != 0 {
-			return faultproxy.Forward
-		}
-		d := drop{at: time.Now(), cmd: c.Name}
-		for _, k := range keys {
-			if n, ok := known[k]; ok {
-				d.names = append(d.names, n)
+	for i, addr := range addrs {
+		p, err := faultproxy.Start(addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Close() })
+		f.ps = append(f.ps, p)
+		f.setLatency(i, f.baseLatency())
+		f.dropOneIn[i].Store(f.baseDropOneIn())
+		p.SetRule(func(c faultproxy.Command) faultproxy.Action {
+			keys := lockKeys(c)
+			n := f.dropOneIn[i].Load()
+			if keys == nil || n == 0 || rand.Int64N(n) != 0 {
+				return faultproxy.Forward
 			}
-		}
-		f.mu.Lock()
-		f.drops = append(f.drops, d)
-		f.mu.Unlock()
-		return faultproxy.Drop
-	})
+			d := drop{at: time.Now(), cmd: c.Name}
+			for _, k := range keys {
+				if n, ok := known[k]; ok {
+					d.names = append(d.names, n)
+				}
+			}
+			f.mu.Lock()
+			f.drops = append(f.drops, d)
+			f.mu.Unlock()
+			return faultproxy.Drop
+		})
+	}
 	return f
+}
+
+// addr is what the clients dial: the proxies' addresses, comma-separated
+// (a quorum's masters).
+func (f *netFaults) addr() string {
+	addrs := make([]string, len(f.ps))
+	for i, p := range f.ps {
+		addrs[i] = p.Addr()
+	}
+	return strings.Join(addrs, ",")
+}
+
+// baseLatency is the latency each way all along: faultLatency with -faults.
+func (f *netFaults) baseLatency() time.Duration {
+	if f.base {
+		return faultLatency
+	}
+	return 0
+}
+
+// baseDropOneIn is how often a reply is lost all along: one in
+// faultDropOneIn with -faults, none otherwise.
+func (f *netFaults) baseDropOneIn() int64 {
+	if f.base {
+		return faultDropOneIn
+	}
+	return 0
+}
+
+// setLatency sets proxy i's latency each way.
+func (f *netFaults) setLatency(i int, d time.Duration) {
+	f.ps[i].SetLatency(d)
+	f.ps[i].SetRequestLatency(d)
+}
+
+// stats is the proxies' counters, summed.
+func (f *netFaults) stats() faultproxy.Stats {
+	var st faultproxy.Stats
+	for _, p := range f.ps {
+		s := p.Stats()
+		st.Conns += s.Conns
+		st.Commands += s.Commands
+		st.Replies += s.Replies
+		st.Dropped += s.Dropped
+		st.Resets += s.Resets
+	}
+	return st
 }
 
 // lockKeys returns the keys of a lock command (EVALSHA, EVAL, RESTORE): the

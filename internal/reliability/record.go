@@ -48,6 +48,11 @@ const (
 // returned an error; the error follows.
 const UnlockFailedNote = "unlock: "
 
+// UnlockAfterLossNote starts the Note of a Fail record written when Unlock
+// of a hold already lost did not return lockmw.ErrLockLost; the error
+// follows.
+const UnlockAfterLossNote = "unlock after loss: "
+
 // The Notes of a Renew record whose renewal did not extend the hold: its
 // script found the hold gone (lockmw.RenewalLost), or failed, Redis not
 // answering (lockmw.RenewalFailed: it may have run).

@@ -22,6 +22,7 @@ type semReport struct {
 	OutlivedHolds  int            // holds that ended past their key's earliest expiry, paused or lost at Unlock (see assemble)
 	Phantoms       int            // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
 	UnlockTimeouts int            // Unlocks that timed out while a reply on their name was lost
+	FaultFails     int            // failed calls within a fault of a server or a proxy (see judgeFails)
 	MostHeld       map[string]int // the most holds of each name at one instant
 	Violations     []string
 
@@ -43,6 +44,7 @@ func checkSem(recs []reliability.Record, kills []kill, permits int, timeout time
 		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
 		Kills: len(kills), MostHeld: make(map[string]int), run: r, UnlockTimeouts: r.judgeFails(obs, timeout), OutlivedHolds: r.outlived, Phantoms: phantoms,
 	}
+	rep.FaultFails = r.faultFails
 	for name, hs := range r.byName {
 		rep.MostHeld[name] = sweep(r, name, hs, permits)
 	}
@@ -139,7 +141,7 @@ func (r *run) semRecoveries(rep *semReport, kills []kill, permits int, timeout t
 				}
 			}
 			if next == nil {
-				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), stalledIn(obs, k.at, end))+2*time.Second {
+				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), stalledIn(obs, k.at, end)+faultedIn(obs, k.at, end))+2*time.Second {
 					r.violate("%q: held by pid %d when it was killed at %s, never acquired again", h.name, h.pid, k.at.Format("15:04:05.000"))
 				}
 				continue

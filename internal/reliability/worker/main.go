@@ -289,7 +289,7 @@ func contend(ctx context.Context, locker func(name string) lockmw.Locker, names 
 		if lost(hctx) {
 			lg.Write(reliability.Record{Kind: reliability.Lost, Name: name, Token: tok, Time: time.Now(), Note: context.Cause(hctx).Error()})
 			if err := m.Unlock(hctx); !errors.Is(err, lockmw.ErrLockLost) {
-				lg.Write(reliability.Record{Kind: reliability.Fail, Name: name, Token: tok, Time: time.Now(), Note: fmt.Sprintf("unlock after loss: %v, want ErrLockLost", err)})
+				lg.Write(reliability.Record{Kind: reliability.Fail, Name: name, Token: tok, Time: time.Now(), Note: fmt.Sprintf("%s%v, want ErrLockLost", reliability.UnlockAfterLossNote, err)})
 			}
 			continue
 		}

@@ -101,7 +101,7 @@ func contendMulti(ctx context.Context, c *lockmw.Client, names []string, lg *rel
 				lg.Write(reliability.Record{Kind: reliability.Lost, Name: m.Name(), Token: toks[k], Time: time.Now(), Note: context.Cause(hctx).Error()})
 			}
 			if err := ml.Unlock(hctx); !errors.Is(err, lockmw.ErrLockLost) {
-				lg.Write(reliability.Record{Kind: reliability.Fail, Name: ml.Name(), Time: time.Now(), Note: fmt.Sprintf("unlock after loss: %v, want ErrLockLost", err)})
+				lg.Write(reliability.Record{Kind: reliability.Fail, Name: ml.Name(), Time: time.Now(), Note: fmt.Sprintf("%s%v, want ErrLockLost", reliability.UnlockAfterLossNote, err)})
 			}
 			continue
 		}
@@ -113,7 +113,11 @@ func contendMulti(ctx context.Context, c *lockmw.Client, names []string, lg *rel
 
 // logUnlockFailed writes the Fail line of a member's failed release for
 // each member error of a multi-lock's Unlock (a member's error names it),
-// as a lone mutex's Unlock would, for the checker to judge; an error it
+// as a lone mutex's Unlock would, for the checker to judge. An ErrLockLost
+// that names no member (the multi-lock's hold found lost as a whole, when
+// its Unlock came after its keys could expire) is logged for both members,
+// as a loss of the hold is: the one lost is not told apart, and the checker
+// judges each against its own key's earliest expiry. Any other error it
 // cannot attribute is logged under the multi-lock's name (a violation).
 func logUnlockFailed(lg *reliability.Log, pair [2]*lockmw.Mutex, toks [2]int64, err error) {
 	errs := []error{err}
@@ -122,12 +126,22 @@ func logUnlockFailed(lg *reliability.Log, pair [2]*lockmw.Mutex, toks [2]int64, 
 	}
 	now := time.Now()
 	for _, e := range errs {
-		rec := reliability.Record{Kind: reliability.Fail, Name: "multi", Time: now, Note: reliability.UnlockFailedNote + e.Error()}
+		var recs []reliability.Record
 		for k, m := range pair {
 			if strings.Contains(e.Error(), strconv.Quote(m.Name())) {
-				rec.Name, rec.Token = m.Name(), toks[k]
+				recs = append(recs, reliability.Record{Kind: reliability.Fail, Name: m.Name(), Token: toks[k], Time: now, Note: reliability.UnlockFailedNote + e.Error()})
 			}
 		}
-		lg.Write(rec)
+		if len(recs) == 0 && errors.Is(e, lockmw.ErrLockLost) {
+			for k, m := range pair {
+				recs = append(recs, reliability.Record{Kind: reliability.Fail, Name: m.Name(), Token: toks[k], Time: now, Note: reliability.UnlockFailedNote + e.Error()})
+			}
+		}
+		if len(recs) == 0 {
+			recs = append(recs, reliability.Record{Kind: reliability.Fail, Name: "multi", Time: now, Note: reliability.UnlockFailedNote + e.Error()})
+		}
+		for _, rec := range recs {
+			lg.Write(rec)
+		}
 	}
 }
