@@ -107,8 +107,8 @@ func topLevel(ctx context.Context) *level {
 }
 
 // findLevel returns the innermost level of b's lock (same Client, name and
-// kind) that ctx carries, or nil; for a quorum semaphore, the innermost of
-// any of its permits.
+// kind) that ctx carries, or nil; for a quorum semaphore or read-write
+// lock side, the innermost of its quorum mutexes' (lockBase.of).
 func (b *lockBase) findLevel(ctx context.Context) *level {
 	for l := topLevel(ctx); l != nil; l = l.parent {
 		if lk := l.h.lk; lk.same(b) || lk.of != nil && lk.of.same(b) {

@@ -59,8 +59,9 @@ type lockBase struct {
 	// writer, its write side (a writer takes the read side).
 	suffix string
 	writer *lockBase
-	// A quorum semaphore's permit (a quorum mutex, quorumsem.go): the
-	// semaphore it is one of, which the hooks' events and Unlock name.
+	// A quorum mutex that is a semaphore's permit or a read-write lock's
+	// side on a quorum Client (quorumsem.go, quorumrw.go): the lock it is
+	// of, which the hooks' events and Unlock name.
 	of *lockBase
 }
 

@@ -27,7 +27,7 @@ type acquireReply struct {
 	metas  []string  // a semaphore's or read-write lock's holders' metadata (semacquire.lua, rwacquire.lua)
 	at     int64     // a busy reply's server time in µs (0: not told)
 	split  bool      // a quorum's masters were split between contenders: pttl is a random back-off
-	lk     *lockBase // a won reply's lock when not the kind's own: a quorum semaphore's permit (quorumsem.go)
+	lk     *lockBase // a won reply's lock when not the kind's own: a quorum semaphore's permit, a quorum read-write side's (lockBase.of)
 }
 
 // busy is the error of an attempt that found the lock held.

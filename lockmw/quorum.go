@@ -33,6 +33,9 @@ import (
 //     majorities share a master, so a later hold's token is strictly greater.
 //   - Waiting uses pub/sub on every master, without the hand-off queue: any
 //     master's unlock message wakes one waiter of a Client.
+//   - Every kind works: a Semaphore's permits are quorum mutexes of their
+//     own, and an RWMutex's sides quorum mutexes with a gate between them on
+//     each master (see Semaphore, RWMutex, docs/topologies.md).
 //
 // Every operation returns as soon as the masters that answered decide it: a
 // master that is slow, paused or unreachable (a read that would wait for
