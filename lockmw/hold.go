@@ -296,7 +296,7 @@ func (b *lockBase) newHold() *hold {
 // says after a wait). A non-zero t.claimBy says the hold was handed over and
 // not claimed yet: it is lost then unless the renewer's claim succeeds
 // first. A non-nil t.lk is the lock the hold is of (a quorum semaphore's
-// permit) instead of b.
+// permit, a quorum read-write side's mutex) instead of b.
 func (b *lockBase) startHold(ctx context.Context, a attempt, lease time.Duration, t turn, waited bool) context.Context {
 	if t.lk != nil {
 		b = t.lk
