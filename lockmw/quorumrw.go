@@ -2,7 +2,6 @@ package lockmw
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -34,13 +33,11 @@ import (
 //     readers in. A quorum never queues: there is no hand-off and no
 //     preference between the sides.
 //
-// The gate is in quorumacquire.lua. A writer may not take the read side on
-// a quorum (errQuorumWriterReads): its read hold would be a reader's lock the
-// write side's own gate refuses.
-
-// errQuorumWriterReads refuses the read side to a writer's hold context on a
-// quorum Client.
-var errQuorumWriterReads = fmt.Errorf("lockmw: on a quorum client a writer cannot take the read side of its read-write lock: %w", errors.ErrUnsupported)
+// The gate is in quorumacquire.lua. The writer takes the read side as on
+// one Redis: a read hold of its own field beside its write hold (the
+// reader's gate lets a reader in beside a write lock that holds its own
+// field), which outlives an Unlock of the write side (a downgrade), while
+// the write side's gate keeps every other writer out.
 
 // quorumRW is a side of a quorum read-write lock: its kindOps.
 type quorumRW struct {
@@ -109,13 +106,60 @@ func (o *quorumRW) leaveOnce(ctx context.Context, field string, keep bool, ttl t
 	return o.q.leave(ctx, o.mutex(field), field, keep, ttl)
 }
 
-// reenter adds a level to the side's hold of outer; the read side of a
-// writer's hold is refused (errQuorumWriterReads).
+// reenter adds a level to the side's hold of outer, or gives the owner of
+// outer's write hold the read side (enterAsWriter).
 func (o *quorumRW) reenter(ctx context.Context, outer *level) (context.Context, error) {
-	if outer.h.lk.of != &o.s.lockBase && !outer.h.lk.of.same(&o.s.lockBase) {
-		return ctx, fmt.Errorf("%w: %q", errQuorumWriterReads, o.s.name)
+	if !outer.h.lk.of.same(&o.s.lockBase) {
+		return o.enterAsWriter(ctx, outer.h)
 	}
 	return o.mutex(outer.h.field).reenter(ctx, outer)
+}
+
+// enterAsWriter gives the owner of the write hold wh the read side, as
+// rwSide.enterAsWriter does on one Redis: a level more of the read hold it
+// took before, else a new read hold of its field, the reader lock of that
+// field, whose gate lets it in beside the write lock that holds the field.
+// The read hold's context keeps ctx's values but ends with the caller's
+// context of the write hold; a leased write hold gives it what is left of
+// its lease.
+func (o *quorumRW) enterAsWriter(ctx context.Context, wh *hold) (context.Context, error) {
+	if wh.getState() != holdActive {
+		return ctx, ErrLockLost
+	}
+	wh.readMu.Lock()
+	defer wh.readMu.Unlock()
+	if rh := wh.readHold; rh != nil && rh.getState() == holdActive {
+		return o.mutex(rh.field).reenter(ctx, &rh.top)
+	}
+	c := o.s.c
+	lease := wh.lease
+	if lease > 0 {
+		if lease = time.Until(wh.start.Add(wh.lease)); lease <= 0 {
+			return ctx, fmt.Errorf("%w: %s %q: the write hold's lease is over", ErrLockLost, o.s.kind, o.s.name)
+		}
+	}
+	a := attempt{field: wh.field, fieldArg: wh.field, ttl: lease}
+	if a.ttl == 0 {
+		a.ttl = c.opts.watchdog
+	}
+	m := o.mutex(wh.field)
+	sent := time.Now()
+	r, err := bounded(c, ctx, func(ctx context.Context) (acquireReply, error) {
+		return o.q.tryAcquire(ctx, m, a)
+	}, func(r acquireReply, _ error) {
+		if r.won { // after the caller gave up: nobody will use it
+			o.s.e.abandon(wh.field)
+		}
+	})
+	switch {
+	case err != nil:
+		return ctx, withCtxErr(ctx, err)
+	case !r.won:
+		return ctx, r.busy(o.s.name)
+	}
+	hctx := o.s.startHold(valuesOf{Context: wh.hookCtx, vals: ctx}, a, lease, turn{base: sent, lk: &m.lockBase}, false)
+	wh.readHold = o.s.findLevel(hctx).h
+	return hctx, nil
 }
 
 // releaseOnce releases lvl of the side's hold, as its quorum mutex's

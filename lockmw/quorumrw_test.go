@@ -122,9 +122,9 @@ func TestQuorumRWMutexExcludes(t *testing.T) {
 // Readers on two quorum Clients share the lock; a writer waits until both
 // left (woken by the last release, not polling: the watchdog's third is
 // 10 s) and then excludes readers, whose waits all end with the writer's
-// release; the sides re-enter, a writer cannot take the read side on a
-// quorum (errors.ErrUnsupported), a reader not the write side (ErrUpgrade),
-// and the hooks name the read-write lock and its side.
+// release; the sides re-enter, a writer takes the read side and keeps it
+// past its write Unlock (a downgrade), a reader cannot take the write side
+// (ErrUpgrade), and the hooks name the read-write lock and its side.
 func TestQuorumRWMutexBasics(t *testing.T) {
 	t.Parallel()
 	srvs, rdbs, _ := defaultQuorum(t, nil)
@@ -173,10 +173,29 @@ func TestQuorumRWMutexBasics(t *testing.T) {
 	hw2, err := ra.Lock(hw)
 	require.NoError(t, err, "a writer re-enters")
 	require.NoError(t, ra.Unlock(hw2))
-	_, err = ra.RLock(hw)
-	assert.ErrorIs(t, err, errors.ErrUnsupported, "a writer's read side on a quorum")
 	_, err = rb.TryRLock(ctx, 0, 0)
 	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "a reader beside a writer")
+
+	// The writer takes the read side; after its write Unlock (a downgrade)
+	// other readers join it, a writer still waits.
+	hr, err := ra.RLock(hw)
+	require.NoError(t, err, "the writer takes the read side")
+	hr2, err := ra.RLock(hw)
+	require.NoError(t, err, "again: a level more of its read hold")
+	require.NoError(t, ra.RUnlock(hr2))
+	_, err = rb.TryRLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "another reader beside the writer")
+	require.NoError(t, ra.Unlock(hw))
+	require.NoError(t, hr.Err(), "the read hold outlives the write hold")
+	ho, err := rb.TryRLock(ctx, 0, 0)
+	require.NoError(t, err, "after the downgrade another reader joins")
+	require.NoError(t, rb.RUnlock(ho))
+	_, err = rb.TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "a writer beside the downgraded reader")
+	require.NoError(t, ra.RUnlock(hr))
+
+	hw, err = ra.Lock(ctx)
+	require.NoError(t, err)
 	read := make(chan error, 2)
 	for range 2 {
 		go func() {

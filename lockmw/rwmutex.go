@@ -56,10 +56,9 @@ func (upgradeError) Is(target error) bool { return target == ErrInvalidArgument 
 // side is the quorum mutex of the name, each read hold a quorum mutex of its
 // own that the writer's acquisition finds registered there
 // (docs/topologies.md). Readers share and a writer excludes, as on one
-// Redis; waiters are woken by any release (a quorum has no queue, no
-// hand-off and no preference between the sides), and a writer cannot take
-// the read side: RLock with its write hold context returns
-// errors.ErrUnsupported.
+// Redis, and the writer takes the read side as there; waiters are woken by
+// any release (a quorum has no queue, no hand-off and no preference between
+// the sides).
 type RWMutex struct {
 	r, w *rwSide
 }

@@ -51,9 +51,11 @@ end
 -- KEYS[7] alone, a writer's, KEYS[7] is the readers' set, whose live members
 -- (reader locks whose key exists) refuse it; with KEYS[8] too, a reader's,
 -- KEYS[7] is the writer's lock, whose existence refuses it, and KEYS[8] the
--- set it joins. Either prunes the set of readers whose key is gone. A
--- refusal is busy, held by the writer's field, or by "rlock:readers", the
--- same on every master, so that the attempt waits as for one holder.
+-- set it joins; a writer's lock that holds the reader's own field (the
+-- writer taking the read side) does not refuse it. Either prunes the set of
+-- readers whose key is gone. A refusal is busy, held by the writer's field,
+-- or by "rlock:readers", the same on every master, so that the attempt
+-- waits as for one holder.
 local function gate_holder(key)
   for _, f in ipairs(redis.call('hkeys', key)) do
     if string.sub(f, 1, 6) ~= 'rlock:' then return f end
@@ -79,7 +81,7 @@ local function gate_prune(set)
 end
 if KEYS[8] then
   local p = redis.call('pttl', KEYS[7])
-  if p ~= -2 then
+  if p ~= -2 and redis.call('hexists', KEYS[7], ARGV[2]) == 0 then
     return {run, {0, p, gate_holder(KEYS[7]), '', rlock_now_us()}, gate_age(KEYS[7])}
   end
   gate_prune(KEYS[8])
