@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/layout"
+	"github.com/go-rlock/rlock/internal/faultproxy"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/lockmw/backend"
@@ -142,12 +143,39 @@ func TestPausedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = srv.Resume() }()
+	callsEndWithTheirContext(t, m)
+}
 
+// The same on an unreachable server: the fault proxy before it black-holes
+// every byte both ways (a partition; the connections stay open).
+func TestUnreachableServer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	p, err := faultproxy.Start(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Close() }()
+	lc := valkeyrlock.New(newClient(t, valkey.ClientOption{InitAddress: []string{p.Addr()}}))
+	defer func() { _ = lc.Close() }()
+	m := lc.Mutex("unreachable")
+	if _, err := m.TryLock(ctxOf(t), 0, time.Second); err != nil { // connected, scripts loaded
+		t.Fatal(err)
+	}
+	p.SetBlackhole(true)
+	defer p.SetBlackhole(false)
+	callsEndWithTheirContext(t, m)
+}
+
+// callsEndWithTheirContext checks that Lock of m returns at its context's
+// end, with a deadline, a context that is only cancelled, and
+// WithAcquireContext, on a server that does not answer.
+func callsEndWithTheirContext(t *testing.T, m *lockmw.Mutex) {
 	t.Run("deadline", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		if _, err := m.Lock(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Lock on a paused server: %v, want context.DeadlineExceeded", err)
+			t.Errorf("Lock on a server that does not answer: %v, want context.DeadlineExceeded", err)
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
@@ -155,7 +183,7 @@ func TestPausedServer(t *testing.T) {
 		stop := time.AfterFunc(200*time.Millisecond, cancel)
 		defer stop.Stop()
 		if _, err := m.Lock(ctx); !errors.Is(err, context.Canceled) {
-			t.Errorf("Lock on a paused server: %v, want context.Canceled", err)
+			t.Errorf("Lock on a server that does not answer: %v, want context.Canceled", err)
 		}
 	})
 	t.Run("WithAcquireContext", func(t *testing.T) {
@@ -166,7 +194,7 @@ func TestPausedServer(t *testing.T) {
 			return nil
 		}, lockmw.WithAcquireContext(actx))
 		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Do on a paused server: %v, want context.DeadlineExceeded", err)
+			t.Errorf("Do on a server that does not answer: %v, want context.DeadlineExceeded", err)
 		}
 	})
 }
