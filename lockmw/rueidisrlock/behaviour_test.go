@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-rlock/rlock/internal/layout"
 	"github.com/go-rlock/rlock/internal/faultproxy"
+	"github.com/go-rlock/rlock/internal/layout"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/lockmw/backend"
