@@ -50,8 +50,12 @@ func (wt *waitTurn) joinQuorum(ctx context.Context, sent time.Time) (ready []<-c
 			if err == nil && !qj.add(joinedHub{hb, ns}, wt.w) {
 				err = errWaitOver
 			}
-			if err == nil && rc != nil {
+			switch {
+			case err != nil, ok:
+			case rc != nil:
 				go qj.awaitConfirmation(rc)
+			default: // confirmed already, but after the first attempt was sent: in place now
+				qj.confirmNow()
 			}
 			results <- joinResult{ok: ok, err: err}
 		}()
@@ -113,6 +117,18 @@ func (qj *quorumJoin) awaitConfirmation(rc <-chan struct{}) {
 	case <-qj.stop:
 		return
 	}
+	qj.mu.Lock()
+	defer qj.mu.Unlock()
+	qj.confirmations++
+	qj.check()
+}
+
+// confirmNow counts a subscription that the hub had confirmed when it was
+// joined, after the waiter's first attempt was sent (another waiter of the
+// name subscribed it meanwhile): it is in place, and no confirmation of it
+// will come. Uncounted, a waiter whose majority was such hubs waited for a
+// ready that never closed, trying nothing until its wait ended.
+func (qj *quorumJoin) confirmNow() {
 	qj.mu.Lock()
 	defer qj.mu.Unlock()
 	qj.confirmations++
