@@ -3,14 +3,12 @@
 package reliability_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/reliability"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // crashQuorumShort is the quorum scenario's default length.
@@ -37,10 +35,7 @@ func TestCrashQuorum(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srvs := make([]*redistest.Server, 3)
-	for i := range srvs {
-		srvs[i] = redistest.Start(t, persistence()...)
-	}
+	srvs := quorumMasters(t)
 	d := newDriver(t, workerBinary(t), srvs, time.Now().Add(dur), mutexWorkload)
 	recs := sentAtCall(d.run())
 	rep := check(recs, d.kills, crashWatchdog, d.until, d.observed())
@@ -66,13 +61,29 @@ func TestCrashQuorum(t *testing.T) {
 	}
 	// The run must have exercised what it proves: the quorum's scripts on
 	// every master, holders killed, recoveries, renewals.
-	for i := range srvs {
-		assert.Positive(t, d.commandCalls(i)["evalsha"], "no script ran on master %d", i)
-	}
+	d.assertScriptsOnEveryMaster()
 	assert.Positive(t, rep.KillsHolding, "no holder was killed")
 	assert.Positive(t, rep.Recoveries, "no recovery was measured")
 	assert.Positive(t, rep.Renewals, "no lock was renewed")
 	assert.Greater(t, rep.Acquisitions, 50)
+}
+
+// quorumMasters starts the three masters of a quorum scenario, with
+// persistence when a restart may be drawn.
+func quorumMasters(t *testing.T) []*redistest.Server {
+	srvs := make([]*redistest.Server, 3)
+	for i := range srvs {
+		srvs[i] = redistest.Start(t, persistence()...)
+	}
+	return srvs
+}
+
+// assertScriptsOnEveryMaster checks that the run's scripts ran on every
+// master of its quorum (across its restarts: commandCalls).
+func (d *driver) assertScriptsOnEveryMaster() {
+	for i := range d.srvs {
+		assert.Positive(d.t, d.commandCalls(i)["evalsha"], "no script ran on master %d", i)
+	}
 }
 
 // sentAtCall returns recs with every Start record's Sent at its Begin, the
@@ -106,10 +117,7 @@ func TestCrashQuorumSemaphore(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srvs := make([]*redistest.Server, 3)
-	for i := range srvs {
-		srvs[i] = redistest.Start(t, persistence()...)
-	}
+	srvs := quorumMasters(t)
 	wl := semWorkload
 	wl.mode, wl.names = "crash-sem", []string{"crashqsem-a", "crashqsem-b"}
 	d := newDriver(t, workerBinary(t), srvs, time.Now().Add(dur), wl)
@@ -134,11 +142,7 @@ func TestCrashQuorumSemaphore(t *testing.T) {
 	// The run must have exercised what it proves: the permits' scripts on
 	// every master, every name full at some instant, holders killed,
 	// recoveries, renewals.
-	for i, srv := range srvs {
-		calls, err := srv.CommandCalls(context.Background())
-		require.NoError(t, err)
-		assert.Positive(t, calls["evalsha"], "no script ran on master %d", i)
-	}
+	d.assertScriptsOnEveryMaster()
 	// What the run exercised is logged above, not judged: on this loaded
 	// 2-core machine a 15 s run on three masters through the fault proxies
 	// may end before a kill leaves a name full (a stress run found it short
@@ -152,10 +156,7 @@ func TestCrashQuorumRWMutex(t *testing.T) {
 	if *soak > 0 {
 		dur = *soak
 	}
-	srvs := make([]*redistest.Server, 3)
-	for i := range srvs {
-		srvs[i] = redistest.Start(t, persistence()...)
-	}
+	srvs := quorumMasters(t)
 	wl := rwWorkload
 	wl.names = []string{"crashqrw-a", "crashqrw-b", "crashqrw-c"}
 	d := newDriver(t, workerBinary(t), srvs, time.Now().Add(dur), wl)
@@ -179,11 +180,7 @@ func TestCrashQuorumRWMutex(t *testing.T) {
 		}
 		t.Errorf("violation: %s", v)
 	}
-	for i, srv := range srvs {
-		calls, err := srv.CommandCalls(context.Background())
-		require.NoError(t, err)
-		assert.Positive(t, calls["evalsha"], "no script ran on master %d", i)
-	}
+	d.assertScriptsOnEveryMaster()
 	assert.Positive(t, rep.SharedOverlaps, "no two reads were held together")
 	assert.Positive(t, writes, "no write hold")
 	assert.Positive(t, rep.KillsHolding, "no holder was killed")
