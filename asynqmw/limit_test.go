@@ -48,14 +48,7 @@ func TestServerLimitRunsTwoAtATime(t *testing.T) {
 			defer tr.Leave()
 			onServer[server].Add(1)
 			in <- struct{}{}
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(waitLimit):
-				return errors.New("never released")
-			}
+			return awaitRelease(ctx, release)
 		})
 	}
 	opts := []asynqmw.Option{asynqmw.WithPermits(limit), asynqmw.WithWait(waitLimit)}
@@ -297,14 +290,7 @@ func TestServerLimitOnAQuorum(t *testing.T) {
 		tr.Enter()
 		defer tr.Leave()
 		in <- struct{}{}
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(waitLimit):
-			return errors.New("never released")
-		}
+		return awaitRelease(ctx, release)
 	})
 	results := make(chan result, 100)
 	startServer(t, e.rdb, tasks, record(results)(asynqmw.New(quorum, asynqmw.WithPermits(limit), asynqmw.WithWait(waitLimit))(handler)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"testing"
 	"time"
 
@@ -114,4 +115,17 @@ func lockName(typ string, payload []byte) string {
 func doneKey(typ string, payload []byte) string {
 	sum := sha256.Sum256(payload)
 	return "asynq:done:" + typ + ":" + hex.EncodeToString(sum[:])[:32]
+}
+
+// awaitRelease holds a test handler until the test releases it, its
+// context ends, or waitLimit passes.
+func awaitRelease(ctx context.Context, release <-chan struct{}) error {
+	select {
+	case <-release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(waitLimit):
+		return errors.New("never released")
+	}
 }

@@ -107,14 +107,7 @@ func TestServerSkipDropsDuplicates(t *testing.T) {
 		func(ctx context.Context, _ *asynq.Task) error {
 			runs.Add(1)
 			started <- struct{}{}
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(waitLimit):
-				return errors.New("never released")
-			}
+			return awaitRelease(ctx, release)
 		}))))
 
 	task := asynq.NewTask("t", []byte("skip"))
