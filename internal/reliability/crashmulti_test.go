@@ -92,5 +92,5 @@ func TestCrashMultiLock(t *testing.T) {
 	assert.Positive(t, rep.KillsHolding, "no holder was killed")
 	assert.Positive(t, rep.Recoveries, "no recovery was measured")
 	assert.Positive(t, rep.Renewals, "no lock was renewed")
-	assert.Greater(t, rep.Acquisitions, 50)
+	assertRan(t, rep.Acquisitions)
 }

@@ -65,7 +65,7 @@ func TestCrashQuorum(t *testing.T) {
 	assert.Positive(t, rep.KillsHolding, "no holder was killed")
 	assert.Positive(t, rep.Recoveries, "no recovery was measured")
 	assert.Positive(t, rep.Renewals, "no lock was renewed")
-	assert.Greater(t, rep.Acquisitions, 50)
+	assertRan(t, rep.Acquisitions)
 }
 
 // quorumMasters starts the three masters of a quorum scenario, with
@@ -147,7 +147,7 @@ func TestCrashQuorumSemaphore(t *testing.T) {
 	// 2-core machine a 15 s run on three masters through the fault proxies
 	// may end before a kill leaves a name full (a stress run found it short
 	// in 8 of 10; next: a run that goes on until it has exercised them).
-	assert.Positive(t, rep.Acquisitions)
+	assertRan(t, rep.Acquisitions)
 }
 
 func TestCrashQuorumRWMutex(t *testing.T) {
@@ -185,5 +185,5 @@ func TestCrashQuorumRWMutex(t *testing.T) {
 	assert.Positive(t, writes, "no write hold")
 	assert.Positive(t, rep.KillsHolding, "no holder was killed")
 	assert.Positive(t, rep.Renewals, "no lock was renewed")
-	assert.Greater(t, rep.Acquisitions, 50)
+	assertRan(t, rep.Acquisitions)
 }

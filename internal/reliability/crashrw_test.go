@@ -67,7 +67,7 @@ func TestCrashRWMutex(t *testing.T) {
 	assert.Positive(t, rep.KillsHolding, "no holder was killed")
 	assert.Positive(t, rep.Recoveries, "no recovery was measured")
 	assert.Positive(t, rep.Renewals, "no lock was renewed")
-	assert.Greater(t, rep.Acquisitions, 50)
+	assertRan(t, rep.Acquisitions)
 }
 
 // rwCounts counts the logged read and write holds of a run, and of them
