@@ -1,4 +1,4 @@
-# Targets: test (default), lint, demo, stress, bench, soak, fuzz, charts.
+# Targets: test (default), lint, demo, stress, bench, soak, fuzz, charts, interop.
 # Only Go (see go.mod), git and make are needed; "make test" installs
 # redis-server when it is missing (Debian/Ubuntu, via apt-get), and
 # PostgreSQL for rivermw's tests.
@@ -17,7 +17,7 @@ ADAPTER_DEPS := go-co-op/gocron|hibiken/asynq|go\.opentelemetry\.io|golang\.org/
 RELEASED_MODULES := httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw rivermw grpcmw connectmw lockmw/rueidisrlock lockmw/valkeyrlock # also listed in MODULES, literally
 MODULES := . httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw rivermw grpcmw connectmw lockmw/rueidisrlock lockmw/valkeyrlock examples/bench examples/routers examples/grpc
 
-.PHONY: test lint demo stress bench soak fuzz charts release-bump
+.PHONY: test lint demo stress bench soak fuzz charts interop release-bump
 
 test:
 	./.ci/install-redis.sh
@@ -70,6 +70,17 @@ soak: SOAK ?= 30m
 soak:
 	./.ci/install-redis.sh
 	$(GO) test -count=1 -v -timeout 0 -parallel 3 -run 'Crash' ./internal/reliability -soak=$(SOAK) -faults
+
+# interop runs rlock beside a Redisson client written elsewhere:
+# node-redisson 1.0.4 from npm (internal/interop/noderedisson), 4 workers a
+# side on one name, on loopback and through 500us each way (about 3
+# minutes). It needs Node.js 16 or later and npm besides Go; npm ci installs
+# the exact packages of package-lock.json there. make test skips these
+# tests (they run with -interop).
+interop:
+	./.ci/install-redis.sh
+	cd internal/interop/noderedisson && npm ci --no-audit --no-fund
+	$(GO) test -race -count=1 -v -timeout 20m ./internal/interop/... -interop
 
 # charts runs the load tool's parallel scenario (every lock, both floors) on
 # each ground, one node on loopback, through 500us each way, a 3-master

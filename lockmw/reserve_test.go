@@ -36,8 +36,10 @@ const oneWay = 500 * time.Microsecond
 
 // TestReservedForRedissonWaiters checks the reservation at a round trip
 // above 1 ms (every client, rlock's and Redisson's, through a proxy that
-// delays each direction by 500µs), for Redisson 4.x's waiter and for a
-// slower one that needs two round trips from the "0" to its acquire. Each
+// delays each direction by 500µs), for Redisson 4.x's waiter, for a
+// slower one that needs two round trips from the "0" to its acquire, and
+// for node-redisson's (internal/redisson's WithNodeWake: it unsubscribes,
+// and so leaves the subscriber count, before its acquire). Each
 // round a controller holds the lock until m Redisson processes wait
 // (subscribed), then n rlock workers, which never pause, and the Redisson
 // waiters contend until each Redisson waiter had the lock once. While one
@@ -63,6 +65,8 @@ func TestReservedForRedissonWaiters(t *testing.T) {
 		{"two Redisson 4.x waiters beside four rlock clients", 4, 2, nil},
 		{"a slower waiter beside two rlock clients", 2, 1, []redisson.Option{redisson.WithSlowWake()}},
 		{"two slower waiters beside four rlock clients", 4, 2, []redisson.Option{redisson.WithSlowWake()}},
+		{"a node-redisson waiter beside two rlock clients", 2, 1, []redisson.Option{redisson.WithNodeWake()}},
+		{"two node-redisson waiters beside four rlock clients", 4, 2, []redisson.Option{redisson.WithNodeWake()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

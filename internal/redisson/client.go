@@ -33,6 +33,7 @@ type Client struct {
 	id       string
 	sharded  bool // SSUBSCRIBE and SPUBLISH
 	slowWake bool // WithSlowWake
+	nodeWake bool // WithNodeWake
 	// watchdog is Config.lockWatchdogTimeout (WithWatchdogTimeout): the
 	// lease of a read or write lock taken without one, which renewal
 	// renews every third of it.
@@ -68,6 +69,7 @@ func NewClient(rdb Redis, opts ...Option) *Client {
 func NewShardedClient(rdb Redis, opts ...Option) *Client {
 	c := NewClient(rdb, opts...)
 	c.sharded = true
+	c.checkNodeWake()
 	return c
 }
 

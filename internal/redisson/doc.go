@@ -13,8 +13,9 @@
 //     message wakes one waiting thread. Its [Lock] (RLock) waits as Redisson
 //     waits: retry on "0" or when the holder's TTL runs out, nothing else.
 //     [WithSlowWake] makes a slower waiter: one more round trip between the
-//     "0" and its acquire (the delay of node-redisson, which unsubscribes
-//     before it retries).
+//     "0" and its acquire. [WithNodeWake] makes node-redisson 1.0.4's waiter:
+//     a subscription per thread, every waiting thread woken by any message,
+//     and an unsubscription, confirmed, before it tries again.
 //   - [Client.GetPermitExpirableSemaphore] is the process's
 //     RPermitExpirableSemaphore, one permit at a time: [Semaphore.Acquire]
 //     and [Semaphore.TryAcquire] wait as Redisson waits (retry on a message

@@ -75,6 +75,9 @@ type attempter interface {
 
 // lock is RedissonLock.lock(leaseTime, unit, interruptibly) for any kind.
 func (c *Client) lock(ctx context.Context, a attempter, threadID int64, leaseTime time.Duration) error {
+	if c.nodeWake {
+		return c.nodeLock(ctx, a, threadID, leaseTime)
+	}
 	ok, _, err := a.tryAcquire(ctx, threadID, leaseTime)
 	if err != nil || ok {
 		return err
