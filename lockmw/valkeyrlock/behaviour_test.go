@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -266,55 +265,6 @@ func TestSubscriptionReconnects(t *testing.T) {
 	}
 	if m, err := sub.Receive(ctx); err != nil || m.Kind != backend.Published || m.Payload != "after" {
 		t.Fatalf("Receive = %+v, %v; want the message published after the reconnection", m, err)
-	}
-}
-
-// hooked is a client wrapper as valkey-gohook.WithHook makes one: it sees the
-// commands of Do and DoMulti.
-type hooked struct {
-	valkey.Client
-	mu   sync.Mutex
-	seen map[string]int
-}
-
-func (h *hooked) Do(ctx context.Context, cmd valkey.Completed) valkey.ValkeyResult {
-	h.see(cmd.Commands())
-	return h.Client.Do(ctx, cmd)
-}
-
-func (h *hooked) DoMulti(ctx context.Context, multi ...valkey.Completed) []valkey.ValkeyResult {
-	for i := range multi {
-		h.see(multi[i].Commands())
-	}
-	return h.Client.DoMulti(ctx, multi...)
-}
-
-func (h *hooked) see(args []string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.seen[strings.ToLower(args[0])]++
-}
-
-// A wrapped client passed to New sees rlock's commands: the acquisition's
-// and the release's scripts go through its Do or DoMulti.
-func TestHookedClient(t *testing.T) {
-	t.Parallel()
-	ctx := ctxOf(t)
-	srv := redistest.Start(t)
-	h := &hooked{Client: newClient(t, valkey.ClientOption{InitAddress: []string{srv.Addr()}}), seen: map[string]int{}}
-	lc := valkeyrlock.New(h)
-	defer func() { _ = lc.Close() }()
-	hold, err := lc.Mutex("hooked").Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lc.Mutex("hooked").Unlock(hold); err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.seen["evalsha"]+h.seen["eval"] < 2 {
-		t.Errorf("the wrapper saw %v, want the acquisition's and the release's scripts", h.seen)
 	}
 }
 

@@ -16,6 +16,8 @@ var update = flag.Bool("update", false, "write the files TestTwin generates from
 var twin = strings.NewReplacer(
 	"github.com/redis/rueidis", "github.com/valkey-io/valkey-go",
 	"rueidisrlock", "valkeyrlock",
+	"rueidishook", "valkeyhook", // before "rueidis.": the earlier pattern wins at a position
+	"rueidisotel", "valkeyotel",
 	"RedisResult", "ValkeyResult",
 	"RedisMessage", "ValkeyMessage",
 	"IsRedisNil", "IsValkeyNil",
