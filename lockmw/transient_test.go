@@ -245,6 +245,17 @@ func (h *failureSignal) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 	}
 }
 
+// refusedClient is a go-redis client with default options on addr, a
+// testsupport.ClosedAddr: every dial is refused, and no server a parallel
+// test starts can take the port (one that took a stopped server's port
+// once let a wait acquire there: make stress).
+func refusedClient(t *testing.T, addr string) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
 // A server that is down when the wait starts and back a moment later: the
 // wait goes on and acquires, for a fresh Client and for one whose
 // subscription connection is already open.
@@ -316,12 +327,11 @@ func TestWaitEndedByRedisFailures(t *testing.T) {
 	for _, kind := range waitKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			t.Parallel()
-			srv := redistest.Start(t)
-			require.NoError(t, srv.Stop())
+			down := testsupport.ClosedAddr(t)
 			// go-redis takes over a second to give up on a refused dial
 			// (5 dials per try, 4 tries): 300ms end before it, 3s after it.
 			for _, wait := range []time.Duration{300 * time.Millisecond, 3 * time.Second} {
-				l := kind.of(locktest.New(t, srv.NewClient(defaultOptions)), "transient-down")
+				l := kind.of(locktest.New(t, refusedClient(t, down)), "transient-down")
 				start := time.Now()
 				_, err := l.TryLock(testsupport.Ctx(t), wait, 0)
 				assert.GreaterOrEqual(t, time.Since(start), wait, "the wait went on")
@@ -332,7 +342,7 @@ func TestWaitEndedByRedisFailures(t *testing.T) {
 			}
 
 			// The context ends once an attempt has failed.
-			rdb := srv.NewClient(defaultOptions)
+			rdb := refusedClient(t, down)
 			sig := newFailureSignal()
 			rdb.AddHook(sig)
 			l := kind.of(locktest.New(t, rdb), "transient-down")
@@ -425,12 +435,10 @@ func TestWaitOnAFailingRedisEndsAtClose(t *testing.T) {
 	for _, kind := range waitKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			t.Parallel()
-			srv := redistest.Start(t)
-			rdb := srv.NewClient(defaultOptions)
+			rdb := refusedClient(t, testsupport.ClosedAddr(t))
 			sig := newFailureSignal()
 			rdb.AddHook(sig)
 			c := lockmw.New(rdb)
-			require.NoError(t, srv.Stop())
 			done := make(chan error, 1)
 			go func() {
 				_, err := kind.of(c, "transient-close").TryLock(testsupport.Ctx(t), patience, 0)
