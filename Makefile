@@ -73,7 +73,7 @@ soak:
 
 # interop runs rlock beside a Redisson client written elsewhere:
 # node-redisson 1.0.4 from npm (internal/interop/noderedisson), 4 workers a
-# side on one name, on loopback and through 500us each way (about 3
+# side on one name, on loopback and through 500us each way (about 2
 # minutes). It needs Node.js 16 or later and npm besides Go; npm ci installs
 # the exact packages of package-lock.json there. make test skips these
 # tests (they run with -interop).
