@@ -1,7 +1,8 @@
 # Targets: test (default), lint, demo, stress, bench, soak, fuzz, charts, interop.
 # Only Go (see go.mod), git and make are needed; "make test" installs
 # redis-server when it is missing (Debian/Ubuntu, via apt-get), and
-# PostgreSQL for rivermw's tests.
+# PostgreSQL for rivermw's tests. test runs the root module beside the
+# others, two lanes (.ci/test.sh).
 
 GO ?= go
 # staticcheck 2026.2.2 (module version v0.8.2), the newest release; it
@@ -22,10 +23,7 @@ MODULES := . httpmw/ginmw httpmw/echomw httpmw/fibermw httpmw/echo5mw rivermw gr
 test:
 	./.ci/install-redis.sh
 	./.ci/install-postgres.sh
-	@for m in $(MODULES); do \
-		echo "== go test $$m"; \
-		(cd $$m && $(GO) test -race -count=1 -timeout 9m ./...) || exit 1; \
-	done
+	GO=$(GO) ./.ci/test.sh $(MODULES)
 
 lint:
 	@files="$$(gofmt -l .)"; \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole suite N times in a row (go test -race -count=1 in every
-# module of the Makefile's MODULES, as make test does, read from make itself
-# so that a module added there is covered here) and prints one line per run,
+# Runs the whole suite N times in a row (.ci/test.sh over every module of
+# the Makefile's MODULES, as make test does, read from make itself so that a
+# module added there is covered here) and prints one line per run,
 # the failing tests of a red run, and a closing count. Logs stay in a
 # temporary folder, named at the end.
 # Usage: .ci/stress.sh N [go test flags...]
@@ -22,10 +22,8 @@ fail=0
 for i in $(seq 1 "$n"); do
 	start=$(date +%s)
 	ok=1
-	for m in $modules; do
-		echo "== go test $m" >>"$logs/run-$i.log"
-		(cd "$m" && "$go" test -race -count=1 -timeout 9m "$@" ./...) >>"$logs/run-$i.log" 2>&1 || ok=0
-	done
+	# shellcheck disable=SC2086 # $modules is a list of words
+	GO=$go ./.ci/test.sh $modules -- "$@" >"$logs/run-$i.log" 2>&1 || ok=0
 	if [ "$ok" -eq 1 ]; then
 		pass=$((pass + 1))
 		echo "run $i of $n: ok in $(($(date +%s) - start))s"
