@@ -607,14 +607,22 @@ func ping(addr string) error {
 	return nil
 }
 
-// Ports handed out to servers of this process that are not closed yet, so
-// that a stopped server's port is not given to another server before its
-// Restart. Other processes (parallel test binaries) can still take it; then
-// Restart retries until its deadline.
+// Ports handed out to servers that are not closed yet, so that a stopped
+// server's port is not given to another server before its Restart: in this
+// process by the map, and across processes (go test runs a module's
+// packages side by side, make test two modules at once) by an exclusive
+// flock on a file named after the port, held while the port is reserved.
+// Listeners that are not redistest's (a fault proxy's, a test's HTTP
+// server) can still take a stopped server's port; then Restart retries
+// until its deadline.
 var reserved = struct {
 	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
+	ports map[int]*os.File // the port's lock file; nil where none could be made
+}{ports: map[int]*os.File{}}
+
+// portLocks is the folder of the ports' lock files, shared by every process
+// of the machine's user.
+var portLocks = filepath.Join(os.TempDir(), "rlock-redistest-ports")
 
 func freePort() (int, error) {
 	for range 50 {
@@ -625,9 +633,12 @@ func freePort() (int, error) {
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
 		reserved.Lock()
-		taken := reserved.ports[port]
+		_, taken := reserved.ports[port]
 		if !taken {
-			reserved.ports[port] = true
+			var f *os.File
+			if f, taken = lockPort(port); !taken {
+				reserved.ports[port] = f
+			}
 		}
 		reserved.Unlock()
 		if !taken {
@@ -635,6 +646,24 @@ func freePort() (int, error) {
 		}
 	}
 	return 0, errors.New("redistest: no free port found")
+}
+
+// lockPort takes the lock file of port: taken reports that another process
+// holds it. Where no lock file can be made (f nil), the port is reserved in
+// this process only.
+func lockPort(port int) (f *os.File, taken bool) {
+	if err := os.MkdirAll(portLocks, 0o777); err != nil {
+		return nil, false
+	}
+	f, err := os.OpenFile(filepath.Join(portLocks, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, true
+	}
+	return f, false
 }
 
 func (s *Server) pickPortsLocked() error {
@@ -656,6 +685,9 @@ func (s *Server) releasePortsLocked() {
 	defer reserved.Unlock()
 	for _, p := range []int{s.port, s.busPort} {
 		if p != 0 {
+			if f := reserved.ports[p]; f != nil {
+				f.Close() // and with it the flock
+			}
 			delete(reserved.ports, p)
 		}
 	}
