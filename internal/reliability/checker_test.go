@@ -37,8 +37,10 @@ type hold struct {
 	lastRenewal time.Time
 	renewals    int
 	renewedAt   []time.Time   // every renewal's send, in log order
+	settledAt   []time.Time   // and when its reply was in (its Renewal hook ran; zero: not logged)
 	goneAt      []goneRenewal // renewals that found the hold gone
 	lost        time.Time     // Lost record: when the loss was noticed
+	dropped     time.Time     // Dropped record: when lockmw ended the hold as lost
 	hasStart    bool
 	waited      bool // the acquisition waited: maybe handed over with a claim window
 	hasEnd      bool
@@ -72,6 +74,7 @@ type crashReport struct {
 	Phantoms       int             // holds never logged, of processes killed with the acquisition in flight (see addPhantoms)
 	UnlockTimeouts int             // Unlocks that timed out while a reply on their name was lost
 	FaultFails     int             // failed calls within a fault of a server or a proxy (see judgeFails)
+	TimerLosses    int             // Unlocks that reported a loss made by lockmw's loss timer before the key's earliest expiry but within lockmw's bound (see judgeFails)
 	MinSlack       time.Duration   // next acquisition - earliest expiry of a killed hold
 	SharedOverlaps int             // shared holds that began while another shared hold of the name lasted
 	Handoffs       []time.Duration // end of a released hold -> start of the next, when it was waiting then (Lock called before the release), sorted
@@ -149,6 +152,7 @@ type run struct {
 	pauses       map[int][]pause // by pid, in time order
 	outlived     int             // holds cut at their key's earliest expiry (see assemble)
 	faultFails   int             // failed calls excused by a fault of a server or a proxy (judgeFails)
+	timerLosses  int             // Unlocks that reported a loss lockmw's loss timer made before the key's earliest expiry, within its bound (judgeFails)
 	violations   []string
 }
 
@@ -410,6 +414,7 @@ func (r *run) collect(recs []reliability.Record) (map[holdKey]*hold, map[int]boo
 				break
 			}
 			h.renewedAt = append(h.renewedAt, rc.Time)
+			h.settledAt = append(h.settledAt, rc.Begin)
 			h.renewals++
 			r.renewals++
 			if rc.Time.After(h.lastRenewal) {
@@ -417,6 +422,10 @@ func (r *run) collect(recs []reliability.Record) (map[holdKey]*hold, map[int]boo
 			}
 		case reliability.Lost:
 			get(rc).lost = rc.Time
+		case reliability.Dropped:
+			if h := get(rc); h.dropped.IsZero() {
+				h.dropped = rc.Time
+			}
 		case reliability.Fail:
 			r.fails = append(r.fails, rc)
 		case reliability.Pause:
@@ -469,6 +478,63 @@ func recoveryBound(timeout time.Duration, lost int, stalled time.Duration) time.
 	return timeout + timeout/3 + time.Duration(lost)*timeout + stalled
 }
 
+// lossTimerNote is what the cause of a hold lockmw's loss timer ended says:
+// no renewal was confirmed until its key could have expired.
+const lossTimerNote = "failed until the key could have expired"
+
+// lossAt is when lockmw ended h as lost, for the Unlock f that reported it:
+// its Dropped record, or f's return when there is none.
+func lossAt(h *hold, f reliability.Record) time.Time {
+	if !h.dropped.IsZero() && !h.dropped.After(f.Time) {
+		return h.dropped
+	}
+	return f.Time
+}
+
+// stampSlack is how much earlier than the send the recorder saw lockmw may
+// have read its clock for an acquisition's attempt without the process
+// logging a pause: the worker's pause watch logs stalls over 50 ms.
+const stampSlack = 50 * time.Millisecond
+
+// lossBound is the earliest moment lockmw's loss timer may end h, judged
+// at at (lossAt). lockmw counts a renewal only once its reply is in
+// (settledAt), and ends a hold at its key's earliest expiry by its own
+// clock less its drift margin (a hundredth of the TTL and 2 ms,
+// lockmw's expiryBound), from the clock reading it took before sending:
+// for a renewal, the send logged; for the acquisition, as much as
+// stampSlack and the process's pauses in the call (paused) before the send
+// the recorder saw. A renewal whose reply came after at, on a machine that
+// ran the renewer late, counts toward the key's expiry (h.expiry) but not
+// toward lockmw's loss: lockmw could not know of it.
+func (h *hold) lossBound(at time.Time, timeout, paused time.Duration) time.Time {
+	var last time.Time
+	for i, s := range h.renewedAt {
+		settled := s
+		if i < len(h.settledAt) && !h.settledAt[i].IsZero() {
+			settled = h.settledAt[i]
+		}
+		if settled.Before(at) && s.After(last) {
+			last = s
+		}
+	}
+	ttl := timeout
+	if h.waited && last.IsZero() {
+		ttl = claimWindow(timeout)
+	}
+	return later(h.sent.Add(-stampSlack-paused), last).Add(ttl - ttl/100 - 2*time.Millisecond - expiryTolerance)
+}
+
+// pauseTime is how long pid logged pauses within (from, to).
+func (r *run) pauseTime(pid int, from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, p := range r.pauses[pid] {
+		if p.to.After(from) && p.from.Before(to) {
+			d += earlier(p.to, to).Sub(later(p.from, from))
+		}
+	}
+	return d
+}
+
 // isUnlockLost reports whether f is the Fail record of an Unlock that
 // returned ErrLockLost.
 func isUnlockLost(f reliability.Record) bool {
@@ -505,6 +571,12 @@ func (r *run) judgeFails(obs observed, timeout time.Duration) int {
 			(dropsOn(obs, f.Name, h.end, f.Time) > 0 || stalledIn(obs, h.end, f.Time) > 0 || r.pausedIn(f.Pid, h.end, f.Time)):
 			timedOut++
 		case unlock && isUnlockLost(f) && f.Time.After(h.expiry(timeout)):
+		case unlock && isUnlockLost(f) && strings.Contains(f.Note, lossTimerNote) && !lossAt(h, f).Before(h.lossBound(lossAt(h, f), timeout, r.pauseTime(h.pid, h.begin, h.sent))):
+			r.timerLosses++
+		case unlock && isUnlockLost(f):
+			at := lossAt(h, f)
+			r.violate("pid %d: %s: %s (lockmw ended the hold %v before its key could expire, %v before its own bound allowed)", f.Pid, f.Name, f.Note,
+				h.expiry(timeout).Sub(at).Round(time.Microsecond), h.lossBound(at, timeout, r.pauseTime(h.pid, h.begin, h.sent)).Sub(at).Round(time.Microsecond))
 		default:
 			r.violate("pid %d: %s: %s", f.Pid, f.Name, f.Note)
 		}
@@ -532,7 +604,7 @@ func checkShared(recs []reliability.Record, kills []kill, timeout time.Duration,
 	excused := r.judgeFails(obs, timeout)
 	rep := crashReport{
 		Processes: r.processes, Acquisitions: r.acquisitions, Renewals: r.renewals, Lost: r.lost,
-		Kills: len(kills), UnlockTimeouts: excused, FaultFails: r.faultFails, OutlivedHolds: r.outlived, Phantoms: phantoms, Violations: r.violations, run: r,
+		Kills: len(kills), UnlockTimeouts: excused, FaultFails: r.faultFails, TimerLosses: r.timerLosses, OutlivedHolds: r.outlived, Phantoms: phantoms, Violations: r.violations, run: r,
 	}
 	violate := func(format string, a ...any) {
 		rep.Violations = append(rep.Violations, fmt.Sprintf(format, a...))

@@ -197,3 +197,72 @@ func TestCheckerHandoffsAreToWaiters(t *testing.T) {
 	assert.Equal(t, []time.Duration{890 * time.Millisecond}, rep.Handoffs)
 	assert.Equal(t, 1, rep.SlowHandoffs)
 }
+
+// An Unlock that reports a loss of lockmw's loss timer (no renewal
+// confirmed until the key could have expired) before the key's earliest
+// expiry is judged by lockmw's own bound: the renewals whose replies were
+// in when the hold was ended, the drift margin. One that came earlier than
+// that bound lost a hold lockmw knew to be renewed: a violation.
+func TestCheckerJudgesTimerLosses(t *testing.T) {
+	t.Parallel()
+	const timeout = time.Second // claim window 200ms
+	E, R, D := reliability.End, reliability.Renew, reliability.Dropped
+	timerLoss := reliability.UnlockFailedNote + `lockmw: lock lost: renewals of "a" failed until the key could have expired`
+	unlock := func(ms int, note string) reliability.Record {
+		return reliability.Record{Kind: reliability.Fail, Pid: 1, Name: "a", Token: 1, Time: at(ms), Note: note}
+	}
+	renew := func(sent, settled int, note string) reliability.Record {
+		r := rec(R, 1, "a", 1, sent)
+		r.Begin, r.Note = at(settled), note
+		return r
+	}
+	handed := start(1, "a", 1, 1) // handed over: its claim window from its last attempt, sent at 0
+	handed.Note = reliability.StartNote("c:1", true)
+	for _, tc := range []struct {
+		name string
+		recs []reliability.Record
+		want string // substring of the violation; "" for none
+	}{
+		{
+			name: "a claim whose reply came after the claim window ran out did not count for lockmw",
+			recs: []reliability.Record{handed, renew(63, 300, ""), rec(D, 1, "a", 1, 196), rec(E, 1, "a", 1, 190), unlock(200, timerLoss)},
+		},
+		{
+			name: "a claim whose reply was in before lockmw ended the hold counted",
+			recs: []reliability.Record{handed, renew(63, 100, ""), rec(D, 1, "a", 1, 196), rec(E, 1, "a", 1, 190), unlock(200, timerLoss)},
+			want: "before its own bound allowed",
+		},
+		{
+			name: "lockmw ends a hold its drift margin before the key's earliest expiry",
+			recs: []reliability.Record{start(1, "a", 1, 0), renew(333, 340, ""), renew(666, 999, reliability.RenewFailedNote),
+				rec(E, 1, "a", 1, 1000), rec(D, 1, "a", 1, 1322), unlock(1323, timerLoss)},
+		},
+		{
+			name: "without a Dropped record the Unlock's return is the loss",
+			recs: []reliability.Record{start(1, "a", 1, 0), renew(333, 340, ""), rec(E, 1, "a", 1, 1000), unlock(1323, timerLoss)},
+		},
+		{
+			name: "a loss timer that fired a renewal interval early is a violation",
+			recs: []reliability.Record{start(1, "a", 1, 0), renew(333, 340, ""), rec(E, 1, "a", 1, 690), rec(D, 1, "a", 1, 700), unlock(701, timerLoss)},
+			want: "before its own bound allowed",
+		},
+		{
+			name: "a loss that a renewal found before the key could expire is no timer's",
+			recs: []reliability.Record{start(1, "a", 1, 0), renew(333, 340, ""), rec(E, 1, "a", 1, 1000),
+				unlock(1323, reliability.UnlockFailedNote+`lockmw: lock lost: renewal found "a" gone or someone else's`)},
+			want: "before its key could expire",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := check(append(hello(1), tc.recs...), nil, timeout, at(10_000), nil)
+			if tc.want == "" {
+				assert.Empty(t, rep.Violations)
+				assert.Equal(t, 1, rep.TimerLosses)
+				return
+			}
+			require.Len(t, rep.Violations, 1)
+			assert.Contains(t, rep.Violations[0], tc.want)
+		})
+	}
+}

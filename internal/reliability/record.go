@@ -28,13 +28,18 @@ const (
 	// End: the critical section ended; written before Unlock is called.
 	End Kind = 'E'
 	// Renew: a watchdog renewal of the hold; Time is when it was sent (the
-	// key's TTL runs from no earlier than that). Note is empty when it
-	// succeeded, RenewLostNote or RenewFailedNote when it did not extend
-	// the hold; then Begin is when the Renewal hook ran (its reply was in).
+	// key's TTL runs from no earlier than that), Begin when the Renewal
+	// hook ran (its reply was in, and lockmw had counted it). Note is
+	// empty when it succeeded, RenewLostNote or RenewFailedNote when it
+	// did not extend the hold.
 	Renew Kind = 'R'
 	// Lost: the hold context was cancelled with cause lockmw.ErrLockLost;
 	// Time is when the process noticed. Note is the cause.
 	Lost Kind = 'L'
+	// Dropped: lockmw ended the hold as lost (its HoldEnd hook ran with a
+	// Lost error, on the goroutine that ended it: a loss timer's, the
+	// watchdog's); Time is when. Note is the cause.
+	Dropped Kind = 'D'
 	// Fail: a call failed unexpectedly (diagnostics); Note says what.
 	Fail Kind = 'F'
 	// Pause: the process did not run from Begin to Time (its pause watch,
@@ -68,7 +73,7 @@ type Record struct {
 	Name  string
 	Token int64
 	Time  time.Time
-	Begin time.Time // Start only
+	Begin time.Time // Start and Renew only
 	Sent  time.Time // Start only
 	Note  string
 }
