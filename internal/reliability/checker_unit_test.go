@@ -266,3 +266,23 @@ func TestCheckerJudgesTimerLosses(t *testing.T) {
 		})
 	}
 }
+
+// A recovery is judged against a bound its next holder's own pauses extend:
+// a waiter that did not run cannot take the name.
+func TestCheckerRecoveryBoundCountsTheNextHoldersPauses(t *testing.T) {
+	t.Parallel()
+	E := reliability.End
+	slow := []reliability.Record{start(1, "a", 1, 0), start(2, "a", 2, 1800), rec(E, 2, "a", 2, 1810)}
+	kills := []kill{{pid: 1, at: at(100)}}
+	rep := check(append(hello(1, 2), slow...), kills, time.Second, at(5000), nil)
+	require.Len(t, rep.Violations, 1, "1.7s after the kill, over 1.333s")
+	assert.Contains(t, rep.Violations[0], "acquired again only")
+
+	paused := reliability.Record{Kind: reliability.Pause, Pid: 2, Begin: at(500), Time: at(1200)}
+	rep = check(append(hello(1, 2), append(slow, paused)...), kills, time.Second, at(5000), nil)
+	assert.Empty(t, rep.Violations, "the next holder did not run for 700ms of it")
+
+	paused.Pid = 3 // another process's pause excuses nothing
+	rep = check(append(hello(1, 2, 3), append(slow, paused)...), kills, time.Second, at(5000), nil)
+	assert.Len(t, rep.Violations, 1)
+}

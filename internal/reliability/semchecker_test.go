@@ -149,7 +149,7 @@ func (r *run) semRecoveries(rep *semReport, kills []kill, permits int, timeout t
 			if taken < permits {
 				continue
 			}
-			if bound, ok := rep.measure(k, h, next, timeout, obs); !ok {
+			if bound, ok := rep.measure(k, h, next, timeout, obs, r); !ok {
 				r.violate("%q: every permit taken when pid %d was killed at %s, acquired again only %v later (bound %v), by %v",
 					h.name, h.pid, k.at.Format("15:04:05.000"), next.start.Sub(k.at), bound, next)
 			}
