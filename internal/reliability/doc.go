@@ -4,8 +4,11 @@
 //
 // The suite is in this package's tests (see the README, section "Reliability"):
 //
-//   - crash_test.go: several worker processes (./worker) contend on a few
-//     names while a driver SIGKILLs holders and starts replacements; every
+//   - crash_test.go: several worker processes (./worker, package
+//     crashworker on go-redis; -worker runs another client's: the modules
+//     lockmw/rueidisrlock and lockmw/valkeyrlock run
+//     TestCrashMutualExclusion with theirs) contend on a few names while a
+//     driver SIGKILLs holders and starts replacements; every
 //     critical section is logged as [Record]s and a checker proves that no
 //     two holds of a name overlapped, that fencing tokens increased, and how
 //     soon a dead holder's lock was free again; crashsem_test.go does the
@@ -33,9 +36,10 @@
 //
 // The fuzz targets for lock names and durations are in lockmw/fuzz_test.go.
 //
-// The non-test code here is what the worker program and the tests share:
-// the log record format, the send-time recorders (SendTimes, ScriptSends)
-// and the guarded resource; and the porcupine model of the locks
+// The non-test code here is what the worker program (package crashworker)
+// and the tests share: the log record format, the send-time recorders
+// (SendTimes, ScriptSends; SendHook for go-redis, SendRecorder for any
+// client) and the guarded resource; and the porcupine model of the locks
 // (linearize.go, searched per name and epoch: epochs.go), which every crash
 // scenario checks its history with beside its own checker.
 package reliability

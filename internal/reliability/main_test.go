@@ -31,6 +31,13 @@ var seed = flag.Uint64("seed", 0, "replay the crash scenarios' schedule of fault
 // processes' logs into (one subdirectory per test), to read after the run.
 var crashLogs = flag.String("crashlogs", "", "copy the crash scenarios' logs into this directory")
 
+// workerPath, when set, is a worker program built elsewhere that the crash
+// scenarios and pause_test.go run instead of building ./worker: Main of
+// internal/reliability/crashworker on another client (lockmw/rueidisrlock's
+// and lockmw/valkeyrlock's internal/crashworker; their
+// TestCrashMutualExclusion pass it).
+var workerPath = flag.String("worker", "", "run this worker program instead of building ./worker (go-redis's)")
+
 var worker struct {
 	once sync.Once
 	dir  string
@@ -48,9 +55,12 @@ func TestMain(m *testing.M) {
 }
 
 // workerBinary builds ./worker once per test binary (without -race, for
-// speed) and returns its path.
+// speed) and returns its path, or returns -worker's.
 func workerBinary(t *testing.T) string {
 	t.Helper()
+	if *workerPath != "" {
+		return *workerPath
+	}
 	worker.once.Do(func() {
 		worker.dir, worker.err = os.MkdirTemp("", "reliability-worker-")
 		if worker.err != nil {

@@ -23,14 +23,13 @@ type SendTimes struct {
 	last map[int]time.Time // by SendHook.Client
 }
 
-func (s *SendTimes) note(client int) {
-	now := time.Now()
+func (s *SendTimes) note(client int, sent time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last == nil {
 		s.last = make(map[int]time.Time)
 	}
-	s.last[client] = now
+	s.last[client] = sent
 }
 
 type sendTimesKey struct{}
@@ -73,8 +72,8 @@ func (SendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 // ProcessHook records the time before the command is sent.
 func (h SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && isScript(cmd) {
-			s.note(h.Client)
+		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && isScript(cmd.Name()) {
+			s.note(h.Client, time.Now())
 		}
 		return next(ctx, cmd)
 	}
@@ -84,15 +83,16 @@ func (h SendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // sent.
 func (h SendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && slices.ContainsFunc(cmds, isScript) {
-			s.note(h.Client)
+		if s, ok := ctx.Value(sendTimesKey{}).(*SendTimes); ok && slices.ContainsFunc(cmds, func(cmd redis.Cmder) bool { return isScript(cmd.Name()) }) {
+			s.note(h.Client, time.Now())
 		}
 		return next(ctx, cmds)
 	}
 }
 
-func isScript(cmd redis.Cmder) bool {
-	switch strings.ToLower(cmd.Name()) {
+// isScript reports whether a command of this name runs a script.
+func isScript(name string) bool {
+	switch strings.ToLower(name) {
 	case "evalsha", "eval", "evalsha_ro", "eval_ro":
 		return true
 	}
@@ -186,10 +186,15 @@ type ScriptSends struct {
 
 // Hook returns a go-redis hook that records the sends of one more client.
 func (s *ScriptSends) Hook() redis.Hook {
+	return scriptSendsHook{s: s, client: s.add()}
+}
+
+// add makes room for the sends of one more client and returns its number.
+func (s *ScriptSends) add() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clients = append(s.clients, make(map[string]time.Time))
-	return scriptSendsHook{s: s, client: len(s.clients) - 1}
+	return len(s.clients) - 1
 }
 
 // RenewalSent returns a moment no later than the renewal the Renewal hook
@@ -210,19 +215,31 @@ func (s *ScriptSends) RenewalSent(estimate time.Time, arg string) time.Time {
 	return at
 }
 
-func (s *ScriptSends) note(client int, sent time.Time, cmds []redis.Cmder) {
+// note records that the command lines cmds (each its name first) were
+// sent at sent by client: each script's every argument.
+func (s *ScriptSends) note(client int, sent time.Time, cmds [][]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, cmd := range cmds {
-		if !isScript(cmd) {
+		if len(cmd) == 0 || !isScript(cmd[0]) {
 			continue
 		}
-		for _, a := range cmd.Args() {
-			if arg, ok := a.(string); ok {
-				s.clients[client][arg] = sent
-			}
+		for _, arg := range cmd {
+			s.clients[client][arg] = sent
 		}
 	}
+}
+
+// stringArgs is cmd's command line as ScriptSends records it: its string
+// arguments (the name, the SHA, keys and fields), the others left out.
+func stringArgs(cmd redis.Cmder) []string {
+	var out []string
+	for _, a := range cmd.Args() {
+		if arg, ok := a.(string); ok {
+			out = append(out, arg)
+		}
+	}
+	return out
 }
 
 type scriptSendsHook struct {
@@ -235,7 +252,7 @@ func (scriptSendsHook) DialHook(next redis.DialHook) redis.DialHook { return nex
 func (h scriptSendsHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if ctx.Value(sendTimesKey{}) == nil {
-			h.s.note(h.client, time.Now(), []redis.Cmder{cmd})
+			h.s.note(h.client, time.Now(), [][]string{stringArgs(cmd)})
 		}
 		return next(ctx, cmd)
 	}
@@ -244,7 +261,11 @@ func (h scriptSendsHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h scriptSendsHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if ctx.Value(sendTimesKey{}) == nil {
-			h.s.note(h.client, time.Now(), cmds)
+			lines := make([][]string, len(cmds))
+			for i, cmd := range cmds {
+				lines[i] = stringArgs(cmd)
+			}
+			h.s.note(h.client, time.Now(), lines)
 		}
 		return next(ctx, cmds)
 	}

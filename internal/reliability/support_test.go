@@ -9,35 +9,54 @@ import (
 	"github.com/go-rlock/rlock/internal/reliability"
 	"github.com/go-rlock/rlock/internal/testsupport"
 	"github.com/go-rlock/rlock/lockmw"
+	"github.com/go-rlock/rlock/lockmw/backend/goredis"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
+// GuardedWrite (a go-redis client) and GuardedWriteOn (a lockmw back-end,
+// as a worker on any client writes) take the same writes.
 func TestGuardedWriteRejectsOlderTokens(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := testsupport.CtxFor(t, 10*time.Second)
 	rdb := srv.Client()
-	for _, step := range []struct {
-		token int64
-		value string
-		taken bool
+	for _, w := range []struct {
+		name  string
+		write func(ctx context.Context, key string, token int64, value string) (bool, error)
 	}{
-		{3, "a", true},
-		{3, "b", true}, // the same holder writes again
-		{5, "c", true},
-		{4, "stale", false},
-		{1, "older", false},
-		{6, "d", true},
+		{"through go-redis", func(ctx context.Context, key string, token int64, value string) (bool, error) {
+			return reliability.GuardedWrite(ctx, rdb, key, token, value)
+		}},
+		{"through a back-end", func(ctx context.Context, key string, token int64, value string) (bool, error) {
+			return reliability.GuardedWriteOn(ctx, goredis.New(rdb), key, token, value)
+		}},
 	} {
-		ok, err := reliability.GuardedWrite(ctx, rdb, "resource", step.token, step.value)
-		require.NoError(t, err)
-		assert.Equal(t, step.taken, ok, "token %d", step.token)
+		t.Run(w.name, func(t *testing.T) {
+			require.NoError(t, rdb.ScriptFlush(ctx).Err()) // EVALSHA finds no script: EVAL
+			key := "resource " + w.name
+			for _, step := range []struct {
+				token int64
+				value string
+				taken bool
+			}{
+				{3, "a", true},
+				{3, "b", true}, // the same holder writes again
+				{5, "c", true},
+				{4, "stale", false},
+				{1, "older", false},
+				{6, "d", true},
+			} {
+				ok, err := w.write(ctx, key, step.token, step.value)
+				require.NoError(t, err)
+				assert.Equal(t, step.taken, ok, "token %d", step.token)
+			}
+			v, err := rdb.HGet(ctx, key, "value").Result()
+			require.NoError(t, err)
+			assert.Equal(t, "d", v)
+		})
 	}
-	v, err := rdb.HGet(ctx, "resource", "value").Result()
-	require.NoError(t, err)
-	assert.Equal(t, "d", v)
 }
 
 func TestSendHookRecordsScriptsOnly(t *testing.T) {
