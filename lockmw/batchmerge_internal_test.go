@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/lockmw/backend"
 	"github.com/go-rlock/rlock/lockmw/internal/scripts"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -18,18 +19,40 @@ import (
 // mergedRuns records the short releases the pipelines carried: the number
 // of locks of each EVALSHA of fastrelease.lua.
 type mergedRuns struct {
-	mu    sync.Mutex
-	locks []int
-	args  [][]any // the command lines of the runs of more than one lock
+	mu      sync.Mutex
+	locks   []int
+	args    [][]any  // the command lines of the runs of more than one lock
+	badArgs []string // arguments of any command that the seam cannot carry (backend.ArgString)
 }
 
-func (m *mergedRuns) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (m *mergedRuns) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (m *mergedRuns) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (m *mergedRuns) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		m.mu.Lock()
+		m.checkArgs(cmd)
+		m.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+
+// checkArgs notes every argument of cmd that a back-end other than
+// go-redis's could not send: lockmw's commands must keep to the types
+// backend.Cmd's arguments promise (rueidis's back-end encodes with
+// backend.ArgString), which go-redis, encoding more, does not check.
+func (m *mergedRuns) checkArgs(cmd redis.Cmder) {
+	for _, a := range cmd.Args() {
+		if _, err := backend.ArgString(a); err != nil {
+			m.badArgs = append(m.badArgs, fmt.Sprintf("%v: %v", cmd.Args()[1], err))
+		}
+	}
+}
 
 func (m *mergedRuns) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		m.mu.Lock()
 		for _, c := range cmds {
+			m.checkArgs(c)
 			if a := c.Args(); len(a) > 3 && a[0] == "evalsha" && a[1] == scripts.FastReleaseSHA {
 				n := (len(a[3:]) - 3) / 5 // the run's latch, 4 keys per lock, 2 arguments, a field per lock
 				m.locks = append(m.locks, n)
@@ -240,6 +263,9 @@ func TestMergedRunLatch(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), r, "release %d: release.lua finds its place in the run's latch", i)
 	}
+	runs.mu.Lock()
+	assert.Empty(t, runs.badArgs, "every argument is one the back-end seam carries")
+	runs.mu.Unlock()
 	bare := &level{h: lvls[1].h, reqID: lvls[1].reqID, latch: lvls[1].latch}
 	bare.latchArg = argOf(&bare.latch)
 	r, err := c.store.release(ctx, mxs[1], releaseReq{h: lvls[1].h, lvl: bare, last: true})

@@ -118,7 +118,7 @@ func (s *singleStore) release(ctx context.Context, m *Mutex, r releaseReq) (int6
 	}
 	args = append(args, r.h.fieldArg, c.publishArg(ctx), c.latchArg, expireArg(r.expireMS), flag(r.last), c.tokenTTLArg, s.rtt.windowMS())
 	if run != "" {
-		args = append(args, at)
+		args = append(args, int64(at)) // a type the seam carries (backend.ArgString has no int32)
 	}
 	sent := time.Now()
 	n, err := scripts.RunInt64(ctx, c.proc, scripts.ReleaseSrc, args)
