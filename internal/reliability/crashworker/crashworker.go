@@ -96,7 +96,9 @@ func crash(args []string, mode string, permits int, dial Dialer) error {
 		},
 		// Every renewal attempt is logged, with when its script was sent
 		// (lockmw's RenewalEvent.Sent, or the hooked send when earlier:
-		// sends.RenewalSent) and, unless it succeeded, what it found.
+		// sends.RenewalSent), when its reply was in (lockmw has counted it
+		// by the time this hook runs) and, unless it succeeded, what it
+		// found.
 		Renewal: func(e lockmw.RenewalEvent) {
 			now := time.Now()
 			estimate := e.Sent
@@ -107,11 +109,18 @@ func crash(args []string, mode string, permits int, dial Dialer) error {
 				}
 				r := reliability.Record{Kind: reliability.Renew, Name: l.Name, Token: reliability.TokenOf(l.Context),
 					Time: sends.RenewalSent(estimate, arg), Note: renewNote(l.Outcome)}
-				if r.Note != "" {
-					r.Begin = now // the reply was in
-				}
+				r.Begin = now // the reply was in
 				lg.Write(r)
 			}
+		},
+		// A hold lockmw ends as lost is logged when it ends it (this hook
+		// runs on the goroutine that does: a loss timer's, the watchdog's),
+		// before the hold's own goroutine notices (its Lost line).
+		HoldEnd: func(ctx context.Context, e lockmw.HoldEndEvent) {
+			if e.Kind == "multilock" || !errors.Is(e.Lost, lockmw.ErrLockLost) {
+				return
+			}
+			lg.Write(reliability.Record{Kind: reliability.Dropped, Name: e.Name, Token: reliability.TokenOf(ctx), Time: time.Now(), Note: e.Lost.Error()})
 		},
 	}
 	conns, c, err := connect(dial, *addr, DialOptions{DefaultOptions: *defaults, Sends: sends},

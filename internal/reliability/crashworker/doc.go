@@ -18,8 +18,10 @@
 // naming a hold by its fencing token or, unfenced, by a negative number of
 // its own: a Call line before Lock is called, a Start line after Lock
 // returns, an End line before Unlock, a Renew line for every renewal
-// attempt (saying what it found unless it succeeded) and a Lost line when a hold context is cancelled with
-// lockmw.ErrLockLost. A process killed while holding leaves a Start line with
+// attempt (when it was sent and its reply in; what it found unless it
+// succeeded), a Dropped line when lockmw ends a hold as lost (its HoldEnd
+// hook) and a Lost line when the hold's goroutine sees its context
+// cancelled with lockmw.ErrLockLost. A process killed while holding leaves a Start line with
 // no End; one killed while waiting, a Call line with no Start. A Pause line
 // says the process did not run for a while (a ticker woke late). Its
 // clients are the Dialer's; -default-options asks for the client's defaults
