@@ -195,3 +195,19 @@ func TestTrackerAStateOlderThanAHandOffMessageEndsNobody(t *testing.T) {
 	assert.Empty(t, kinds(tr.observe(rwState(1100, []string{"a:2"}))), "the next poll sees the new reader: nothing twice")
 	assert.Equal(t, []string{"released >a:2"}, kinds(tr.observe(rwState(1200, nil))))
 }
+
+// A writer's hand-off that a poll saw and told after the patience (its
+// message late, on a loaded machine) is not told again when the message
+// comes: the message names the owner, and the writer's queue entry, which
+// made it the writer's field, is gone by then (a stress run printed the
+// hand-off twice, once to "svc-b:1:write", once to "svc-b:1").
+func TestTrackerALateMessageOfAWritersHandOffAddsNothing(t *testing.T) {
+	tr := newTracker("n", true)
+	tr.patience = 1
+	tr.observe(rwState(1000, []string{"a:1"}, "b:1:write"))
+	assert.Empty(t, tr.observe(rwState(1020, []string{"b:1:write"})), "waits a poll for its message")
+	evs := tr.observe(rwState(1040, []string{"b:1:write"}))
+	assert.Equal(t, []string{"handed_over a:1>b:1:write"}, kinds(evs), "no message within the patience")
+	assert.Empty(t, kinds(tr.handoff("b:1", "0", "a:1", 1010)), "the late message adds nothing")
+	assert.Empty(t, kinds(tr.observe(rwState(1060, []string{"b:1:write"}))))
+}

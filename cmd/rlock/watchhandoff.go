@@ -98,10 +98,18 @@ func (t *tracker) flush() []event {
 }
 
 // toField is the holder field of the waiter a hand-off message names: a
-// read-write lock's writer's when its queue entry is the writer's.
+// read-write lock's writer's when its queue entry is the writer's, or when
+// the writer holds already (a poll showed the hand-off, and the queue entry
+// gone, before the message came).
 func (t *tracker) toField(owner string) string {
-	if _, ok := t.queue[owner+writeSuffix]; ok && t.kind != kindLock {
-		return owner + writeSuffix
+	if t.kind == kindLock {
+		return owner
+	}
+	w := owner + writeSuffix
+	_, queued := t.queue[w]
+	_, holds := t.holders[w]
+	if queued || holds {
+		return w
 	}
 	return owner
 }
