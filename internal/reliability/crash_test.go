@@ -348,14 +348,7 @@ func newDriver(t *testing.T, bin string, srvs []*redistest.Server, until time.Ti
 	var unfenced atomic.Int64
 	d.c = newLocks(d.rdb, lockmw.WithWatchdogTimeout(crashWatchdog), lockmw.WithHooks(lockmw.Hooks{
 		HoldStart: func(ctx context.Context, e lockmw.HoldStartEvent) context.Context {
-			tok := e.Token
-			if tok == 0 {
-				tok = -unfenced.Add(1)
-			}
-			if e.Waited {
-				ctx = reliability.WithWaited(ctx)
-			}
-			return reliability.WithToken(reliability.WithField(ctx, e.Field), tok)
+			return reliability.WithHold(ctx, e.Field, e.Token, e.Waited, &unfenced)
 		},
 	}))
 	d.log.Write(reliability.Record{Kind: reliability.Hello, Time: time.Now(), Note: d.c.ID()})

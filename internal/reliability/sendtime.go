@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -159,6 +160,20 @@ func FieldOf(ctx context.Context) string {
 // say which hold they renewed.
 func WithToken(ctx context.Context, token int64) context.Context {
 	return context.WithValue(ctx, tokenKey{}, token)
+}
+
+// WithHold returns ctx carrying what a crash process logs of a new hold (a
+// lockmw HoldStart hook's event): its field, whether it waited, and the
+// number that names it in the log, its fencing token, or for a hold without
+// one (token 0) the next negative number of unfenced, unique in the process.
+func WithHold(ctx context.Context, field string, token int64, waited bool, unfenced *atomic.Int64) context.Context {
+	if token == 0 {
+		token = -unfenced.Add(1)
+	}
+	if waited {
+		ctx = WithWaited(ctx)
+	}
+	return WithToken(WithField(ctx, field), token)
 }
 
 // TokenOf returns the token WithToken put in ctx, or 0.

@@ -85,14 +85,7 @@ func crash(args []string, mode string, permits int, dial Dialer) error {
 			if mode == "crash-multi" {
 				members.note(ctx, e)
 			}
-			tok := e.Token
-			if tok == 0 {
-				tok = -unfenced.Add(1)
-			}
-			if e.Waited {
-				ctx = reliability.WithWaited(ctx)
-			}
-			return reliability.WithToken(reliability.WithField(ctx, e.Field), tok)
+			return reliability.WithHold(ctx, e.Field, e.Token, e.Waited, &unfenced)
 		},
 		// Every renewal attempt is logged, with when its script was sent
 		// (lockmw's RenewalEvent.Sent, or the hooked send when earlier:
