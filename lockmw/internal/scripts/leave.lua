@@ -7,9 +7,7 @@
 -- in ms (for a hand-off)
 -- Returns {0} when it was only queued, {1, token} when it keeps the lock,
 -- {2} when it passed the lock on.
-redis.call('zrem', KEYS[3], ARGV[1])
-redis.call('hdel', KEYS[4], ARGV[1])
-rlock_tidy()
+rlock_unqueue(ARGV[1])
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return {0}
 end

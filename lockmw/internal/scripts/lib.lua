@@ -122,14 +122,22 @@ local function rlock_enqueue(field, pttl, grace, ttl, fenced, claim, queued)
   end
 end
 
--- rlock_dequeue takes field out of the queue, when queued says an earlier
--- attempt may have put it there.
-local function rlock_dequeue(field, queued)
-  if queued == '1' then
-    redis.call('zrem', KEYS[3], field)
+-- rlock_unqueue takes field out of the queue and its entry out of the
+-- waiter table, which goes when that emptied the queue. A field the queue
+-- no longer has (rlock_next_waiter took it out to hand it the lock) leaves
+-- the table as it is: what the hand-off kept there for the claim window (a
+-- semaphore's hand-offs in a row) outlives the claim, however it is made.
+local function rlock_unqueue(field)
+  if redis.call('zrem', KEYS[3], field) == 1 then
     redis.call('hdel', KEYS[4], field)
     rlock_tidy()
   end
+end
+
+-- rlock_dequeue takes field out of the queue, when queued says an earlier
+-- attempt may have put it there.
+local function rlock_dequeue(field, queued)
+  if queued == '1' then rlock_unqueue(field) end
 end
 
 -- rlock_next_waiter takes the first live waiter out of the queue and

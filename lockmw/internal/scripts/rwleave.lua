@@ -7,9 +7,7 @@
 -- in ms, ARGV[6] "1" when a writer takes fencing tokens.
 -- Returns {0} when only queued, {1, token} when kept, {2} when given up.
 local hf = ARGV[1]
-redis.call('zrem', KEYS[3], hf)
-redis.call('hdel', KEYS[4], hf)
-rlock_tidy()
+rlock_unqueue(hf)
 local n = redis.call('hget', KEYS[1], hf)
 if not n then
   return {0}

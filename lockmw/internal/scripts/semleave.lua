@@ -8,9 +8,7 @@
 -- the count outlives its last permit.
 -- Returns {0} when it was only queued, {1, 0} when it keeps a permit, {2}
 -- when it passed one on.
-redis.call('zrem', KEYS[3], ARGV[1])
-redis.call('hdel', KEYS[4], ARGV[1])
-rlock_tidy()
+rlock_unqueue(ARGV[1])
 if redis.call('zscore', KEYS[5], ARGV[1]) == false then
   return {0}
 end
