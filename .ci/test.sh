@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
-# Runs go test -race -count=1 in every module given, in two lanes side by
-# side: the first module (the root, the largest) in one, the others one
-# after another in the other. On a fresh 2-core machine most of make test
-# is compiling each module's packages with -race, which a lane leaves one
-# core idle for; two lanes keep both busy (docs/reliability.md, "What runs
-# where"). Each module's output is printed whole when it ends, under its
-# "== go test" line with its time: the other modules' as each ends, the
-# first module's last, so the lanes' lines never interleave.
+# Runs go test -race -count=1 in every module given, two at a time: one
+# worker starts with the first module (the root, the largest), the other
+# with the second, and each then takes the next module not yet started, so
+# both cores stay busy to the end (docs/reliability.md, "What runs where").
+# Each module's output is printed whole when it ends, under its "== go test"
+# line with its time, so two modules' lines never interleave.
 # Usage: .ci/test.sh MODULE... [-- go test flags...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,34 +19,51 @@ done
 logs=$(mktemp -d "${TMPDIR:-/tmp}/rlock-test.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
 
-# lane MODULE...: tests each module in turn, each one's output into its own
-# log, printed when it ends with its time; returns 1 if any failed.
-lane() {
-	local m out start rc status=0
-	for m in "$@"; do
-		out="$logs/$(echo "$m" | tr / _).log"
-		start=$SECONDS
-		(cd "$m" && "$go" test -race -count=1 -timeout 9m ${flags[@]+"${flags[@]}"} ./...) >"$out" 2>&1
-		rc=$?
-		echo "== go test $m ($((SECONDS - start))s)" >>"$out.done"
-		cat "$out" >>"$out.done"
-		[ $rc -eq 0 ] || status=1
-	done
-	return $status
+# run MODULE: tests the module into its own log and prints the log whole,
+# with its time, when it ends (one module's print at a time); returns its
+# go test's status.
+run() {
+	local m=$1 out start rc
+	out="$logs/$(echo "$m" | tr / _).log"
+	start=$SECONDS
+	(cd "$m" && "$go" test -race -count=1 -timeout 9m ${flags[@]+"${flags[@]}"} ./...) >"$out" 2>&1
+	rc=$?
+	{
+		flock 9
+		echo "== go test $m ($((SECONDS - start))s)"
+		cat "$out"
+	} 9>"$logs/print.lock"
+	return $rc
 }
 
-# show MODULE...: prints what lane wrote for each module.
-show() {
+# next: prints the next module of the queue and takes it off, or fails
+# when the queue is empty.
+next() {
 	local m
-	for m in "$@"; do
-		cat "$logs/$(echo "$m" | tr / _).log.done"
+	{
+		flock 8
+		m=$(head -n 1 "$logs/queue")
+		[ -n "$m" ] || return 1
+		tail -n +2 "$logs/queue" >"$logs/queue.rest" && mv "$logs/queue.rest" "$logs/queue"
+		echo "$m"
+	} 8>"$logs/queue.lock"
+}
+
+# worker MODULE: tests the module, then every module it takes from the
+# queue; returns 1 if any failed.
+worker() {
+	local m=$1 status=0
+	while [ -n "$m" ]; do
+		run "$m" || status=1
+		m=$(next) || m=
 	done
+	return $status
 }
 
 flags=("$@")
 # Every module's tests import lockmw, the test helpers and their
 # dependencies (go-redis, testify): compiled with -race once, here, before
-# the lanes start, rather than by both lanes side by side. On emptied
+# the workers start, rather than by both workers side by side. On emptied
 # caches the root's test binaries beside httpmw/ginmw's and echomw's took
 # 390 s and 742 CPU-seconds without this, 303 s and 561 with it
 # (docs/reliability.md, "What runs where"). A failure here is left to the
@@ -59,14 +74,11 @@ if [ -d "${modules[0]}/lockmw" ]; then
 		{ echo "== go build -race of the shared packages failed (the tests will say why):"; cat "$logs/prelude.log"; }
 	echo "== go build -race of the shared packages ($((SECONDS - start))s)"
 fi
-lane "${modules[0]}" &
+printf '%s\n' "${modules[@]:2}" >"$logs/queue"
+worker "${modules[0]}" &
 first=$!
 status=0
-for m in "${modules[@]:1}"; do # the second lane, printed as each module ends
-	lane "$m" || status=1
-	show "$m"
-done
+[ ${#modules[@]} -lt 2 ] || worker "${modules[1]}" || status=1
 wait "$first" || status=1
-show "${modules[0]}"
 [ $status -eq 0 ] || echo "FAIL: a module's tests failed (see its == go test section above)"
 exit $status
