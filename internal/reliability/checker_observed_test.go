@@ -19,6 +19,7 @@ type fakeObserved struct {
 	stalls []stall                 // the sampler's
 	seen   map[string][]seenHolder // by name
 	faults []faultWindow           // the servers' and proxies'
+	starve []stall                 // when some task waited for a CPU
 }
 
 func (f fakeObserved) dropsOn(name string, from, to time.Time) int {
@@ -34,6 +35,16 @@ func (f fakeObserved) dropsOn(name string, from, to time.Time) int {
 func (f fakeObserved) stalledIn(from, to time.Time) time.Duration {
 	var d time.Duration
 	for _, st := range f.stalls {
+		if b, e := later(from, st.from), earlier(to, st.to); e.After(b) {
+			d += e.Sub(b)
+		}
+	}
+	return d
+}
+
+func (f fakeObserved) starvedIn(from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, st := range f.starve {
 		if b, e := later(from, st.from), earlier(to, st.to); e.After(b) {
 			d += e.Sub(b)
 		}

@@ -105,7 +105,7 @@ type recoveryStats struct {
 func (s *recoveryStats) measure(k kill, h, next *hold, timeout time.Duration, obs observed, r *run) (time.Duration, bool) {
 	rec := next.start.Sub(k.at)
 	dropped := dropsOn(obs, h.name, k.at, next.start)
-	stalled := stalledIn(obs, k.at, next.start) + r.pauseTime(next.pid, k.at, next.start)
+	stalled := max(stalledIn(obs, k.at, next.start), starvedIn(obs, k.at, next.start)) + r.pauseTime(next.pid, k.at, next.start)
 	if stalled > 0 {
 		s.Stalled++
 	}
@@ -458,6 +458,11 @@ type observed interface {
 	// from Redis (sampler.stalls): the driver's waiter or redis-server did
 	// not run, so nobody could be served for certain.
 	stalledIn(from, to time.Time) time.Duration
+	// starvedIn is how long, within [from, to], some task of the machine
+	// waited for a CPU (sampler.starvedIn): the longest any process of the
+	// run can have been kept from running there, in many short waits that
+	// no stall shows.
+	starvedIn(from, to time.Time) time.Duration
 	// holders is every field seen holding a name, and when first seen.
 	holders(name string) []seenHolder
 	// faultedIn is how much of [from, to] the faults the driver struck a
@@ -473,9 +478,11 @@ type observed interface {
 // reply on the name lost in between may cost one more timeout (the client
 // that won the name did not hear it; the key it got expires unrenewed), and
 // a stall of the driver, whose waiter is always there, or of redis-server
-// costs its length, and so does a fault of a server or a proxy with its
-// grace (stalled counts both): the bound is judged against what the run
-// observed.
+// costs its length, or, when longer, the time some task of the machine
+// waited for a CPU (a starved machine slows every step of the recovery a
+// little, in waits too short for a stall: it covers the stalls it caused),
+// and so does a fault of a server or a proxy with its grace (stalled counts
+// them all): the bound is judged against what the run observed.
 func recoveryBound(timeout time.Duration, lost int, stalled time.Duration) time.Duration {
 	return timeout + timeout/3 + time.Duration(lost)*timeout + stalled
 }
@@ -726,7 +733,7 @@ func (r *run) recoveries(rep *crashReport, kills []kill, timeout time.Duration, 
 				if shared(h) {
 					continue
 				}
-				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), stalledIn(obs, k.at, end)+faultedIn(obs, k.at, end))+2*time.Second {
+				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), max(stalledIn(obs, k.at, end), starvedIn(obs, k.at, end))+faultedIn(obs, k.at, end))+2*time.Second {
 					violate("%q: held by pid %d when it was killed at %s, never acquired again", h.name, h.pid, k.at.Format("15:04:05.000"))
 				}
 				continue
@@ -757,6 +764,14 @@ func dropsOn(obs observed, name string, from, to time.Time) int {
 		return 0
 	}
 	return obs.dropsOn(name, from, to)
+}
+
+// starvedIn is obs.starvedIn, 0 when obs is nil.
+func starvedIn(obs observed, from, to time.Time) time.Duration {
+	if obs == nil {
+		return 0
+	}
+	return obs.starvedIn(from, to)
 }
 
 // stalledIn is obs.stalledIn, 0 when obs is nil.

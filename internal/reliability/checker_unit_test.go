@@ -286,3 +286,27 @@ func TestCheckerRecoveryBoundCountsTheNextHoldersPauses(t *testing.T) {
 	rep = check(append(hello(1, 2, 3), append(slow, paused)...), kills, time.Second, at(5000), nil)
 	assert.Len(t, rep.Violations, 1)
 }
+
+// A recovery on a machine that kept its tasks from a CPU is slowed by the
+// waits no stall shows (each under stallAfter): the bound counts the time
+// some task waited for a CPU in the recovery, or the stalls when they are
+// longer, not both (TestCrashMutualExclusion on rueidis workers, CPU
+// pressure 72%: a recovery of 1.467s over a bound of 1.333s that no stall
+// or pause explained).
+func TestCheckerRecoveryBoundCountsCPUStarvation(t *testing.T) {
+	t.Parallel()
+	E := reliability.End
+	slow := []reliability.Record{start(1, "a", 1, 0), start(2, "a", 2, 1600), rec(E, 2, "a", 2, 1610)}
+	kills := []kill{{pid: 1, at: at(100)}}
+	recs := append(hello(1, 2), slow...)
+	rep := check(recs, kills, time.Second, at(5000), fakeObserved{})
+	require.Len(t, rep.Violations, 1, "1.5s after the kill, over 1.333s")
+
+	starved := fakeObserved{starve: []stall{{at(200), at(500)}}}
+	rep = check(recs, kills, time.Second, at(5000), starved)
+	assert.Empty(t, rep.Violations, "some task waited for a CPU for 300ms of it")
+
+	both := fakeObserved{starve: []stall{{at(200), at(300)}}, stalls: []stall{{at(250), at(300)}}}
+	rep = check(recs, kills, time.Second, at(5000), both)
+	assert.Len(t, rep.Violations, 1, "100ms of waiting that covers a 50ms stall excuses 100ms, not 150ms")
+}

@@ -152,6 +152,10 @@ func (o driverObserved) stalledIn(from, to time.Time) time.Duration {
 	return o.d.smp.stalledIn(from, to)
 }
 
+func (o driverObserved) starvedIn(from, to time.Time) time.Duration {
+	return o.d.smp.starvedIn(from, to)
+}
+
 func (o driverObserved) faultedIn(from, to time.Time) time.Duration {
 	return faultedInWindows(unionWindows(o.d.windows), from, to) // overlapping faults count once
 }

@@ -3,6 +3,7 @@ package reliability_test
 import (
 	"context"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -56,8 +57,12 @@ type sampler struct {
 	changes map[string][]lockState // by name, in time order
 	stalls  []stall
 	last    time.Time // the last reply
-	stop    chan struct{}
-	done    chan struct{}
+	// waited is the machine's CPU pressure as the samples read it: when,
+	// and how long some task had waited for a CPU since boot (cpuWaited),
+	// one reading every pressureEvery at most.
+	waited []pressureAt
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // startSampler samples names on rdb every stateEvery until stopped; on a
@@ -148,6 +153,9 @@ func (s *sampler) sample() {
 		s.stalls = append(s.stalls, stall{s.last, at})
 	}
 	s.last = at
+	if w, ok := cpuWaited(); ok && (len(s.waited) == 0 || at.Sub(s.waited[len(s.waited)-1].at) >= pressureEvery) {
+		s.waited = append(s.waited, pressureAt{at, w})
+	}
 	for i, name := range s.names {
 		st := lockState{}
 		if queues[i] != nil {
@@ -304,6 +312,37 @@ func (s *sampler) stalledIn(from, to time.Time) time.Duration {
 		d += earlier(to, st.to).Sub(later(from, st.from))
 	}
 	return d
+}
+
+// pressureEvery is how often the sampler reads the machine's CPU pressure.
+const pressureEvery = 20 * time.Millisecond
+
+// pressureAt is a reading of cpuWaited and when it was taken.
+type pressureAt struct {
+	at     time.Time
+	waited time.Duration
+}
+
+// starvedIn returns how long, within [from, to] widened to the readings
+// around it, some task of the machine waited for a CPU (Linux's
+// /proc/pressure/cpu "some"): no process was kept off a CPU longer than
+// that in the window, so a chain of steps on a starved machine (a waiter's
+// timer, its attempt, its logging the win) was slowed by no more. 0 where
+// the kernel does not tell.
+func (s *sampler) starvedIn(from, to time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.waited) == 0 {
+		return 0
+	}
+	i := sort.Search(len(s.waited), func(i int) bool { return s.waited[i].at.After(from) })
+	j := sort.Search(len(s.waited), func(j int) bool { return !s.waited[j].at.Before(to) })
+	i = max(i-1, 0)
+	j = min(j, len(s.waited)-1)
+	if j <= i {
+		return 0
+	}
+	return s.waited[j].waited - s.waited[i].waited
 }
 
 // stalled returns the total time of every stall.

@@ -32,3 +32,19 @@ func TestSamplerCountsTheMastersOfAHoldSeenEarly(t *testing.T) {
 	assert.Equal(t, "partial", got[1].field)
 	assert.True(t, got[1].partial, "seen on one master only")
 }
+
+// The sampler's CPU pressure over a window is the growth of the readings
+// around it, so a window between two readings still counts the waiting
+// that may have fallen in it.
+func TestSamplerStarvedInWidensToTheReadingsAround(t *testing.T) {
+	t.Parallel()
+	at := time.Now()
+	ms := func(n int) time.Time { return at.Add(time.Duration(n) * time.Millisecond) }
+	s := &sampler{}
+	assert.Zero(t, s.starvedIn(ms(0), ms(100)), "no readings: the kernel did not tell")
+	s.waited = []pressureAt{{ms(0), 1 * time.Second}, {ms(20), 1*time.Second + 5*time.Millisecond}, {ms(40), 1*time.Second + 15*time.Millisecond}, {ms(60), 1*time.Second + 16*time.Millisecond}}
+	assert.Equal(t, 15*time.Millisecond, s.starvedIn(ms(0), ms(40)))
+	assert.Equal(t, 10*time.Millisecond, s.starvedIn(ms(25), ms(35)), "within one interval: its whole growth")
+	assert.Equal(t, 16*time.Millisecond, s.starvedIn(ms(-10), ms(90)), "beyond the readings: what they cover")
+	assert.Equal(t, 11*time.Millisecond, s.starvedIn(ms(21), ms(60)))
+}

@@ -141,7 +141,7 @@ func (r *run) semRecoveries(rep *semReport, kills []kill, permits int, timeout t
 				}
 			}
 			if next == nil {
-				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), stalledIn(obs, k.at, end)+faultedIn(obs, k.at, end))+2*time.Second {
+				if end.Sub(k.at) > recoveryBound(timeout, dropsOn(obs, h.name, k.at, end), max(stalledIn(obs, k.at, end), starvedIn(obs, k.at, end))+faultedIn(obs, k.at, end))+2*time.Second {
 					r.violate("%q: held by pid %d when it was killed at %s, never acquired again", h.name, h.pid, k.at.Format("15:04:05.000"))
 				}
 				continue
