@@ -44,7 +44,7 @@ func tiny(addr string) config {
 
 func runJSON(t *testing.T, cfg config) report {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	cfg.json = true
 	var out bytes.Buffer
@@ -56,6 +56,18 @@ func runJSON(t *testing.T, cfg config) report {
 		t.Fatalf("the -json output does not parse: %v\n%s", err, out.String())
 	}
 	return rep
+}
+
+// testContext is the test's context, ending 30s before go test's -timeout
+// would: a run that hangs says which row it was in, as its error, and a
+// slow one on a loaded machine has what the suite allows it (a fixed 60s
+// ended TestContendedRowsForEveryPeer's five rows, 3s alone, in its fourth
+// beside a make stress at a load of 13).
+func testContext(t *testing.T) (context.Context, context.CancelFunc) {
+	if d, ok := t.Deadline(); ok {
+		return context.WithDeadline(t.Context(), d.Add(-30*time.Second))
+	}
+	return context.WithCancel(t.Context())
 }
 
 func find(t *testing.T, rep report, scenario, lock string) *result {

@@ -27,7 +27,9 @@ var porcupineTimeout = flag.Duration("porcupine-timeout", time.Minute, "how long
 // Unlock); every Unlock, at its End record, as today's checker ends a hold
 // there (the real release comes later: placing it at the End record accepts
 // more histories, never fewer), lost when it failed, the hold was lost or
-// outlived its key: then it may find the hold gone. The holds Redis held for a killed
+// outlived its key: then it may find the hold gone; a lost hold with no End
+// record is released, lost, at its Lost record (the worker's Unlock after
+// the loss: a multi-lock's surviving member is released then). The holds Redis held for a killed
 // process that never logged them (phantoms) have no critical section and
 // are left out, as today's checker leaves them out of exclusion. shared
 // tells a read hold of a read-write lock.
@@ -84,7 +86,18 @@ func linearOps(r *run, recs []reliability.Record, timeout time.Duration, shared 
 					Call: at, Return: ret, Expires: at.Add(timeout - expiryTolerance), Failed: rn.Note != "", Gone: gone})
 			}
 			if !ended {
-				continue // killed with the hold open, or lost: its key expires
+				if h.isLost() {
+					// The worker logs the loss, then calls Unlock, which
+					// releases what is still held: a multi-lock's other
+					// member, whose key had not expired, or a key the loss
+					// timer gave up on before it could expire. The release
+					// runs after the Lost record and before the worker's
+					// next record; placed at the record, it may find the
+					// hold gone.
+					ops = append(ops, reliability.Op{Kind: reliability.OpRelease, Name: h.name, Process: h.pid, Hold: id, Shared: isShared,
+						Call: h.lost, Return: h.lost.Add(time.Nanosecond), Lost: true})
+				}
+				continue // killed with the hold open: its key expires
 			}
 			ops = append(ops, reliability.Op{Kind: reliability.OpRelease, Name: h.name, Process: h.pid, Hold: id, Shared: isShared,
 				Call: end, Return: end.Add(time.Nanosecond), Lost: unlockFailed[k] || h.isLost() || h.outlived})

@@ -120,6 +120,13 @@ func TestLinearizeAgreesWithTodaysChecker(t *testing.T) {
 		{"a killed holder's key after it could expire", []reliability.Record{start(1, "a", 1, 0), rec(R, 1, "a", 1, 333), start(2, "a", 2, 1340), rec(E, 2, "a", 2, 1350)},
 			[]kill{{pid: 1, at: at(400)}}, false},
 		{"a lost hold", []reliability.Record{start(1, "a", 1, 0), rec(L, 1, "a", 1, 1500), start(2, "a", 2, 1000), rec(E, 2, "a", 2, 1100)}, nil, false},
+		// A multi-lock lost when its other member's key expired: both
+		// members are logged lost at 500 ms, and the Unlock that follows
+		// releases this one, renewed at 333 ms (its key could last to
+		// 1333 ms); the next holder takes it at 600 ms. Issue 45's
+		// TestCrashMultiLock rejections (two runs in a make test loop at a
+		// CPU pressure of 72-88%) were this history before the release.
+		{"a multi-lock's surviving member, released after the loss", []reliability.Record{start(1, "a", 1, 0), rec(R, 1, "a", 1, 333), rec(L, 1, "a", 1, 500), start(2, "a", 2, 600), rec(E, 2, "a", 2, 700)}, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recs := append(hello(1, 2), tc.recs...)
