@@ -94,15 +94,26 @@ func TestNewQuorumOf(t *testing.T) {
 	m := c.Mutex("quorum-of")
 	hold, err := m.Lock(ctx)
 	require.NoError(t, err)
+	// Lock returns once a majority holds it: the third master's attempt may
+	// still be on its way (a make stress run found master 0 empty). Every
+	// master that holds it holds it under the Client's one ID.
+	holding := 0
 	for i, srv := range servers {
 		fields, err := srv.Client().HKeys(ctx, "quorum-of").Result()
 		require.NoError(t, err)
 		owned := false
 		for _, f := range fields {
-			owned = owned || strings.HasPrefix(f, c.ID()+":")
+			if strings.HasPrefix(f, "rlock:") {
+				continue // the lock's own bookkeeping fields
+			}
+			assert.True(t, strings.HasPrefix(f, c.ID()+":"), "master %d: field %q is not under the Client's ID %s", i, f, c.ID())
+			owned = true
 		}
-		assert.True(t, owned, "master %d holds the lock under the Client's one ID (fields %v)", i, fields)
+		if owned {
+			holding++
+		}
 	}
+	assert.GreaterOrEqual(t, holding, 2, "a majority of the 3 masters holds the lock")
 	require.NoError(t, m.Unlock(hold))
 
 	cl := redistest.StartCluster(t, 3, 0)
