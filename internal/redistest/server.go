@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -517,7 +518,7 @@ func (s *Server) startLocked(timeout time.Duration) error {
 	s.cmd, s.done, s.ending, s.pid = cmd, done, ending, cmd.Process.Pid
 
 	addr := s.addrLocked()
-	if err := waitReady(addr, done, timeout); err != nil {
+	if err := waitReady(addr, s.pid, done, timeout); err != nil {
 		// What the process was doing (R, S, D: waiting for the disk, T:
 		// stopped), for a start that hangs.
 		if st := procState(s.pid); st != "" {
@@ -558,9 +559,14 @@ func (s *Server) logSince(off int64) string {
 	return string(b[off:])
 }
 
-// waitReady polls PING on addr until it is answered with PONG, the process
-// exits (done is closed) or timeout passes.
-func waitReady(addr string, done <-chan struct{}, timeout time.Duration) error {
+// waitReady polls addr until the redis-server of process pid answers
+// there, or the process exits (done), or timeout passes. The answer must
+// come from pid: another process's listener on the port (a fault proxy in
+// a test beside, which forwards to its own server, took a port picked here
+// before redis-server bound it) answers PING too, and a server that failed
+// to bind was taken for started (rueidis.NewClient: EOF in a make test beside
+// a make stress).
+func waitReady(addr string, pid int, done <-chan struct{}, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
@@ -570,12 +576,12 @@ func waitReady(addr string, done <-chan struct{}, timeout time.Duration) error {
 			return errors.New("redis-server exited")
 		default:
 		}
-		err := ping(addr)
+		err := probe(addr, pid)
 		if err == nil {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no PONG after %v: %v", timeout, err)
+			return fmt.Errorf("no answer from pid %d after %v: %v", pid, timeout, err)
 		}
 		select {
 		case <-done:
@@ -585,26 +591,49 @@ func waitReady(addr string, done <-chan struct{}, timeout time.Duration) error {
 	}
 }
 
-// ping sends one PING over a fresh connection (a raw one, so that the
-// readiness probe starts no client goroutines and needs no client options).
-func ping(addr string) error {
+// probe sends PING and INFO server over a fresh connection (a raw one, so
+// that the readiness probe starts no client goroutines and needs no client
+// options): the server must answer PONG (not LOADING) and be process pid.
+func probe(addr string, pid int) error {
 	c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
-	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
 	if err != nil {
 		return err
 	}
 	if line = strings.TrimSpace(line); line != "+PONG" {
-		return fmt.Errorf("PING: %s", line)
+		return fmt.Errorf("PING: %s", line) // such as LOADING, which INFO would not say
 	}
-	return nil
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	head = strings.TrimSpace(head)
+	n, err := strconv.Atoi(strings.TrimPrefix(head, "$"))
+	if !strings.HasPrefix(head, "$") || err != nil || n < 0 {
+		return fmt.Errorf("INFO server: %s", head)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return err
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			if v != strconv.Itoa(pid) {
+				return fmt.Errorf("%s is answered by pid %s, not redis-server pid %d", addr, v, pid)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("INFO server of %s has no process_id", addr)
 }
 
 // Ports handed out to servers that are not closed yet, so that a stopped
