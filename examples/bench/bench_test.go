@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-rlock/rlock/internal/redistest"
+	"github.com/go-rlock/rlock/internal/testsupport"
 	"go.uber.org/goleak"
 )
 
@@ -44,8 +45,7 @@ func tiny(addr string) config {
 
 func runJSON(t *testing.T, cfg config) report {
 	t.Helper()
-	ctx, cancel := testContext(t)
-	defer cancel()
+	ctx := testsupport.Ctx(t) // a safety net, not a budget: a fixed 60s broke beside a make stress
 	cfg.json = true
 	var out bytes.Buffer
 	if err := run(ctx, cfg, &out); err != nil {
@@ -56,18 +56,6 @@ func runJSON(t *testing.T, cfg config) report {
 		t.Fatalf("the -json output does not parse: %v\n%s", err, out.String())
 	}
 	return rep
-}
-
-// testContext is the test's context, ending 30s before go test's -timeout
-// would: a run that hangs says which row it was in, as its error, and a
-// slow one on a loaded machine has what the suite allows it (a fixed 60s
-// ended TestContendedRowsForEveryPeer's five rows, 3s alone, in its fourth
-// beside a make stress at a load of 13).
-func testContext(t *testing.T) (context.Context, context.CancelFunc) {
-	if d, ok := t.Deadline(); ok {
-		return context.WithDeadline(t.Context(), d.Add(-30*time.Second))
-	}
-	return context.WithCancel(t.Context())
 }
 
 func find(t *testing.T, rep report, scenario, lock string) *result {

@@ -86,18 +86,16 @@ func linearOps(r *run, recs []reliability.Record, timeout time.Duration, shared 
 					Call: at, Return: ret, Expires: at.Add(timeout - expiryTolerance), Failed: rn.Note != "", Gone: gone})
 			}
 			if !ended {
-				if h.isLost() {
-					// The worker logs the loss, then calls Unlock, which
-					// releases what is still held: a multi-lock's other
-					// member, whose key had not expired, or a key the loss
-					// timer gave up on before it could expire. The release
-					// runs after the Lost record and before the worker's
-					// next record; placed at the record, it may find the
-					// hold gone.
-					ops = append(ops, reliability.Op{Kind: reliability.OpRelease, Name: h.name, Process: h.pid, Hold: id, Shared: isShared,
-						Call: h.lost, Return: h.lost.Add(time.Nanosecond), Lost: true})
+				if !h.isLost() {
+					continue // killed with the hold open: its key expires
 				}
-				continue // killed with the hold open: its key expires
+				// The worker logs the loss, then calls Unlock, which
+				// releases what is still held: a multi-lock's other member,
+				// whose key had not expired, or a key the loss timer gave
+				// up on before it could expire. The release runs after the
+				// Lost record and before the worker's next record; placed
+				// at the record, it may find the hold gone.
+				end = h.lost
 			}
 			ops = append(ops, reliability.Op{Kind: reliability.OpRelease, Name: h.name, Process: h.pid, Hold: id, Shared: isShared,
 				Call: end, Return: end.Add(time.Nanosecond), Lost: unlockFailed[k] || h.isLost() || h.outlived})
