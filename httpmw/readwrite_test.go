@@ -2,6 +2,7 @@ package httpmw_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -140,7 +141,9 @@ func TestReadWriteWithPermitsPanics(t *testing.T) {
 
 // WithReadWrite on a quorum lockmw.Client (three masters, go-redis default
 // options): two reads share, a write beside a read is busy (409), and a
-// write held by another quorum Client keeps reads out.
+// write held by another quorum Client keeps reads out. Two reads' releases
+// may each be decided by a different majority of the masters, so the write
+// tries until both landed on every master.
 func TestReadWriteOnAQuorum(t *testing.T) {
 	t.Parallel()
 	rdbs := make([]redis.UniversalClient, 3)
@@ -169,9 +172,21 @@ func TestReadWriteOnAQuorum(t *testing.T) {
 		assert.Equal(t, http.StatusOK, r.Status, r.Body)
 	}
 
+	// Each read's Unlock returned once a majority of the masters released
+	// it, and the two majorities may differ: until the third master's
+	// release lands, in the background and moments later, a write that does
+	// not wait may find a read on two masters (busy).
 	rw := other.RWMutex("http:rw:/docs/{id}")
-	hold, err := rw.TryLock(t.Context(), 0, 0)
-	require.NoError(t, err)
+	var hold context.Context
+	testsupport.Eventually(t, routertest.Patience, "a write taken once the reads' releases landed", func() bool {
+		h, err := rw.TryLock(t.Context(), 0, 0)
+		if errors.Is(err, lockmw.ErrNotAcquired) {
+			return false
+		}
+		require.NoError(t, err)
+		hold = h
+		return true
+	})
 	r = routertest.Send(t.Context(), s, "GET", "/docs/1")
 	assert.Equal(t, http.StatusConflict, r.Status, "a read ran beside a write: %s", r.Body)
 	require.NoError(t, rw.Unlock(hold))
