@@ -254,6 +254,38 @@ func (r *run) judgeGone(h *hold, timeout time.Duration) {
 	}
 }
 
+// lossCut is when a lost hold stopped excluding others at the latest, as
+// porcupine's model has it (linearOps): at its key's earliest expiry,
+// counting only the renewals sent before the loss was noticed, or at its
+// release, whichever came first — its End record or, without one, its Lost
+// record (the worker's Unlock after the loss releases what is still held).
+// Another hold that began before then overlaps it: the key cannot have
+// expired yet, so something removed it.
+func (h *hold) lossCut(timeout time.Duration) time.Time {
+	release := h.lost
+	if h.hasEnd {
+		release = h.end
+	}
+	return earlier(h.expiryBefore(h.lost, timeout), release)
+}
+
+// excludesUntil is when h stopped excluding others: its end, or for a lost
+// hold its lossCut.
+func (h *hold) excludesUntil(timeout time.Duration) time.Time {
+	if h.isLost() {
+		return h.lossCut(timeout)
+	}
+	return h.end
+}
+
+// describe is h's String, a lost hold's with the end that exclusion judges.
+func (h *hold) describe(timeout time.Duration) string {
+	if !h.isLost() {
+		return h.String()
+	}
+	return fmt.Sprintf("pid %d token %d [%s, lost: excluding until %s]", h.pid, h.token, h.start.Format("15:04:05.000000"), h.lossCut(timeout).Format("15:04:05.000000"))
+}
+
 // expiryBefore is h.expiry counting only the renewals sent before at.
 func (h *hold) expiryBefore(at time.Time, timeout time.Duration) time.Time {
 	var last time.Time
@@ -635,27 +667,30 @@ func checkShared(recs []reliability.Record, kills []kill, timeout time.Duration,
 			}
 			lastFenced = h
 		}
-		// Mutual exclusion: no two holds that were not lost overlap, but
-		// two shared ones. prev is the hold h is judged against: of the
-		// earlier holds, the one that ended last, or for a shared h the
-		// exclusive one that ended last.
+		// Mutual exclusion: no two holds overlap, but two shared ones; a
+		// lost hold excludes until its lossCut. prev is the hold h is
+		// judged against: of the earlier holds, the one that ended last, or
+		// for a shared h the exclusive one that ended last.
 		var lastAny, lastExcl *hold
+		until := func(h *hold) time.Time { return h.excludesUntil(timeout) }
 		for _, h := range hs {
-			if h.isLost() || h.phantom {
+			if h.phantom || !until(h).After(h.start) {
 				continue
 			}
 			prev := lastAny
 			if shared(h) {
 				prev = lastExcl
-				if lastAny != nil && lastAny != lastExcl && h.start.Before(lastAny.end) {
+				if lastAny != nil && lastAny != lastExcl && h.start.Before(until(lastAny)) {
 					rep.SharedOverlaps++
 				}
 			}
 			if prev != nil {
-				if h.start.Before(prev.end) {
-					violate("%q: %v overlaps %v by %v", name, h, prev, prev.end.Sub(h.start))
+				if h.start.Before(until(prev)) {
+					violate("%q: %v overlaps %v by %v", name, h.describe(timeout), prev.describe(timeout), until(prev).Sub(h.start))
 				}
-				if prev.killed {
+				if prev.isLost() {
+					// no hand-off to measure: the hold ended by its loss
+				} else if prev.killed {
 					if s := h.start.Sub(prev.end); rep.MinSlack < 0 || s < rep.MinSlack {
 						rep.MinSlack = s
 					}
@@ -677,10 +712,10 @@ func checkShared(recs []reliability.Record, kills []kill, timeout time.Duration,
 					}
 				}
 			}
-			if lastAny == nil || h.end.After(lastAny.end) {
+			if lastAny == nil || until(h).After(until(lastAny)) {
 				lastAny = h
 			}
-			if !shared(h) && (lastExcl == nil || h.end.After(lastExcl.end)) {
+			if !shared(h) && (lastExcl == nil || until(h).After(until(lastExcl))) {
 				lastExcl = h
 			}
 		}

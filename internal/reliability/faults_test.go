@@ -64,8 +64,8 @@ const (
 	// for a quarter to twice the watchdog timeout, commands still reaching
 	// the server: renewals run but their holders never hear, and a holder
 	// is told its hold is lost (ErrLockLost) when its key could expire. A
-	// hold lost after its holder was told is no violation: the checkers
-	// leave lost holds out of exclusion.
+	// hold taken after its key could expire is no violation: the checkers
+	// count a lost hold until then (lossCut), not until its holder heard.
 	proxyBlackhole faultKind = "proxy blackhole"
 )
 

@@ -31,8 +31,8 @@ type semReport struct {
 
 // checkSem proves over the records of every process of the semaphore crash
 // scenario that no more than permits holds of a name were live at one
-// instant (a killed hold lasting until its permit's earliest expiry, holds
-// cancelled with ErrLockLost left out), that every hold ended, was lost or
+// instant (a killed hold lasting until its permit's earliest expiry, a hold
+// cancelled with ErrLockLost until its lossCut), that every hold ended, was lost or
 // was killed, and that a name a kill left with every permit taken was
 // acquired again within the watchdog timeout plus one renewal interval.
 // timeout is the watchdog timeout; end is when the run stopped; obs is what
@@ -46,7 +46,7 @@ func checkSem(recs []reliability.Record, kills []kill, permits int, timeout time
 	}
 	rep.FaultFails = r.faultFails
 	for name, hs := range r.byName {
-		rep.MostHeld[name] = sweep(r, name, hs, permits)
+		rep.MostHeld[name] = sweep(r, name, hs, permits, timeout)
 	}
 	r.semRecoveries(&rep, kills, permits, timeout, end, obs)
 	slowestFirst(rep.recovered)
@@ -58,8 +58,8 @@ func checkSem(recs []reliability.Record, kills []kill, permits int, timeout time
 // sweep counts the live holds of a name (hs, sorted by start) from one
 // start or end to the next, reports every instant more than permits are
 // live, and returns the most live at once. A hold that ends when another
-// starts does not overlap it.
-func sweep(r *run, name string, hs []*hold, permits int) int {
+// starts does not overlap it; a lost hold is live until its lossCut.
+func sweep(r *run, name string, hs []*hold, permits int, timeout time.Duration) int {
 	type event struct {
 		at    time.Time
 		h     *hold
@@ -69,8 +69,8 @@ func sweep(r *run, name string, hs []*hold, permits int) int {
 	for _, h := range hs {
 		// A killed hold whose permit could have expired by the time Lock
 		// returned (a waited one's claim window) held nothing we can count on.
-		if !h.isLost() && h.end.After(h.start) {
-			evs = append(evs, event{h.start, h, true}, event{h.end, h, false})
+		if until := h.excludesUntil(timeout); until.After(h.start) {
+			evs = append(evs, event{h.start, h, true}, event{until, h, false})
 		}
 	}
 	sort.SliceStable(evs, func(i, j int) bool {

@@ -70,8 +70,13 @@ func TestSemCheckerFindsViolations(t *testing.T) {
 			want:  "3 holds at",
 		},
 		{
-			name: "a lost hold does not count",
+			name: "a lost hold counts until its permit could expire",
 			recs: []reliability.Record{start(1, "a", -1, 0), rec(L, 1, "a", -1, 1500), start(2, "a", -1, 10), rec(E, 2, "a", -1, 90), start(3, "a", -1, 50), rec(E, 3, "a", -1, 60)},
+			want: "over 2 permits",
+		},
+		{
+			name: "a lost hold does not count once its permit could expire",
+			recs: []reliability.Record{start(1, "a", -1, 0), rec(L, 1, "a", -1, 1500), start(2, "a", -1, 1010), rec(E, 2, "a", -1, 1090), start(3, "a", -1, 1050), rec(E, 3, "a", -1, 1060)},
 		},
 		{
 			name:  "a slow recovery of a name with every permit taken is a violation",
@@ -125,7 +130,7 @@ func TestSemCheckerFigures(t *testing.T) {
 		start(1, "a", -1, 0), rec(R, 1, "a", -1, 300), rec(R, 1, "a", -1, 600),
 		start(2, "a", -1, 10), rec(E, 2, "a", -1, 3000),
 		start(3, "a", -1, 1700), rec(E, 3, "a", -1, 1710),
-		// "b": one hold, one lost.
+		// "b": one hold, beside one lost at 900 ms (it counts until then).
 		start(2, "b", -2, 0), rec(L, 2, "b", -2, 900), start(3, "b", -2, 800), rec(E, 3, "b", -2, 810))
 	rep := checkSem(recs, []kill{{pid: 1, at: at(650)}}, 2, time.Second, at(5000), nil)
 	assert.Empty(t, rep.Violations)
@@ -137,5 +142,5 @@ func TestSemCheckerFigures(t *testing.T) {
 	assert.Equal(t, 1, rep.KillsHolding)
 	assert.Equal(t, 1, rep.Recoveries)
 	assert.Equal(t, 1050*time.Millisecond, rep.WorstRecovery)
-	assert.Equal(t, map[string]int{"a": 2, "b": 1}, rep.MostHeld)
+	assert.Equal(t, map[string]int{"a": 2, "b": 2}, rep.MostHeld)
 }
