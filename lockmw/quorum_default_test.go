@@ -3,7 +3,9 @@ package lockmw_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -116,12 +118,14 @@ func assertNotWaitedFor(t *testing.T, late *callLog, what string, began, returne
 }
 
 // renewals counts the RenewalOK outcomes of the name, with the longest
-// renewal round.
+// renewal round, and keeps every round's outcome for the name for a
+// failure's message.
 type renewals struct {
 	name    string
 	mu      sync.Mutex
 	n       int
 	longest time.Duration
+	rounds  []string
 	ch      chan struct{}
 }
 
@@ -129,14 +133,47 @@ func newRenewals(name string) *renewals { return &renewals{name: name, ch: make(
 
 func (r *renewals) hook(e lockmw.RenewalEvent) {
 	for _, l := range e.Locks {
-		if l.Name == r.name && l.Outcome == lockmw.RenewalOK {
-			r.mu.Lock()
+		if l.Name != r.name {
+			continue
+		}
+		r.mu.Lock()
+		r.rounds = append(r.rounds, fmt.Sprintf("sent %s took %v: %v (err %v)", e.Sent.Format("15:04:05.000"), e.Duration, l.Outcome, e.Err))
+		ok := l.Outcome == lockmw.RenewalOK
+		if ok {
 			r.n++
 			r.longest = max(r.longest, e.Duration)
-			r.mu.Unlock()
+		}
+		r.mu.Unlock()
+		if ok {
 			r.ch <- struct{}{}
 		}
 	}
+}
+
+// await waits for the next renewal of the hold h, and fails the test when
+// h ends first or none comes within a hang guard, with every round's
+// outcome so far: a hold lost on a starved machine says so, with why.
+func (r *renewals) await(t *testing.T, h context.Context, what string) {
+	t.Helper()
+	timer := time.NewTimer(30 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-r.ch:
+		return
+	case <-h.Done():
+		t.Fatalf("the hold ended before %s: %v; its renewal rounds: %s", what, context.Cause(h), r.report())
+	case <-timer.C:
+		t.Fatalf("no %s within 30s; the renewal rounds: %s", what, r.report())
+	}
+}
+
+func (r *renewals) report() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.rounds) == 0 {
+		return "none"
+	}
+	return strings.Join(r.rounds, "; ")
 }
 
 // defaultQuorum starts three masters and returns them with go-redis clients
@@ -172,7 +209,11 @@ func TestQuorumDefaultOptionsPausedMaster(t *testing.T) {
 	ctx := testsupport.Ctx(t)
 	const name = "q-default"
 	rn := newRenewals(name)
-	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(3*time.Second), lockmw.WithHooks(lockmw.Hooks{Renewal: rn.hook}))
+	// Renewed every 2 s: a hold that a starved machine keeps from renewing
+	// for a few seconds stays held. With 3 s, a fresh clone's make test once
+	// saw no renewal for 30 s, most likely a hold lost to starvation (await
+	// now says which).
+	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(6*time.Second), lockmw.WithHooks(lockmw.Hooks{Renewal: rn.hook}))
 	other := newQuorum(t, rdbs)
 	m := c.Mutex(name)
 	h := locktest.MustLock(t, m, ctx) // every connection warm
@@ -191,7 +232,7 @@ func TestQuorumDefaultOptionsPausedMaster(t *testing.T) {
 	assertNotWaitedFor(t, late, "TryLock", began, returned)
 
 	for i := range 4 {
-		testsupport.Recv(t, rn.ch, 30*time.Second, "a renewal")
+		rn.await(t, h, "a renewal")
 		require.NoError(t, h.Err(), "held after %d renewals: %v", i+1, context.Cause(h))
 	}
 	rn.mu.Lock()
@@ -244,7 +285,7 @@ func TestQuorumSlowMaster(t *testing.T) {
 	testsupport.Eventually(t, 10*time.Second, "the late acquisition landed", func() bool { return keyOn(t, srvs[2], name) })
 	landed := time.Now()
 	for n := 0; n < 4 || time.Since(landed) < watchdog+time.Second; n++ { // past the TTL it landed with
-		testsupport.Recv(t, rn.ch, 30*time.Second, "a renewal")
+		rn.await(t, h, "a renewal")
 	}
 	require.NoError(t, h.Err(), "held over four renewals: %v", context.Cause(h))
 	assert.True(t, keyOn(t, srvs[2], name), "the slow master's copy is renewed with the hold")
@@ -273,7 +314,11 @@ func TestQuorumPausedMasterWaiter(t *testing.T) {
 	ctx := testsupport.Ctx(t)
 	const name = "q-paused-waiter"
 	rn := newRenewals(name)
-	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(3*time.Second), lockmw.WithHooks(lockmw.Hooks{Renewal: rn.hook}))
+	// Renewed every 2 s: a hold that a starved machine keeps from renewing
+	// for a few seconds stays held. With 3 s, a fresh clone's make test once
+	// saw no renewal for 30 s, most likely a hold lost to starvation (await
+	// now says which).
+	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(6*time.Second), lockmw.WithHooks(lockmw.Hooks{Renewal: rn.hook}))
 	other := newQuorum(t, rdbs)
 	m := c.Mutex(name)
 	require.NoError(t, m.Unlock(locktest.MustLock(t, m, ctx))) // every pooled connection warm
@@ -296,7 +341,7 @@ func TestQuorumPausedMasterWaiter(t *testing.T) {
 		return err == nil && n["redisson_lock__channel:{"+name+"}"] == 1
 	})
 	for range 2 {
-		testsupport.Recv(t, rn.ch, 30*time.Second, "a renewal while the waiter waits")
+		rn.await(t, h, "a renewal while the waiter waits")
 	}
 	require.NoError(t, h.Err(), "the holder keeps its lock: %v", context.Cause(h))
 	unlocked := time.Now()

@@ -110,7 +110,7 @@ func TestQuorumSurvivesMinorityAndLosesMajority(t *testing.T) {
 	require.NoError(t, srvs[0].Stop())
 	require.NoError(t, srvs[1].Stop())
 	for range 4 { // renewals go on with 3 of 5, past a watchdog timeout
-		testsupport.Recv(t, rn.ch, patience, "a renewal with 3 of 5")
+		rn.await(t, h, "a renewal with 3 of 5")
 	}
 	require.NoError(t, h.Err(), "a hold survives losing a minority")
 	h2, err := c.Mutex("q-new").TryLock(ctx, 0, 0)

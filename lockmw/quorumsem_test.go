@@ -162,7 +162,7 @@ func TestQuorumSemaphorePausedMasters(t *testing.T) {
 	began, returned := timed(func() { h = mustPermit(t, s, ctx) })
 	assertNotWaitedFor(t, late, "Lock", began, returned)
 	for i := range 3 {
-		testsupport.Recv(t, rn.ch, 30*time.Second, "a renewal")
+		rn.await(t, h, "a renewal")
 		require.NoError(t, h.Err(), "held after %d renewals: %v", i+1, context.Cause(h))
 	}
 	began, returned = timed(func() { require.NoError(t, s.Unlock(h)) })
