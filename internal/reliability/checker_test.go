@@ -543,11 +543,14 @@ const stampSlack = 50 * time.Millisecond
 // clock less its drift margin (a hundredth of the TTL and 2 ms,
 // lockmw's expiryBound), from the clock reading it took before sending:
 // for a renewal, the send logged; for the acquisition, as much as
-// stampSlack and the process's pauses in the call (paused) before the send
-// the recorder saw. A renewal whose reply came after at, on a machine that
-// ran the renewer late, counts toward the key's expiry (h.expiry) but not
-// toward lockmw's loss: lockmw could not know of it.
-func (h *hold) lossBound(at time.Time, timeout, paused time.Duration) time.Time {
+// stampSlack and early before the send the recorder saw, but not before
+// Lock was called. early is the process's pauses in the call, and the time
+// Redis or the machine stalled in it (sendDelay): lockmw's batcher sends a
+// call that finds a round trip under way when that round trip returns, as
+// late as a stall makes it. A renewal whose reply came after at, on a
+// machine that ran the renewer late, counts toward the key's expiry
+// (h.expiry) but not toward lockmw's loss: lockmw could not know of it.
+func (h *hold) lossBound(at time.Time, timeout, early time.Duration) time.Time {
 	var last time.Time
 	for i, s := range h.renewedAt {
 		settled := s
@@ -562,7 +565,23 @@ func (h *hold) lossBound(at time.Time, timeout, paused time.Duration) time.Time 
 	if h.waited && last.IsZero() {
 		ttl = claimWindow(timeout)
 	}
-	return later(h.sent.Add(-stampSlack-paused), last).Add(ttl - ttl/100 - 2*time.Millisecond - expiryTolerance)
+	base := h.sent.Add(-stampSlack - early)
+	if !h.begin.IsZero() {
+		base = later(base, h.begin)
+	}
+	return later(base, last).Add(ttl - ttl/100 - 2*time.Millisecond - expiryTolerance)
+}
+
+// sendDelay is how much later than lockmw read its clock the last request
+// of h's acquisition may have been sent, beyond stampSlack: the sampler's
+// stalls in the call, or the time a task waited for a CPU when longer (as
+// recoveryBound counts them).
+func sendDelay(obs observed, h *hold) time.Duration {
+	from := h.begin
+	if from.IsZero() {
+		from = h.sent
+	}
+	return max(stalledIn(obs, from, h.sent), starvedIn(obs, from, h.sent))
 }
 
 // pauseTime is how long pid logged pauses within (from, to).
@@ -612,12 +631,12 @@ func (r *run) judgeFails(obs observed, timeout time.Duration) int {
 			(dropsOn(obs, f.Name, h.end, f.Time) > 0 || stalledIn(obs, h.end, f.Time) > 0 || r.pausedIn(f.Pid, h.end, f.Time)):
 			timedOut++
 		case unlock && isUnlockLost(f) && f.Time.After(h.expiry(timeout)):
-		case unlock && isUnlockLost(f) && strings.Contains(f.Note, lossTimerNote) && !lossAt(h, f).Before(h.lossBound(lossAt(h, f), timeout, r.pauseTime(h.pid, h.begin, h.sent))):
+		case unlock && isUnlockLost(f) && strings.Contains(f.Note, lossTimerNote) && !lossAt(h, f).Before(h.lossBound(lossAt(h, f), timeout, r.pauseTime(h.pid, h.begin, h.sent)+sendDelay(obs, h))):
 			r.timerLosses++
 		case unlock && isUnlockLost(f):
 			at := lossAt(h, f)
 			r.violate("pid %d: %s: %s (lockmw ended the hold %v before its key could expire, %v before its own bound allowed)", f.Pid, f.Name, f.Note,
-				h.expiry(timeout).Sub(at).Round(time.Microsecond), h.lossBound(at, timeout, r.pauseTime(h.pid, h.begin, h.sent)).Sub(at).Round(time.Microsecond))
+				h.expiry(timeout).Sub(at).Round(time.Microsecond), h.lossBound(at, timeout, r.pauseTime(h.pid, h.begin, h.sent)+sendDelay(obs, h)).Sub(at).Round(time.Microsecond))
 		default:
 			r.violate("pid %d: %s: %s", f.Pid, f.Name, f.Note)
 		}

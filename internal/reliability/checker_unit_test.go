@@ -267,6 +267,38 @@ func TestCheckerJudgesTimerLosses(t *testing.T) {
 	}
 }
 
+// lockmw's batcher sends an acquisition that finds a round trip under way
+// when that round trip returns: its loss timer counts from its clock reading
+// at the call, which may come long before the send the recorder saw when
+// Redis or the machine stalled meanwhile (TestCrashMultiLock at a CPU
+// pressure of 72%, its sampler deaf for 7 s of 16: a timer loss 418 ms
+// before the bound then allowed). The bound counts the stalls in the call,
+// and never starts before Lock was called.
+func TestCheckerTimerLossAfterAQueuedSend(t *testing.T) {
+	t.Parallel()
+	const timeout = time.Second
+	timerLoss := reliability.UnlockFailedNote + `lockmw: lock lost: renewals of "a" failed until the key could have expired`
+	queued := start(1, "a", 1, 460)
+	queued.Begin, queued.Sent = at(0), at(450) // Lock called at 0, its script sent at 450
+	recs := append(hello(1), queued, rec(reliability.End, 1, "a", 1, 900), rec(reliability.Dropped, 1, "a", 1, 988),
+		reliability.Record{Kind: reliability.Fail, Pid: 1, Name: "a", Token: 1, Time: at(990), Note: timerLoss})
+
+	rep := check(recs, nil, timeout, at(10_000), nil)
+	require.Len(t, rep.Violations, 1, "no stall explains a clock read 450 ms before the send")
+	assert.Contains(t, rep.Violations[0], "before its own bound allowed")
+
+	rep = check(recs, nil, timeout, at(10_000), fakeObserved{stalls: []stall{{at(20), at(440)}}})
+	assert.Empty(t, rep.Violations, "Redis stalled for 420 ms of the call")
+	assert.Equal(t, 1, rep.TimerLosses)
+
+	early := queued
+	early.Begin = at(200) // lockmw read its clock at 200 at the earliest
+	recs[1] = early
+	rep = check(recs, nil, timeout, at(10_000), fakeObserved{stalls: []stall{{at(20), at(440)}}})
+	require.Len(t, rep.Violations, 1, "a loss before Lock's call plus the TTL is early whatever stalled")
+	assert.Contains(t, rep.Violations[0], "before its own bound allowed")
+}
+
 // A recovery is judged against a bound its next holder's own pauses extend:
 // a waiter that did not run cannot take the name.
 func TestCheckerRecoveryBoundCountsTheNextHoldersPauses(t *testing.T) {
