@@ -53,7 +53,9 @@ const oneWay = 500 * time.Microsecond
 // machine may cause: the hold after it then comes the shortest window or
 // more after the release, and the name is quiet for a while (no
 // reservation), which each rlock hold reads from the waiter table. Neither
-// is checked. The test never judges a wall-clock share.
+// is checked then: not the hold after such a gap, nor the round's count. A
+// hold that a starved machine lost before its Unlock (its claim window or
+// TTL ran out) is left out. The test never judges a wall-clock share.
 func TestReservedForRedissonWaiters(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -162,6 +164,7 @@ type holdSeen struct {
 	handoffs int64     // an rlock hold's rlock:handoffs
 	quiet    bool      // an rlock hold's name was quiet: its release would not reserve
 	others   int64     // subscribers of Redisson's channel that are not rlock clients, just before Unlock (lib.lua's rlock_others_wait)
+	lost     bool      // its Unlock found it lost: left out of the checks
 }
 
 // reserveRound is one round of a run: when every Redisson waiter of the
@@ -261,8 +264,16 @@ func (r *reserveRun) unlockObserved(mx lockmw.Locker, h context.Context) {
 	assert.NoError(r.t, err)
 	hs.others = subs[channel] - subs[rollCall]
 	hs.unlock = time.Now()
+	err = mx.Unlock(h)
+	if errors.Is(err, lockmw.ErrLockLost) {
+		// Starved past its claim window or its TTL, the hold ended before
+		// this reading: its times and count say nothing of the protocol.
+		r.t.Logf("an rlock hold was lost before its Unlock, left out of the checks: %v", err)
+		hs.lost = true
+	} else {
+		assert.NoError(r.t, err)
+	}
 	r.add(hs)
-	assert.NoError(r.t, mx.Unlock(h))
 }
 
 // readHold reads, while the caller holds the lock name, its hold's hand-off
@@ -339,12 +350,16 @@ func maxTime(a, b time.Time) time.Time {
 // TestReservedForRedissonWaiters).
 func (r *reserveRun) check(rounds []reserveRound, m int) {
 	r.mu.Lock()
-	holds := slices.Clone(r.holds)
+	holds := slices.DeleteFunc(slices.Clone(r.holds), func(h holdSeen) bool { return h.lost })
 	r.mu.Unlock()
 	slices.SortFunc(holds, func(a, b holdSeen) int { return a.acquired.Compare(b.acquired) })
 	checked, excused := 0, 0
 	for _, rd := range rounds {
-		rlock, quiet := 0, false
+		// quiet: a hold read the name quiet; gap: a hold was followed by
+		// the shortest window or more, so a reservation may have passed
+		// unused and the name been quiet for a while, which the holds'
+		// readings, each at one instant, can miss.
+		rlock, quiet, gap := 0, false, false
 		for i := 0; i+1 < len(holds); i++ {
 			h, next := holds[i], holds[i+1]
 			if h.redisson || h.unlock.Before(rd.since) || !h.acquired.Before(rd.last) {
@@ -352,6 +367,7 @@ func (r *reserveRun) check(rounds []reserveRound, m int) {
 			}
 			rlock++
 			quiet = quiet || h.quiet
+			gap = gap || next.acquired.Sub(h.unlock) >= reserveWindowMin
 			switch {
 			case h.handoffs < fairTurns:
 			case h.quiet || next.acquired.Sub(h.unlock) >= reserveWindowMin:
@@ -362,7 +378,7 @@ func (r *reserveRun) check(rounds []reserveRound, m int) {
 					h.handoffs, h.unlock.Sub(rd.since), h.others, next.acquired.Sub(h.unlock))
 			}
 		}
-		if !quiet && !assert.LessOrEqual(r.t, rlock, m*(fairTurns+1), "rlock holds while the round's Redisson waiters waited") {
+		if !quiet && !gap && !assert.LessOrEqual(r.t, rlock, m*(fairTurns+1), "rlock holds while the round's Redisson waiters waited") {
 			for _, h := range holds {
 				if !h.acquired.Before(rd.since.Add(-time.Second)) && !h.acquired.After(rd.last) {
 					r.t.Logf("hold: redisson %v, acquired %s, unlock +%v, hand-offs %d, quiet %v, others %d", h.redisson,
