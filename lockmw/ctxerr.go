@@ -27,9 +27,17 @@ func ctxErr(ctx context.Context) error {
 
 // withCtxErr joins a failed call's err with ctxErr(ctx), unless err already
 // carries a context error: a context error is never swallowed by a network
-// one.
+// one. An err that carries ctx's error but not its cause (go-redis returns
+// ctx.Err()) gets the cause joined: a context cancelled with a cause
+// (context.WithCancelCause, as River's StopAndCancel does) matches both.
 func withCtxErr(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() && !errors.Is(err, cause) {
+			return errors.Join(err, cause)
+		}
 		return err
 	}
 	if cerr := ctxErr(ctx); cerr != nil {

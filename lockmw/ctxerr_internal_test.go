@@ -20,6 +20,9 @@ func TestWithCtxErr(t *testing.T) {
 	ioTimeout := os.ErrDeadlineExceeded // what a socket read past its deadline returns
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
+	stop := errors.New("stop initiated")
+	caused, cancelCause := context.WithCancelCause(context.Background())
+	cancelCause(stop)
 	tests := []struct {
 		name string
 		ctx  context.Context
@@ -31,6 +34,8 @@ func TestWithCtxErr(t *testing.T) {
 		{"a passed deadline its timer has not reported yet is joined", lateCtx{context.Background()}, ioTimeout, []error{ioTimeout, context.DeadlineExceeded}},
 		{"a cancelled context is joined", canceled, ioTimeout, []error{ioTimeout, context.Canceled}},
 		{"an error that already says so is kept as it is", canceled, context.Canceled, []error{context.Canceled}},
+		{"a cause the error lacks is joined", caused, context.Canceled, []error{context.Canceled, stop}},
+		{"a network error gets the context's error and its cause", caused, ioTimeout, []error{ioTimeout, context.Canceled, stop}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -345,6 +345,27 @@ func TestWaitContextCancelled(t *testing.T) {
 	var busy *lockmw.BusyError
 	assert.ErrorAs(t, err, &busy, "the busy reply of the answered attempt")
 
+	// Cancelled with a cause, as River's StopAndCancel cancels a job's
+	// context: the error matches context.Canceled and the cause. The wait
+	// used to join only the cause (rivermw's TestStopAndCancelEndsAWait, in
+	// a make stress).
+	stop := errors.New("stop initiated")
+	cctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	go func() {
+		_, err := b.Mutex("cancel-wait").Lock(cctx)
+		got <- err
+	}()
+	testsupport.Eventually(t, 30*time.Second, "the waiter queued", func() bool {
+		n, err := srv.Client().ZCard(ctx, "rlock_queue:{cancel-wait}").Result()
+		return err == nil && n == 1
+	})
+	cancelCause(stop)
+	err = testsupport.Recv(t, got, 30*time.Second, "the Lock cancelled with a cause")
+	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
+	assert.ErrorIs(t, err, context.Canceled, "the context error is joined")
+	assert.ErrorIs(t, err, stop, "and so is its cause")
+
 	done, cancel2 := context.WithCancel(ctx)
 	cancel2()
 	_, err = b.Mutex("cancel-wait").Lock(done)

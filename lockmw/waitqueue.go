@@ -277,7 +277,7 @@ func (wt *waitTurn) await(ctx context.Context, signal <-chan struct{}, tick <-ch
 	case <-signal:
 	case <-tick:
 	case <-ctx.Done():
-		return wt.giveUp(ctx, errors.Join(wt.busyErr(), context.Cause(ctx)), false)
+		return wt.giveUp(ctx, errors.Join(wt.busyErr(), ctxErr(ctx)), false)
 	case <-wt.c.closed:
 		return wt.giveUp(ctx, fmt.Errorf("%w while waiting for %q", ErrClosed, wt.name), false)
 	case <-wt.deadline:
@@ -367,7 +367,7 @@ func (wt *waitTurn) retry(ctx context.Context) (t turn, done bool, err error) {
 	r, err := wt.q.retry(ctx, wt.a)
 	if err != nil {
 		if ctx.Err() != nil {
-			return wt.giveUp(ctx, errors.Join(wt.busyErr(), err, context.Cause(ctx)), false)
+			return wt.giveUp(ctx, errors.Join(wt.busyErr(), withCtxErr(ctx, err)), false)
 		}
 		if !transientFailure(err) {
 			return wt.giveUp(ctx, err, false)
