@@ -325,21 +325,32 @@ func TestWaitContextCancelled(t *testing.T) {
 	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "the context error is joined")
 
-	// A wait cancelled once it is queued, so once an attempt was answered
-	// busy: the busy reply is joined too.
+	// cancelledQueued is the error of a Lock on wctx that end ends once the
+	// waiter is queued, so once an attempt was answered busy. A waiter that
+	// gave up before leaves the queue in the background: its entry must not
+	// be taken for this one's.
+	cancelledQueued := func(wctx context.Context, end func()) error {
+		testsupport.Eventually(t, 30*time.Second, "the queue empty", func() bool {
+			n, err := srv.Client().ZCard(ctx, "rlock_queue:{cancel-wait}").Result()
+			return err == nil && n == 0
+		})
+		got := make(chan error, 1)
+		go func() {
+			_, err := b.Mutex("cancel-wait").Lock(wctx)
+			got <- err
+		}()
+		testsupport.Eventually(t, 30*time.Second, "the waiter queued", func() bool {
+			n, err := srv.Client().ZCard(ctx, "rlock_queue:{cancel-wait}").Result()
+			return err == nil && n == 1
+		})
+		end()
+		return testsupport.Recv(t, got, 30*time.Second, "the cancelled Lock")
+	}
+
+	// A wait cancelled once it is queued: the busy reply is joined too.
 	qctx, cancelQueued := context.WithCancel(ctx)
 	defer cancelQueued()
-	got := make(chan error, 1)
-	go func() {
-		_, err := b.Mutex("cancel-wait").Lock(qctx)
-		got <- err
-	}()
-	testsupport.Eventually(t, 30*time.Second, "the waiter queued", func() bool {
-		n, err := srv.Client().ZCard(ctx, "rlock_queue:{cancel-wait}").Result()
-		return err == nil && n == 1
-	})
-	cancelQueued()
-	err = testsupport.Recv(t, got, 30*time.Second, "the cancelled Lock")
+	err = cancelledQueued(qctx, cancelQueued)
 	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
 	assert.ErrorIs(t, err, context.Canceled, "the context error is joined")
 	var busy *lockmw.BusyError
@@ -352,16 +363,7 @@ func TestWaitContextCancelled(t *testing.T) {
 	stop := errors.New("stop initiated")
 	cctx, cancelCause := context.WithCancelCause(ctx)
 	defer cancelCause(nil)
-	go func() {
-		_, err := b.Mutex("cancel-wait").Lock(cctx)
-		got <- err
-	}()
-	testsupport.Eventually(t, 30*time.Second, "the waiter queued", func() bool {
-		n, err := srv.Client().ZCard(ctx, "rlock_queue:{cancel-wait}").Result()
-		return err == nil && n == 1
-	})
-	cancelCause(stop)
-	err = testsupport.Recv(t, got, 30*time.Second, "the Lock cancelled with a cause")
+	err = cancelledQueued(cctx, func() { cancelCause(stop) })
 	assert.ErrorIs(t, err, lockmw.ErrNotAcquired)
 	assert.ErrorIs(t, err, context.Canceled, "the context error is joined")
 	assert.ErrorIs(t, err, stop, "and so is its cause")

@@ -209,11 +209,7 @@ func TestQuorumDefaultOptionsPausedMaster(t *testing.T) {
 	ctx := testsupport.Ctx(t)
 	const name = "q-default"
 	rn := newRenewals(name)
-	// Renewed every 2 s: a hold that a starved machine keeps from renewing
-	// for a few seconds stays held. With 3 s, a fresh clone's make test once
-	// saw no renewal for 30 s, most likely a hold lost to starvation (await
-	// now says which).
-	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(6*time.Second), lockmw.WithHooks(lockmw.Hooks{Renewal: rn.hook}))
+	c := newQuorum(t, rdbs, lockmw.WithWatchdogTimeout(3*time.Second), lockmw.WithHooks(lockmw.Hooks{Renewal: rn.hook}))
 	other := newQuorum(t, rdbs)
 	m := c.Mutex(name)
 	h := locktest.MustLock(t, m, ctx) // every connection warm
