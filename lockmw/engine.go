@@ -136,8 +136,8 @@ func outcomeOf(err error) Outcome {
 // first attempt that failed on a transient error: firstFailed), the
 // replicas, the hold.
 func (e engine) acquire(ctx context.Context, wait, lease time.Duration, ev *AcquireEndEvent, lead bool) (context.Context, error) {
-	if err := ctx.Err(); err != nil {
-		return ctx, errors.Join(ErrNotAcquired, err)
+	if ctx.Err() != nil {
+		return ctx, errors.Join(ErrNotAcquired, ctxErr(ctx))
 	}
 	c := e.c
 	h := e.newHold()

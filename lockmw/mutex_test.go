@@ -372,6 +372,11 @@ func TestWaitContextCancelled(t *testing.T) {
 	cancel2()
 	_, err = b.Mutex("cancel-wait").Lock(done)
 	assert.ErrorIs(t, err, context.Canceled)
+	ended, endCause := context.WithCancelCause(ctx)
+	endCause(stop)
+	_, err = b.Mutex("cancel-wait").Lock(ended)
+	assert.ErrorIs(t, err, context.Canceled, "a context ended before the call")
+	assert.ErrorIs(t, err, stop, "with its cause")
 	require.NoError(t, a.Mutex("cancel-wait").Unlock(ha))
 }
 

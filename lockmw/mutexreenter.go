@@ -10,8 +10,8 @@ import (
 
 // reenter adds a level to the hold that outer belongs to.
 func (m *Mutex) reenter(ctx context.Context, outer *level) (context.Context, error) {
-	if err := ctx.Err(); err != nil {
-		return ctx, errors.Join(ErrNotAcquired, err)
+	if ctx.Err() != nil {
+		return ctx, errors.Join(ErrNotAcquired, ctxErr(ctx))
 	}
 	c, h := m.c, outer.h
 	if h.getState() == holdLost {

@@ -16,8 +16,8 @@ import (
 // reenter adds a level to the hold of outer: the side's own, or (the read
 // side) the caller's write hold, whose owner then takes the read side.
 func (s *rwSide) reenter(ctx context.Context, outer *level) (context.Context, error) {
-	if err := ctx.Err(); err != nil {
-		return ctx, errors.Join(ErrNotAcquired, err)
+	if ctx.Err() != nil {
+		return ctx, errors.Join(ErrNotAcquired, ctxErr(ctx))
 	}
 	if outer.h.lk.kind != s.kind {
 		return s.enterAsWriter(ctx, outer.h)
