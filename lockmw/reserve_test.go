@@ -259,10 +259,8 @@ func (r *reserveRun) unlockObserved(mx lockmw.Locker, h context.Context) {
 	key, field := r.kind.handoffs(r.name)
 	hs.handoffs, hs.quiet, err = readHoldAt(r.ctx, r.srv.Client(), r.name, key, field)
 	assert.NoError(r.t, err)
-	channel, rollCall := r.kind.channel(r.name), "rlock_handoff:{"+r.name+"}"
-	subs, err := r.srv.Client().PubSubNumSub(r.ctx, channel, rollCall).Result()
+	hs.others, err = r.othersSubscribed()
 	assert.NoError(r.t, err)
-	hs.others = subs[channel] - subs[rollCall]
 	hs.unlock = time.Now()
 	err = mx.Unlock(h)
 	if errors.Is(err, lockmw.ErrLockLost) {
@@ -274,6 +272,15 @@ func (r *reserveRun) unlockObserved(mx lockmw.Locker, h context.Context) {
 		assert.NoError(r.t, err)
 	}
 	r.add(hs)
+}
+
+// othersSubscribed counts the subscribers of Redisson's channel that are not
+// rlock clients: more than the roll-call channel has (lib.lua's
+// rlock_others_wait).
+func (r *reserveRun) othersSubscribed() (int64, error) {
+	channel, rollCall := r.kind.channel(r.name), "rlock_handoff:{"+r.name+"}"
+	subs, err := r.srv.Client().PubSubNumSub(r.ctx, channel, rollCall).Result()
+	return subs[channel] - subs[rollCall], err
 }
 
 // readHold reads, while the caller holds the lock name, its hold's hand-off
@@ -325,10 +332,9 @@ func (r *reserveRun) round(ctrl lockmw.Locker, m int) reserveRound {
 			done <- acquired
 		}()
 	}
-	channel, rollCall := r.kind.channel(r.name), "rlock_handoff:{"+r.name+"}"
 	testsupport.Eventually(r.t, reservePatience, "the Redisson waiters subscribed", func() bool {
-		subs, err := r.srv.Client().PubSubNumSub(r.ctx, channel, rollCall).Result()
-		return err == nil && subs[channel]-subs[rollCall] == int64(m)
+		n, err := r.othersSubscribed()
+		return err == nil && n == int64(m)
 	})
 	rd := reserveRound{since: time.Now()}
 	r.unlockObserved(ctrl, h)
@@ -366,11 +372,11 @@ func (r *reserveRun) check(rounds []reserveRound, m int) {
 				continue // not an rlock hold released while one of the round's waiters waited
 			}
 			rlock++
-			quiet = quiet || h.quiet
-			gap = gap || next.acquired.Sub(h.unlock) >= reserveWindowMin
+			gapAfter := next.acquired.Sub(h.unlock) >= reserveWindowMin
+			quiet, gap = quiet || h.quiet, gap || gapAfter
 			switch {
 			case h.handoffs < fairTurns:
-			case h.quiet || next.acquired.Sub(h.unlock) >= reserveWindowMin:
+			case h.quiet || gapAfter:
 				excused++
 			default:
 				checked++
