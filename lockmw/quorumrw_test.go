@@ -187,7 +187,10 @@ func TestQuorumRWMutexBasics(t *testing.T) {
 	assert.ErrorIs(t, err, lockmw.ErrNotAcquired, "another reader beside the writer")
 	require.NoError(t, ra.Unlock(hw))
 	require.NoError(t, hr.Err(), "the read hold outlives the write hold")
-	ho, err := rb.TryRLock(ctx, 0, 0)
+	// Unlock returned on a majority; a try that does not wait may be decided
+	// before the last master's release lands (docs/topologies.md), so the
+	// reader waits for it.
+	ho, err := rb.TryRLock(ctx, 30*time.Second, 0)
 	require.NoError(t, err, "after the downgrade another reader joins")
 	require.NoError(t, rb.RUnlock(ho))
 	_, err = rb.TryLock(ctx, 0, 0)
