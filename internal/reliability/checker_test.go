@@ -675,16 +675,22 @@ func checkShared(recs []reliability.Record, kills []kill, timeout time.Duration,
 	for name, hs := range byName {
 		// Fencing: tokens strictly increase in acquisition order, lost holds
 		// included (holds of unfenced mutexes, named by negative numbers,
-		// have none).
+		// have none). A token is handed out by Redis within its Lock call,
+		// which may return long after on a starved machine: a smaller token
+		// that Lock returned later is a violation only when its call began
+		// after the larger one's Lock had returned (as porcupine judges it),
+		// and not while its process did not run.
 		var lastFenced *hold
 		for _, h := range hs {
 			if h.token < 0 || h.phantom {
 				continue
 			}
-			if lastFenced != nil && h.token <= lastFenced.token && !r.notRunning(obs, h.pid, lastFenced.start) {
-				violate("%q: token %d (pid %d) acquired after token %d (pid %d)", name, h.token, h.pid, lastFenced.token, lastFenced.pid)
+			if lastFenced != nil && h.token <= lastFenced.token && !h.begin.Before(lastFenced.start) && !r.notRunning(obs, h.pid, lastFenced.start) {
+				violate("%q: token %d (pid %d) acquired after token %d (pid %d): its Lock was called %v after that one's returned", name, h.token, h.pid, lastFenced.token, lastFenced.pid, h.begin.Sub(lastFenced.start))
 			}
-			lastFenced = h
+			if lastFenced == nil || h.token > lastFenced.token {
+				lastFenced = h
+			}
 		}
 		// Mutual exclusion: no two holds overlap, but two shared ones; a
 		// lost hold excludes until its lossCut. prev is the hold h is

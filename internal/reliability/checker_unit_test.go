@@ -124,6 +124,12 @@ func TestCheckerFindsViolations(t *testing.T) {
 			want: "acquired after token",
 		},
 		{
+			// pid 2's Lock was called before pid 1's returned with token 5:
+			// Redis may have handed out 4 first, its Lock returning late.
+			name: "a smaller token whose Lock was called before the larger one's returned is no violation",
+			recs: []reliability.Record{start(1, "a", 5, 20), rec(E, 1, "a", 5, 30), {Kind: reliability.Start, Pid: 2, Name: "a", Token: 4, Time: at(40), Begin: at(10), Sent: at(10)}, rec(E, 2, "a", 4, 50)},
+		},
+		{
 			name: "a lost hold's token still counts",
 			recs: []reliability.Record{start(1, "a", 5, 0), rec(L, 1, "a", 5, 10), start(2, "a", 5, 20), rec(E, 2, "a", 5, 30)},
 			want: "acquired after token",
