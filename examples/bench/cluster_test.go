@@ -33,7 +33,8 @@ func TestParallelOnAClusterSumsEveryMaster(t *testing.T) {
 	}
 	kinds := []string{"rlock", unbatchedKind, "rueidislock", "setnx", autopipelineKind}
 	for _, kind := range kinds {
-		m := find(t, rep, parallelScenario, kind).Metrics
+		r := find(t, rep, parallelScenario, kind)
+		m := r.Metrics
 		if m["acquisitions"] < 1 || m["redis_cpu_us_per_acq"] <= 0 {
 			t.Errorf("%s: %v", kind, m)
 		}
@@ -45,7 +46,7 @@ func TestParallelOnAClusterSumsEveryMaster(t *testing.T) {
 			extra := (v - 2) * m["acquisitions"]
 			if setups := float64(cfg.parRounds * cfg.cluster * (cfg.goroutines + 1) * 4); v < 2 || extra > setups+0.5 {
 				t.Errorf("%s: commandstats/acq = %v over the masters (%.0f commands beside the pairs of %v acquisitions, at most %v set-ups), want 2: %v",
-					kind, v, extra, m["acquisitions"], setups, find(t, rep, parallelScenario, kind).Breakdown["commandstats_per_acq"])
+					kind, v, extra, m["acquisitions"], setups, r.Breakdown["commandstats_per_acq"])
 			}
 		}
 	}

@@ -45,10 +45,8 @@ func cronSection(ctx context.Context, p *printer, rdb redis.UniversalClient) err
 	// A tick's attempt belongs to the last tick before it, however late a
 	// loaded machine made it, up to an interval (later, gocron itself moves
 	// on to the next tick); and to a tick at most a tenth of an interval
-	// ahead: on a loaded machine an attempt was seen a few tens of
-	// milliseconds before its tick (tick 3's at 2.317 s of the timeline, tick
-	// 2's at 1.376 s), labelled with the tick before it, which then "ran
-	// twice".
+	// ahead, as a loaded machine's attempt may come a little before its tick
+	// by this clock.
 	tickOf := func(now time.Time) int {
 		return 1 + int(math.Floor(float64(now.Sub(t0)+cronEvery/10)/float64(cronEvery)))
 	}

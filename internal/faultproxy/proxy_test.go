@@ -2,7 +2,6 @@ package faultproxy_test
 
 import (
 	"context"
-	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -45,11 +44,6 @@ func client(t *testing.T, p *faultproxy.Proxy, mod func(*redis.Options)) *redis.
 	return c
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
-}
-
 func TestForwardsCommandsAndReplies(t *testing.T) {
 	t.Parallel()
 	_, p := setup(t)
@@ -87,7 +81,7 @@ func TestBlackholeRunsCommandsButLosesReplies(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	err := c.Set(short, "k", "v", 0).Err()
 	cancel()
-	assert.True(t, isTimeout(err), "the reply never comes: %v", err)
+	assert.True(t, testsupport.IsTimeout(err), "the reply never comes: %v", err)
 	v, err := srv.Client().Get(ctx, "k").Result()
 	require.NoError(t, err, "the command ran on the server")
 	assert.Equal(t, "v", v)

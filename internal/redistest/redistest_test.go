@@ -159,18 +159,13 @@ func TestPauseResume(t *testing.T) {
 	start := time.Now()
 	err := c.Get(short, "k").Err()
 	require.Error(t, err, "paused server answers nothing")
-	assert.True(t, errors.Is(err, context.DeadlineExceeded) || isTimeout(err), "want a timeout, got %v", err)
+	assert.True(t, errors.Is(err, context.DeadlineExceeded) || testsupport.IsTimeout(err), "want a timeout, got %v", err)
 	assert.Less(t, time.Since(start), 2*time.Second, "the context deadline bounds the command")
 
 	require.NoError(t, s.Resume())
 	got, err := c.Get(ctx, "k").Result()
 	require.NoError(t, err)
 	assert.Equal(t, "v", got, "data survives a pause")
-}
-
-func isTimeout(err error) bool {
-	var te interface{ Timeout() bool }
-	return errors.As(err, &te) && te.Timeout()
 }
 
 // Stop on a paused server must not hang.
