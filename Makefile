@@ -44,7 +44,9 @@ demo:
 	$(GO) run ./examples/demo
 
 # stress runs the whole suite N times in a row and prints a pass/fail count:
-# run it before you stop; one red run in N is a defect, not luck.
+# run it before you stop; one red run in N is a defect, not luck. It runs
+# what test leaves to it too (RLOCK_STRESS=1: the crash scenario on the
+# rueidis and valkey-go workers).
 stress: N ?= 10
 stress:
 	./.ci/install-redis.sh

@@ -3,7 +3,9 @@
 # the Makefile's MODULES, as make test does, read from make itself so that a
 # module added there is covered here) and prints one line per run,
 # the failing tests of a red run, and a closing count. Logs stay in a
-# temporary folder, named at the end.
+# temporary folder, named at the end. It sets RLOCK_STRESS=1, which runs
+# the tests make test leaves to stress (the crash scenario on rueidis and
+# valkey-go workers; docs/reliability.md, "What runs where").
 # Usage: .ci/stress.sh N [go test flags...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,7 @@ modules=$(make -s --no-print-directory --eval='stress-print-modules: ; @echo $(M
 }
 [ -n "$modules" ] || { echo "stress: the Makefile's MODULES is empty" >&2; exit 2; }
 echo "stress: modules $modules"
+export RLOCK_STRESS=1
 logs=$(mktemp -d "${TMPDIR:-/tmp}/rlock-stress.XXXXXX")
 pass=0
 fail=0
