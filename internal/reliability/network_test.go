@@ -150,7 +150,10 @@ func TestNetworkLatency(t *testing.T) {
 // context is already done.
 func TestNetworkBlackhole(t *testing.T) {
 	t.Parallel()
-	const watchdog = 600 * time.Millisecond
+	// 1.2s, as TestNetworkLatency: a renewal's budget is a third of it,
+	// and a renewal on a fresh connection pays its handshake and NOSCRIPT
+	// first (docs/reliability.md, "Latency and short timeouts").
+	const watchdog = 1200 * time.Millisecond
 	const patience = 30 * time.Second // a hang guard, not a time limit
 	srv := redistest.Start(t)
 	ctx := testsupport.CtxFor(t, 2*patience)
@@ -168,10 +171,12 @@ func TestNetworkBlackhole(t *testing.T) {
 		},
 	}))
 	m := c.Mutex("blackhole")
-	// A hold renewed once: on a starved machine the 600ms watchdog's first
-	// renewal can time out (its budget is a third of the timeout) and the
-	// hold end before the test begins, which is the lease's limit, not a
-	// finding: take it again then.
+	// A hold renewed once: on a starved machine a renewal can miss its
+	// budget (a third of the timeout) and the hold end before the test
+	// begins, which is the lease's limit, not a finding: take it again then,
+	// as often as it takes within the hang guard (a renewal that timed out
+	// closes its connection, so the next pays the handshake again: a busy
+	// machine lost 5 holds in a row so with a 600ms watchdog).
 	var hctx context.Context
 	for attempt := 1; ; attempt++ {
 		var err error
@@ -180,11 +185,11 @@ func TestNetworkBlackhole(t *testing.T) {
 		select {
 		case <-renewedOnce:
 		case <-hctx.Done():
-			require.Less(t, attempt, 5, "the hold was lost before its first renewal %d times: %v", attempt, context.Cause(hctx))
 			t.Logf("attempt %d: the hold was lost before its first renewal (a starved watchdog): %v", attempt, context.Cause(hctx))
+			require.ErrorIs(t, m.Unlock(hctx), lockmw.ErrLockLost)
 			continue
-		case <-time.After(patience):
-			t.Fatalf("no renewal and no loss within %v", patience)
+		case <-ctx.Done():
+			t.Fatalf("no hold renewed once in %d attempts within %v", attempt, 2*patience)
 		}
 		break
 	}
