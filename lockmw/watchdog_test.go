@@ -132,32 +132,15 @@ func TestRenewalEventSent(t *testing.T) {
 			}
 		}}))
 	ctx := testsupport.Ctx(t)
-	var s seen
+	name := func(try int) string { return fmt.Sprintf("renewal-sent-%d", try) }
 	var locked time.Time
-	for try := 0; s.name == ""; try++ {
-		m := c.Mutex(fmt.Sprintf("renewal-sent-%d", try))
+	s, m, h := locktest.FirstRenewal(t, ctx, got, func(try int) (lockmw.Locker, context.Context) {
+		m := c.Mutex(name(try))
 		locked = time.Now()
-		h := locktest.MustLock(t, m, ctx)
-	wait:
-		for {
-			select {
-			case s = <-got:
-				if s.name != m.Name() { // a round of an earlier try's hold
-					s = seen{}
-					continue
-				}
-				if err := m.Unlock(h); !errors.Is(err, lockmw.ErrLockLost) { // a renewal may find it gone
-					require.NoError(t, err)
-				}
-				break wait
-			case <-h.Done():
-				t.Logf("try %d: the hold ended before a renewal (%v): another", try, context.Cause(h))
-				assert.ErrorIs(t, m.Unlock(h), lockmw.ErrLockLost)
-				break wait
-			case <-ctx.Done():
-				t.Fatal("no renewal event")
-			}
-		}
+		return m, locktest.MustLock(t, m, ctx)
+	}, func(try int, s seen) bool { return s.name == name(try) })
+	if err := m.Unlock(h); !errors.Is(err, lockmw.ErrLockLost) { // a renewal may find it gone
+		require.NoError(t, err)
 	}
 	assert.True(t, s.sent.After(locked), "sent after the hold began")
 	assert.False(t, s.sent.Add(s.took).After(s.hook), "the reply was in before the hook ran")

@@ -11,6 +11,7 @@ import (
 	"github.com/go-rlock/rlock/internal/faultproxy"
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -177,22 +178,9 @@ func TestNetworkBlackhole(t *testing.T) {
 	// as often as it takes within the hang guard (a renewal that timed out
 	// closes its connection, so the next pays the handshake again: a busy
 	// machine lost 5 holds in a row so with a 600ms watchdog).
-	var hctx context.Context
-	for attempt := 1; ; attempt++ {
-		var err error
-		hctx, err = m.Lock(ctx)
-		require.NoError(t, err)
-		select {
-		case <-renewedOnce:
-		case <-hctx.Done():
-			t.Logf("attempt %d: the hold was lost before its first renewal (a starved watchdog): %v", attempt, context.Cause(hctx))
-			require.ErrorIs(t, m.Unlock(hctx), lockmw.ErrLockLost)
-			continue
-		case <-ctx.Done():
-			t.Fatalf("no hold renewed once in %d attempts within %v", attempt, 2*patience)
-		}
-		break
-	}
+	_, _, hctx := locktest.FirstRenewal(t, ctx, renewedOnce, func(int) (lockmw.Locker, context.Context) {
+		return m, locktest.MustLock(t, m, ctx)
+	}, nil)
 	other := lockmw.New(srv.NewClient(), lockmw.WithWatchdogTimeout(watchdog))
 	defer other.Close()
 	om := other.Mutex("blackhole")

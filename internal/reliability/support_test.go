@@ -8,6 +8,7 @@ import (
 	"github.com/go-rlock/rlock/internal/redistest"
 	"github.com/go-rlock/rlock/internal/reliability"
 	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 	"github.com/go-rlock/rlock/lockmw/backend/goredis"
 	"github.com/redis/go-redis/v9"
@@ -165,8 +166,9 @@ func TestScriptSendsBoundALateRenewalHook(t *testing.T) {
 	}
 }
 
-// lateRenewal holds lock's Locker until its first renewal that succeeds,
-// whose Renewal hook runs 50ms late, and returns what the worker's hook would see: when
+// lateRenewal holds lock's Locker until its first renewal that succeeds
+// (taking it again when a hold ends first: locktest.FirstRenewal), whose
+// Renewal hook runs 50ms late, and returns what the worker's hook would see: when
 // the first hook ran (the reply was in), the estimate, and ScriptSends'
 // bound; and when the lock was taken.
 func lateRenewal(t *testing.T, lock func(c *lockmw.Client) lockmw.Locker) (lateSeen, time.Time) {
@@ -204,17 +206,13 @@ func lateRenewal(t *testing.T, lock func(c *lockmw.Client) lockmw.Locker) (lateS
 	}}))
 	defer c.Close()
 	m := lock(c)
-	locked := time.Now()
-	h, err := m.Lock(ctx)
-	require.NoError(t, err)
-	var s lateSeen
-	select {
-	case s = <-got:
-	case <-h.Done():
-		t.Fatalf("the hold ended before a renewal succeeded: %v", context.Cause(h))
-	case <-ctx.Done():
-		t.Fatal("no renewal")
-	}
+	var locked time.Time
+	s, _, h := locktest.FirstRenewal(t, ctx, got, func(int) (lockmw.Locker, context.Context) {
+		locked = time.Now()
+		h, err := m.Lock(ctx)
+		require.NoError(t, err)
+		return m, h
+	}, nil)
 	require.NoError(t, m.Unlock(h))
 	return s, locked
 }

@@ -7,7 +7,8 @@
 // tests (package lockmw) cannot import it, its external tests
 // (package lockmw_test) and every other package's tests can. Unlike the
 // public lockmw/lockmwtest, which runs an in-process Redis for users' tests,
-// it works on the real redis-server processes of internal/redistest.
+// it works on the real redis-server processes of internal/redistest. Tests
+// that wait for a hold's first renewal take it through FirstRenewal.
 //
 // [testsupport]: https://pkg.go.dev/github.com/go-rlock/rlock/internal/testsupport
 package locktest

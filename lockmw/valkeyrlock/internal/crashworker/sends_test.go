@@ -13,6 +13,7 @@ import (
 	"github.com/go-rlock/rlock/internal/reliability"
 	"github.com/go-rlock/rlock/internal/reliability/crashworker"
 	"github.com/go-rlock/rlock/internal/testsupport"
+	"github.com/go-rlock/rlock/internal/testsupport/locktest"
 	"github.com/go-rlock/rlock/lockmw"
 )
 
@@ -54,45 +55,26 @@ func TestDialRecordsScriptSends(t *testing.T) {
 	}))
 	defer c.Close()
 
-	for try := 0; ; try++ {
-		name := fmt.Sprintf("recorded-%d", try)
+	name := func(try int) string { return fmt.Sprintf("recorded-%d", try) }
+	var after time.Time
+	r, m, h := locktest.FirstRenewal(t, ctx, renewals, func(try int) (lockmw.Locker, context.Context) {
 		sctx, st := reliability.WithSendTimes(ctx)
-		m := c.Mutex(name, lockmw.WithFencing()) // the acquire script, not the RESTORE fast path
+		m := c.Mutex(name(try), lockmw.WithFencing()) // the acquire script, not the RESTORE fast path
 		before := time.Now()
-		h, err := m.Lock(sctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		after := time.Now()
+		h := locktest.MustLock(t, m, sctx)
+		after = time.Now()
 		if last := st.Last(); last.Before(before) || last.After(after) {
 			t.Errorf("the acquire's send was recorded at %v, want within Lock's call (%v to %v)", last, before, after)
 		}
-	wait:
-		for {
-			select {
-			case r := <-renewals:
-				if r.name != name { // an earlier try's
-					continue
-				}
-				if r.field != reliability.FieldOf(h) {
-					t.Errorf("renewed %q, want the hold's field %q", r.field, reliability.FieldOf(h))
-				}
-				if r.sent.Before(after) || r.sent.After(r.hook) {
-					t.Errorf("the renewal's send was recorded at %v, want after Lock returned (%v) and before its hook ran (%v)", r.sent, after, r.hook)
-				}
-				if err := m.Unlock(h); err != nil && !errors.Is(err, lockmw.ErrLockLost) { // a renewal may find it gone
-					t.Fatal(err)
-				}
-				return
-			case <-h.Done():
-				t.Logf("try %d: the hold ended before a renewal (%v): another", try, context.Cause(h))
-				if err := m.Unlock(h); !errors.Is(err, lockmw.ErrLockLost) {
-					t.Fatalf("Unlock of the lost hold: %v, want ErrLockLost", err)
-				}
-				break wait
-			case <-ctx.Done():
-				t.Fatal("no renewal")
-			}
-		}
+		return m, h
+	}, func(try int, r renewal) bool { return r.name == name(try) })
+	if r.field != reliability.FieldOf(h) {
+		t.Errorf("renewed %q, want the hold's field %q", r.field, reliability.FieldOf(h))
+	}
+	if r.sent.Before(after) || r.sent.After(r.hook) {
+		t.Errorf("the renewal's send was recorded at %v, want after Lock returned (%v) and before its hook ran (%v)", r.sent, after, r.hook)
+	}
+	if err := m.Unlock(h); err != nil && !errors.Is(err, lockmw.ErrLockLost) { // a renewal may find it gone
+		t.Fatal(err)
 	}
 }
