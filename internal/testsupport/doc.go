@@ -33,6 +33,9 @@
 //     its context's deadline), put it where the wrong behaviour would land
 //     (the client's read timeout, the next renewal), not a little past the
 //     right one. Lower bounds (waited at least the wait) are always safe.
+//     A hold whose renewals a starved machine could not run in time is
+//     lost, as designed: a test that needs a renewed hold takes another
+//     when one ends first (locktest.FirstRenewal) rather than fail or hang.
 //
 // [locktest]: https://pkg.go.dev/github.com/go-rlock/rlock/internal/testsupport/locktest
 package testsupport
